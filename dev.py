@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""One-command set-up: `python3 dev.py quiz` or `python3 dev.py test`.
+
+Creates `.venv/` beside this file (once), installs PyTorch's CPU build unless a
+GPU driver is present or PyTorch is already there, installs quizprep, then runs
+the quiz app or the test suite. Extra arguments go to `quizprep` or `pytest`.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = Path(os.environ.get("QUIZPREP_VENV", ROOT / ".venv"))
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+# The CPU build the suite is tested with; override to pick another release.
+TORCH_CPU_SPEC = os.environ.get("QUIZPREP_TORCH", "torch==2.13.*")
+
+
+def venv_python() -> Path:
+    scripts = "Scripts" if os.name == "nt" else "bin"
+    return VENV / scripts / ("python.exe" if os.name == "nt" else "python")
+
+
+def run(*cmd: str | Path) -> None:
+    print("+", " ".join(str(c) for c in cmd), flush=True)
+    subprocess.run([str(c) for c in cmd], check=True)
+
+
+def has_module(python: Path, module: str) -> bool:
+    probe = f"import importlib.util, sys; sys.exit(importlib.util.find_spec({module!r}) is None)"
+    return subprocess.run([str(python), "-c", probe]).returncode == 0
+
+
+def ensure_environment(extras: str) -> Path:
+    python = venv_python()
+    if not python.exists():
+        venv.create(VENV, with_pip=True)
+    if not has_module(python, "torch"):
+        if shutil.which("nvidia-smi"):
+            run(python, "-m", "pip", "install", "torch")
+        else:
+            run(python, "-m", "pip", "install", TORCH_CPU_SPEC, "--extra-index-url", CPU_INDEX)
+    run(python, "-m", "pip", "install", "-e", f"{ROOT}{extras}")
+    return python
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in {"quiz", "test"}:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    command, rest = argv[0], argv[1:]
+    if command == "quiz":
+        python = ensure_environment("")
+        return subprocess.run([str(python), "-m", "quizprep", *rest]).returncode
+    python = ensure_environment("[dev]")
+    return subprocess.run([str(python), "-m", "pytest", *rest], cwd=ROOT).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

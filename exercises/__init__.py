@@ -1,0 +1,1 @@
+"""Exercise stubs that learners fill in; `quizprep init DIR` copies them."""

@@ -1,0 +1,5 @@
+import sys
+
+from quizprep.cli import main
+
+sys.exit(main())

@@ -1,0 +1,219 @@
+"""A small, safe evaluator for the formulas in numeric questions.
+
+Formulas are parsed with `ast` and only a whitelist of node types is accepted: arithmetic,
+comparisons, `a if c else b`, numbers, names, and calls to a fixed set of maths functions.
+Nothing is ever passed to `eval`, so no attribute, import or builtin can be reached.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+Number = int | float
+
+MAX_FORMULA_LENGTH = 1000
+MAX_INT_BITS = 4096  # keeps `10**10**10`-style inputs from stalling the checker
+
+FUNCTIONS: dict[str, Callable[..., Number]] = {
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "log2": math.log2,
+    "log": math.log,
+    "sqrt": math.sqrt,
+    "exp": math.exp,
+    "ceil": math.ceil,
+    "floor": math.floor,
+}
+
+_BINARY: dict[type, Callable[[Number, Number], Number]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_COMPARE: dict[type, Callable[[Number, Number], bool]] = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
+_SYMBOLS = {
+    ast.Add: "+", ast.Sub: "−", ast.Mult: "×", ast.Div: "/", ast.FloorDiv: "//",
+    ast.Mod: "mod", ast.Pow: "^", ast.Lt: "<", ast.LtE: "≤", ast.Gt: ">", ast.GtE: "≥",
+    ast.Eq: "=", ast.NotEq: "≠",
+}
+_PRECEDENCE = {ast.Add: 1, ast.Sub: 1, ast.Mult: 2, ast.Div: 2, ast.FloorDiv: 2, ast.Mod: 2, ast.Pow: 4}
+
+
+class FormulaError(ValueError):
+    """A formula that does not parse, uses something outside the whitelist, or fails to evaluate."""
+
+
+@dataclass(frozen=True)
+class Formula:
+    source: str
+    tree: ast.Expression = field(repr=False, compare=False)
+    names: frozenset[str] = field(compare=False)
+
+    def evaluate(self, env: Mapping[str, Number]) -> Number:
+        missing = self.names - env.keys()
+        if missing:
+            raise FormulaError(f"unknown name(s) {', '.join(sorted(missing))} in {self.source!r}")
+        try:
+            return _evaluate(self.tree.body, env)
+        except (ArithmeticError, ValueError, TypeError) as error:
+            if isinstance(error, FormulaError):
+                raise
+            raise FormulaError(f"{self.source!r} failed: {error}") from None
+
+    def render(self, env: Mapping[str, Number] | None = None) -> str:
+        """The formula in maths notation; with `env`, every name replaced by its value."""
+        return _render(self.tree.body, env, 0)
+
+
+def parse_formula(source: str) -> Formula:
+    if not isinstance(source, str):
+        raise FormulaError(f"a formula must be a string, got {type(source).__name__}")
+    if len(source) > MAX_FORMULA_LENGTH:
+        raise FormulaError(f"formula is longer than {MAX_FORMULA_LENGTH} characters")
+    try:
+        tree = ast.parse(source.strip(), mode="eval")
+    except SyntaxError as error:
+        raise FormulaError(f"cannot parse {source!r}: {error.msg}") from None
+    except (ValueError, RecursionError, MemoryError):
+        raise FormulaError(f"cannot parse {source!r}") from None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        _check_node(node, source)
+        if isinstance(node, ast.Name) and not _is_function_position(tree, node):
+            names.add(node.id)
+    return Formula(source, tree, frozenset(names))
+
+
+def _is_function_position(tree: ast.Expression, name: ast.Name) -> bool:
+    return any(isinstance(n, ast.Call) and n.func is name for n in ast.walk(tree))
+
+
+_ALLOWED = (
+    ast.Expression, ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp,
+    ast.Constant, ast.Name, ast.Call, ast.Load, ast.USub, ast.UAdd, ast.Not, ast.And, ast.Or,
+    *_BINARY, *_COMPARE,
+)
+
+
+def _check_node(node: ast.AST, source: str) -> None:
+    if not isinstance(node, _ALLOWED):
+        raise FormulaError(f"{type(node).__name__} is not allowed in a formula: {source!r}")
+    if isinstance(node, ast.Constant) and (
+        isinstance(node.value, bool) or not isinstance(node.value, (int, float))
+    ):
+        raise FormulaError(f"only numbers may appear as constants: {source!r}")
+    if isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            allowed = ", ".join(sorted(FUNCTIONS))
+            raise FormulaError(f"only these functions may be called: {allowed}: {source!r}")
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            raise FormulaError(f"function calls take plain positional arguments: {source!r}")
+
+
+def _evaluate(node: ast.AST, env: Mapping[str, Number]) -> Number:
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return env[node.id]
+    if isinstance(node, ast.UnaryOp):
+        value = _evaluate(node.operand, env)
+        if isinstance(node.op, ast.Not):
+            return int(not value)
+        return -value if isinstance(node.op, ast.USub) else +value
+    if isinstance(node, ast.BinOp):
+        left, right = _evaluate(node.left, env), _evaluate(node.right, env)
+        if isinstance(node.op, ast.Pow):
+            return _power(left, right)
+        return _bounded(_BINARY[type(node.op)](left, right))
+    if isinstance(node, ast.Compare):
+        left = _evaluate(node.left, env)
+        for op, comparator in zip(node.ops, node.comparators):
+            right = _evaluate(comparator, env)
+            if not _COMPARE[type(op)](left, right):
+                return 0
+            left = right
+        return 1
+    if isinstance(node, ast.BoolOp):
+        values = (_evaluate(v, env) for v in node.values)
+        return int(all(values) if isinstance(node.op, ast.And) else any(values))
+    if isinstance(node, ast.IfExp):
+        branch = node.body if _evaluate(node.test, env) else node.orelse
+        return _evaluate(branch, env)
+    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    return _bounded(FUNCTIONS[node.func.id](*(_evaluate(a, env) for a in node.args)))
+
+
+def _power(base: Number, exponent: Number) -> Number:
+    if isinstance(base, int) and isinstance(exponent, int) and exponent >= 0:
+        if base not in (0, 1, -1) and exponent * max(abs(base), 2).bit_length() > MAX_INT_BITS:
+            raise FormulaError("value too large")
+    result = base**exponent
+    if isinstance(result, complex):
+        raise FormulaError("a negative number raised to a fractional power")
+    return _bounded(result)
+
+
+def _bounded(value: Number) -> Number:
+    if isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
+        raise FormulaError("value too large")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise FormulaError("result is not a finite number")
+    return value
+
+
+def _render(node: ast.AST, env: Mapping[str, Number] | None, parent_precedence: int) -> str:
+    if isinstance(node, ast.Constant):
+        return format_number(node.value)
+    if isinstance(node, ast.Name):
+        return node.id if env is None else format_number(env[node.id])
+    if isinstance(node, ast.UnaryOp):
+        symbol = "not " if isinstance(node.op, ast.Not) else ("−" if isinstance(node.op, ast.USub) else "+")
+        return symbol + _render(node.operand, env, 3)
+    if isinstance(node, ast.BinOp):
+        precedence = _PRECEDENCE[type(node.op)]
+        text = (
+            f"{_render(node.left, env, precedence)} {_SYMBOLS[type(node.op)]} "
+            f"{_render(node.right, env, precedence + 1)}"
+        )
+        return f"({text})" if precedence < parent_precedence else text
+    if isinstance(node, ast.Compare):
+        parts = [_render(node.left, env, 1)]
+        for op, comparator in zip(node.ops, node.comparators):
+            parts += [_SYMBOLS[type(op)], _render(comparator, env, 1)]
+        return " ".join(parts)
+    if isinstance(node, ast.BoolOp):
+        joiner = " and " if isinstance(node.op, ast.And) else " or "
+        return "(" + joiner.join(_render(v, env, 0) for v in node.values) + ")"
+    if isinstance(node, ast.IfExp):
+        return (
+            f"({_render(node.body, env, 0)} if {_render(node.test, env, 0)} "
+            f"else {_render(node.orelse, env, 0)})"
+        )
+    assert isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    return f"{node.func.id}({', '.join(_render(a, env, 0) for a in node.args)})"
+
+
+def format_number(value: Number) -> str:
+    """Readable, exact where it matters: integers with separators, floats to 6 significant digits."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        value = int(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if value != 0 and (abs(value) >= 1e15 or abs(value) < 1e-4):
+        return f"{value:.6g}"
+    return f"{value:,.6g}" if abs(value) >= 1000 else f"{value:.6g}"

@@ -1,0 +1,147 @@
+"""The question model: what a bank file describes once it has been validated."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+from quizprep.bank.formula import Formula
+
+Kind = Literal["choice", "numeric", "free"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where something was written, for error messages and reports."""
+
+    file: str
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class QuestionBase:
+    id: str
+    topic: str
+    difficulty: int
+    tags: tuple[str, ...]
+    prompt: str
+    explanation: str
+    references: tuple[str, ...]
+    pitfalls: tuple[str, ...]
+    follow_ups: tuple[str, ...]
+    chain: tuple[str, ...]
+    source: Source = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Choice:
+    text: str
+    correct: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class ChoiceQuestion(QuestionBase):
+    choices: tuple[Choice, ...] = ()
+    kind: Literal["choice"] = "choice"
+
+    @property
+    def correct_indices(self) -> frozenset[int]:
+        return frozenset(i for i, choice in enumerate(self.choices) if choice.correct)
+
+    @property
+    def multiple(self) -> bool:
+        return len(self.correct_indices) > 1
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    """A parameter: fixed, one of a list, or a stepped range (both ends inclusive)."""
+
+    name: str
+    values: tuple[float | int, ...]
+
+    @property
+    def generated(self) -> bool:
+        return len(self.values) > 1
+
+
+@dataclass(frozen=True)
+class WrongAnswer:
+    formula: Formula
+    message: str
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    relative: float = 0.0
+    absolute: float = 0.0
+
+    def accepts(self, given: float, expected: float) -> bool:
+        return abs(given - expected) <= max(self.absolute, self.relative * abs(expected))
+
+    def __str__(self) -> str:
+        if self.absolute:
+            return f"±{self.absolute:g}"
+        return f"±{self.relative * 100:g}%"
+
+
+@dataclass(frozen=True)
+class NumericQuestion(QuestionBase):
+    params: tuple[ParamSpec, ...] = ()
+    derived: tuple[tuple[str, Formula], ...] = ()
+    answer: Formula | None = None
+    unit: str = ""
+    display_unit: str | None = None
+    tolerance: Tolerance = Tolerance()
+    wrong_answers: tuple[WrongAnswer, ...] = ()
+    kind: Literal["numeric"] = "numeric"
+
+    @property
+    def generated(self) -> bool:
+        return any(p.generated for p in self.params)
+
+
+@dataclass(frozen=True)
+class RubricItem:
+    criterion: str
+    weight: float
+
+
+@dataclass(frozen=True)
+class FreeQuestion(QuestionBase):
+    model_answer: str = ""
+    rubric: tuple[RubricItem, ...] = ()
+    kind: Literal["free"] = "free"
+
+    @property
+    def total_weight(self) -> float:
+        return sum(item.weight for item in self.rubric)
+
+
+Question = Union[ChoiceQuestion, NumericQuestion, FreeQuestion]
+
+
+@dataclass(frozen=True)
+class Bank:
+    topic: str
+    title: str
+    path: str
+    questions: tuple[Question, ...]
+
+
+@dataclass(frozen=True)
+class BankError:
+    file: str
+    line: int
+    id: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}"
+        return f"{where}: [{self.id}] {self.message}" if self.id else f"{where}: {self.message}"
+
+    def to_json(self) -> dict[str, object]:
+        return {"file": self.file, "line": self.line, "id": self.id, "message": self.message}

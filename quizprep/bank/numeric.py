@@ -1,0 +1,113 @@
+"""Numeric questions at run time: draw parameters, show the worked computation, judge answers."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Mapping
+
+from quizprep.bank.formula import Formula, Number, format_number
+from quizprep.bank.loader import PLACEHOLDER
+from quizprep.bank.model import NumericQuestion
+from quizprep.bank.units import UnitError, format_quantity, parse_quantity
+
+# Slips that apply to every question of a unit: (ratio given/expected, what it means).
+GENERIC_SLIPS: dict[str, tuple[tuple[float, str], ...]] = {
+    "B": (
+        (1e9 / 2**30, "Off by ×0.931: that is GiB read as GB (1 GiB = 2³⁰ B ≈ 1.074 GB)."),
+        (2**30 / 1e9, "Off by ×1.074: that is GB read as GiB (1 GiB = 2³⁰ B ≈ 1.074 GB)."),
+        (1e6 / 2**20, "Off by ×0.954: MiB and MB mixed up (1 MiB = 2²⁰ B)."),
+        (2**20 / 1e6, "Off by ×1.049: MB and MiB mixed up (1 MiB = 2²⁰ B)."),
+        (1e12 / 2**40, "Off by ×0.909: TiB and TB mixed up (1 TiB = 2⁴⁰ B)."),
+        (2**40 / 1e12, "Off by ×1.100: TB and TiB mixed up (1 TiB = 2⁴⁰ B)."),
+    ),
+    "FLOP": (
+        (0.5, "Off by ×½: that counts multiply-adds (MACs); one multiply-add is 2 FLOPs."),
+        (2.0, "Off by ×2: a multiply-add was counted as 4 FLOPs, or the causal half was not taken."),
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One showing of a numeric question: the seed, every named value and the answer."""
+
+    seed: int
+    values: Mapping[str, Number]
+
+    @property
+    def answer(self) -> Number:
+        return self.values["answer"]
+
+
+@dataclass(frozen=True)
+class NumericVerdict:
+    correct: bool
+    value: float | None
+    understood: str
+    expected: str
+    diagnosis: str | None = None
+    error: str | None = None
+
+
+def evaluate_draw(derived: tuple[tuple[str, Formula], ...], answer: Formula,
+                  params: Mapping[str, Number]) -> dict[str, Number]:
+    env: dict[str, Number] = dict(params)
+    for name, formula in derived:
+        env[name] = formula.evaluate(env)
+    env["answer"] = answer.evaluate(env)
+    return env
+
+
+def draw(question: NumericQuestion, seed: int) -> Draw:
+    """Parameters drawn reproducibly from `seed`: the same seed gives the same numbers."""
+    rng = random.Random(f"{question.id}:{seed}")
+    params = {p.name: rng.choice(p.values) for p in question.params}
+    assert question.answer is not None
+    return Draw(seed, evaluate_draw(question.derived, question.answer, params))
+
+
+def fill_placeholders(text: str, draw: Draw) -> str:
+    return PLACEHOLDER.sub(lambda m: format_number(draw.values[m.group(1)]), text)
+
+
+def worked_steps(question: NumericQuestion, draw: Draw) -> list[str]:
+    """Each derived value and the answer, as formula = numbers = result."""
+    assert question.answer is not None
+    steps = [(name, formula) for name, formula in question.derived] + [("answer", question.answer)]
+    lines = []
+    for name, formula in steps:
+        substituted = formula.render(draw.values)
+        result = format_number(draw.values[name])
+        if name == "answer":
+            result = expected_text(question, draw)
+        middle = f" = {substituted}" if substituted != result and formula.names else ""
+        lines.append(f"{name} = {formula.render()}{middle} = {result}")
+    return lines
+
+
+def expected_text(question: NumericQuestion, draw: Draw) -> str:
+    return format_quantity(float(draw.answer), question.unit, question.display_unit)
+
+
+def judge(question: NumericQuestion, draw: Draw, text: str) -> NumericVerdict:
+    expected = expected_text(question, draw)
+    try:
+        quantity = parse_quantity(text, question.unit)
+    except UnitError as error:
+        return NumericVerdict(False, None, "", expected, error=str(error))
+    correct = question.tolerance.accepts(quantity.value, float(draw.answer))
+    diagnosis = None if correct else diagnose(question, draw, quantity.value)
+    return NumericVerdict(correct, quantity.value, quantity.understood, expected, diagnosis)
+
+
+def diagnose(question: NumericQuestion, draw: Draw, given: float) -> str | None:
+    """Name the typical slip that explains a wrong number, question-specific ones first."""
+    expected = float(draw.answer)
+    candidates = [(float(w.formula.evaluate(draw.values)), w.message) for w in question.wrong_answers]
+    candidates += [(expected * ratio, message) for ratio, message in GENERIC_SLIPS.get(question.unit, ())]
+    for value, message in candidates:
+        # A slip only counts when this tolerance tells it apart from the right answer.
+        distinct = not question.tolerance.accepts(value, expected)
+        if distinct and question.tolerance.accepts(given, value):
+            return message
+    return None

@@ -1,0 +1,33 @@
+"""The `quizprep` command line: one subcommand per part, each registered by its own module."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from quizprep import __version__
+
+# Each module exposes register(subparsers); none imports torch at module level.
+COMMAND_MODULES = (
+    "quizprep.bank.command",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="quizprep",
+        description="Interview prep for attention: a terminal quiz app and an exercise grader.",
+        epilog="Run without a command to open the quiz app.",
+    )
+    parser.add_argument("--version", action="version", version=f"quizprep {__version__}")
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    args = parser.parse_args(argv or ["quiz"])
+    return int(args.handler(args) or 0)

@@ -216,4 +216,7 @@ def format_number(value: Number) -> str:
         return f"{value:,}"
     if value != 0 and (abs(value) >= 1e15 or abs(value) < 1e-4):
         return f"{value:.6g}"
-    return f"{value:,.6g}" if abs(value) >= 1000 else f"{value:.6g}"
+    if abs(value) >= 1000:
+        decimals = max(0, 5 - math.floor(math.log10(abs(value))))
+        return f"{value:,.{decimals}f}"
+    return f"{value:.6g}"

@@ -62,9 +62,11 @@ def bank_files(paths: Iterable[Path | str] | None = None) -> list[Path]:
 def load_banks(paths: Iterable[Path | str] | None = None) -> LoadResult:
     result = LoadResult()
     first_seen: dict[str, Source] = {}
+    declared: set[str] = set()
     for path in bank_files(paths):
         bank, errors = load_bank_file(path)
         result.errors.extend(errors)
+        declared.update(error.id for error in errors if error.id)
         if bank is None:
             continue
         unique = []
@@ -78,11 +80,12 @@ def load_banks(paths: Iterable[Path | str] | None = None) -> LoadResult:
             first_seen[question.id] = question.source
             unique.append(question)
         result.banks.append(Bank(bank.topic, bank.title, bank.path, tuple(unique)))
-    result.errors.extend(_check_chains(result.questions, first_seen))
+    # An invalid question already has its own error; chaining to it is not a second one.
+    result.errors.extend(_check_chains(result.questions, declared | first_seen.keys()))
     return result
 
 
-def _check_chains(questions: list[Question], known: dict[str, Source]) -> Iterator[BankError]:
+def _check_chains(questions: list[Question], known: set[str]) -> Iterator[BankError]:
     for question in questions:
         for target in question.chain:
             if target not in known:

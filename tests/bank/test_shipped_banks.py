@@ -1,0 +1,46 @@
+"""The banks we ship: clean under `quizprep check`, big enough, and every numeric one evaluates."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from quizprep.bank import NumericQuestion, load_banks
+from quizprep.bank.numeric import draw, judge, worked_steps
+
+RESULT = load_banks()
+TOPICS = {"scaling", "softmax", "masking", "multihead", "complexity", "memory", "gqa", "flash",
+          "kv_cache", "sdpa"}
+
+
+def test_shipped_banks_have_no_errors() -> None:
+    assert [str(e) for e in RESULT.errors] == []
+
+
+def test_content_targets() -> None:
+    questions = RESULT.questions
+    numeric = [q for q in questions if isinstance(q, NumericQuestion)]
+    assert len(questions) >= 150
+    assert len(numeric) >= 40
+    assert sum(q.generated for q in numeric) >= 15
+    assert sum(q.kind == "free" for q in questions) >= 30
+    assert {q.topic for q in questions} >= TOPICS
+
+
+@pytest.mark.parametrize("question", [q for q in RESULT.questions if isinstance(q, NumericQuestion)],
+                         ids=lambda q: q.id)
+def test_numeric_question_evaluates_for_many_draws(question: NumericQuestion) -> None:
+    for seed in range(50):
+        shown = draw(question, seed)
+        assert worked_steps(question, shown)
+        assert judge(question, shown, f"{float(shown.answer)!r}").correct or question.unit == "s"
+
+
+def test_check_command_is_clean_and_reports_json() -> None:
+    run = subprocess.run([sys.executable, "-m", "quizprep", "check", "--json"], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    summary = json.loads(run.stdout)
+    assert summary["errors"] == [] and summary["questions"] == len(RESULT.questions)
+    assert set(summary["by_topic"]) >= TOPICS

@@ -1,0 +1,60 @@
+"""Unit parsing: what learners type, and round trips through what the app shows."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from quizprep.bank.units import UnitError, format_quantity, parse_quantity
+
+
+@pytest.mark.parametrize("text, unit, value", [
+    ("32 GiB", "B", 32 * 2**30),
+    ("32GiB", "B", 32 * 2**30),
+    ("3.4e10 B", "B", 3.4e10),
+    ("512 MB", "B", 512e6),
+    ("1,073,741,824", "B", 2**30),
+    ("268M", "", 268e6),
+    ("268M", "params", 268e6),
+    ("7B", "params", 7e9),
+    ("7B params", "params", 7e9),
+    ("7 B", "B", 7),
+    ("1.5 TFLOP", "FLOP", 1.5e12),
+    ("2.7e8", "FLOP", 2.7e8),
+    ("3.2 x 10^9", "FLOP", 3.2e9),
+    ("1.2 ms", "s", 1.2e-3),
+    ("-0.5", "", -0.5),
+    (".25", "", 0.25),
+])
+def test_parses_what_learners_type(text: str, unit: str, value: float) -> None:
+    assert parse_quantity(text, unit).value == pytest.approx(value)
+
+
+@pytest.mark.parametrize("text, unit, fragment", [
+    ("12 GB", "FLOP", "unit of bytes"),
+    ("abc", "B", "not a number"),
+    ("", "B", "not a number"),
+    ("5 parsecs", "B", "unknown unit"),
+    ("1e999", "", "not a finite number"),
+])
+def test_rejects_with_a_reason(text: str, unit: str, fragment: str) -> None:
+    with pytest.raises(UnitError, match=fragment):
+        parse_quantity(text, unit)
+
+
+def test_says_what_it_understood() -> None:
+    assert parse_quantity("32 GiB", "B").understood == "32 GiB (34,359,738,368 B)"
+    assert parse_quantity("268M", "params").understood.startswith("268M params")
+
+
+@given(st.integers(min_value=0, max_value=2**52), st.sampled_from(["B", "FLOP", "params", ""]))
+def test_exact_part_of_formatting_round_trips(value: int, unit: str) -> None:
+    shown = format_quantity(value, unit)
+    exact = shown.split("(")[-1].rstrip(")") if "(" in shown else shown
+    assert parse_quantity(exact, unit).value == value
+
+
+@given(st.floats(min_value=1, max_value=1e15), st.sampled_from(["GiB", "MiB", "GB", "KiB"]))
+def test_display_unit_round_trips_within_display_precision(value: float, display: str) -> None:
+    shown = format_quantity(value, "B", display).split(" (")[0]
+    assert parse_quantity(shown, "B").value == pytest.approx(value, rel=1e-3, abs=2**30 * 1e-3)

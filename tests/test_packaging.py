@@ -1,0 +1,41 @@
+"""Packaging: every sub-package ships, and the CLI lists every subcommand with a description."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_subpackage_is_listed_in_pyproject() -> None:
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for init in (ROOT / "quizprep").rglob("__init__.py")
+        if "__pycache__" not in init.parts
+    }
+    assert found <= listed, f"add to pyproject.toml [tool.setuptools] packages: {sorted(found - listed)}"
+
+
+def test_help_lists_every_subcommand_with_a_description() -> None:
+    run = subprocess.run([sys.executable, "-m", "quizprep", "--help"], capture_output=True, text=True)
+    assert run.returncode == 0
+    for command in ("quiz", "check", "grade", "init", "budget", "stats", "report"):
+        line = next((l for l in run.stdout.splitlines() if l.strip().startswith(command + " ")), "")
+        assert len(line.split()) > 2, f"{command!r} missing or undescribed in --help:\n{run.stdout}"
+
+
+def test_version() -> None:
+    run = subprocess.run([sys.executable, "-m", "quizprep", "--version"], capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout.startswith("quizprep ")
+
+
+def test_cli_imports_no_torch() -> None:
+    probe = "import sys, quizprep.cli as c; c.build_parser(); print('torch' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert run.stdout.strip() == "False", run.stderr

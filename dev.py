@@ -62,4 +62,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except subprocess.CalledProcessError as failure:
+        print(f"dev.py: set-up step failed (exit {failure.returncode}); see the output above", file=sys.stderr)
+        sys.exit(failure.returncode or 1)

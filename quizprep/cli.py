@@ -10,6 +10,7 @@ from quizprep import __version__
 # Each module exposes register(subparsers); none imports torch at module level.
 COMMAND_MODULES = (
     "quizprep.bank.command",
+    "quizprep.study.command",
 )
 
 

@@ -1,0 +1,147 @@
+"""`quizprep stats` (progress in the terminal) and `quizprep report --out FILE.md|FILE.html`."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from quizprep.bank.loader import LoadResult
+    from quizprep.study.stats import Stats
+    from quizprep.study.store import Store
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    stats = subparsers.add_parser(
+        "stats", help="show progress in the terminal",
+        description="Accuracy and mastery per topic, the rubric criteria missed most often, streak, "
+                    "answers per day and what is due, without opening the app.",
+    )
+    _common_options(stats)
+    stats.set_defaults(handler=run_stats)
+
+    report = subparsers.add_parser(
+        "report", help="write a self-assessment report (Markdown or HTML)",
+        description="Write a self-assessment report to keep or show a coach.",
+    )
+    report.add_argument("--out", type=Path, required=True, metavar="FILE",
+                        help="FILE.md for Markdown, FILE.html for a standalone web page")
+    _common_options(report)
+    report.set_defaults(handler=run_report)
+
+
+def _common_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--db", metavar="PATH",
+                        help="progress database (default: $QUIZPREP_DB, else the user data folder)")
+    parser.add_argument("--bank", action="append", default=[], type=Path, metavar="PATH",
+                        help="question bank file or folder (repeatable; default: the shipped banks)")
+
+
+def _open(args: argparse.Namespace, command: str) -> tuple[Store, LoadResult] | int:
+    """The store and the banks, or an exit code after saying what went wrong."""
+    from quizprep.bank.loader import load_banks
+    from quizprep.study.store import Store, StoreError
+
+    missing = [str(p) for p in args.bank if not p.exists()]
+    if missing:
+        print(f"quizprep {command}: no such bank file or folder: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    result = load_banks(args.bank or None)
+    for error in result.errors:
+        print(f"warning: skipped: {error}", file=sys.stderr)
+    try:
+        store = Store.open(args.db)
+    except StoreError as error:
+        print(f"quizprep {command}: {error}", file=sys.stderr)
+        return 1
+    for notice in store.notices:
+        print(f"notice: {notice}", file=sys.stderr)
+    return store, result
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from quizprep.study.stats import compute_stats, topic_titles
+
+    opened = _open(args, "stats")
+    if isinstance(opened, int):
+        return opened
+    store, result = opened
+    with store:
+        stats = compute_stats(store, result.questions, titles=topic_titles(result))
+    console = Console()
+    for renderable in stats_renderables(stats):
+        console.print(renderable)
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from quizprep.study.report import build_report, write_report
+    from quizprep.study.stats import topic_titles
+
+    if args.out.suffix.lower() not in (".md", ".html", ".htm"):
+        print(f"quizprep report: --out must end in .md or .html, got {args.out.name!r}", file=sys.stderr)
+        return 2
+    opened = _open(args, "report")
+    if isinstance(opened, int):
+        return opened
+    store, result = opened
+    with store:
+        report = build_report(store, result.questions, titles=topic_titles(result))
+    try:
+        path = write_report(args.out, report)
+    except OSError as error:
+        print(f"quizprep report: cannot write {args.out}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    print(f"wrote {path}")
+    return 0
+
+
+def stats_renderables(stats: Stats) -> list[RenderableType]:
+    from rich.table import Table
+    from rich.text import Text
+
+    from quizprep.study.report import percent
+
+    summary = Text.assemble(
+        ("Progress  ", "bold"), f"{stats.total_answers} answers · accuracy {percent(stats.accuracy)} · ",
+        (f"streak {stats.streak_days} day(s)", "bold green" if stats.streak_days else ""),
+    )
+    topics = Table(title="Topics", title_justify="left")
+    for column in ("Topic", "Questions", "Seen", "Due", "Answers", "Accuracy", "Mastery"):
+        topics.add_column(column, justify="left" if column == "Topic" else "right")
+    for t in stats.topics:
+        topics.add_row(t.title, str(t.questions), str(t.seen), str(t.due), str(t.attempts),
+                       percent(t.accuracy), percent(t.mastery))
+
+    missed = Table(title="Rubric criteria missed most often", title_justify="left")
+    missed.add_column("Question")
+    missed.add_column("Criterion")
+    missed.add_column("Missed", justify="right")
+    for m in stats.missed_criteria[:10]:
+        missed.add_row(m.question_id, m.criterion, f"{m.missed} of {m.assessed}")
+
+    history = Table(title="Answers per day (last 30 days)", title_justify="left", show_header=False, box=None)
+    most = max((d.answers for d in stats.history), default=0)
+    for d in stats.history:
+        if d.answers:
+            right = round(30 * d.correct / most)
+            wrong = max(1, round(30 * d.answers / most)) - right
+            history.add_row(d.day.isoformat(), Text.assemble(("█" * right, "green"), ("█" * wrong, "red")),
+                            f"{d.answers} ({d.correct} right)")
+
+    due = Table(title="Due in the coming days", title_justify="left")
+    due.add_column("Day")
+    due.add_column("Due", justify="right")
+    for day, count in stats.due_ahead:
+        due.add_row(day.strftime("%a %Y-%m-%d"), str(count))
+
+    parts: list[RenderableType] = [summary, topics]
+    parts.append(missed if stats.missed_criteria else Text("No rubric criteria missed yet."))
+    parts.append(history if most else Text("No answers yet."))
+    parts.append(due)
+    return parts

@@ -1,0 +1,88 @@
+"""FSRS scheduling: how an answer becomes a rating, and a rating a card's next due date.
+
+One FSRS card per question id.
+
+Choice and numeric questions:
+  wrong → Again; right → Good; right but slow → Hard.
+  "Slow" means taking longer than `slow_after(kind, difficulty)` seconds: a learner who knows
+  the answer reads and answers a difficulty-1 choice question in well under 30 s; a numeric
+  question needs arithmetic, so it gets twice as long; each difficulty step adds half the base.
+
+Free response (self-assessed against the weighted rubric, score = met weight / total weight):
+  score < 0.5 → Again; 0.5 ≤ score < 0.75 → Hard; 0.75 ≤ score < 0.95 → Good; score ≥ 0.95 → Easy.
+  Half the rubric weight is the pass mark, as an interviewer would judge it; Easy needs the
+  whole rubric (allowing for rounding), since missing any criterion is worth seeing again soon.
+"""
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fsrs import Card, Rating, Scheduler
+
+BASE_SLOW_S = {"choice": 30.0, "numeric": 60.0}
+FREE_THRESHOLDS = ((0.95, "Easy"), (0.75, "Good"), (0.5, "Hard"))
+PASS_SCORE = 0.5
+
+
+def slow_after(kind: str, difficulty: int) -> float:
+    """Seconds after which a right answer counts as Hard: 30/45/60 s (choice), 60/90/120 s (numeric)."""
+    base = BASE_SLOW_S[kind]
+    return base * (1 + 0.5 * (difficulty - 1))
+
+
+def rating_for_answer(kind: str, difficulty: int, correct: bool, elapsed_s: float) -> Rating:
+    from fsrs import Rating
+
+    if not correct:
+        return Rating.Again
+    return Rating.Hard if elapsed_s > slow_after(kind, difficulty) else Rating.Good
+
+
+def rating_for_score(score: float) -> Rating:
+    """The rating of a rubric score fraction in [0, 1] (thresholds in the module docstring)."""
+    from fsrs import Rating
+
+    if not 0.0 <= score <= 1.0:
+        raise ValueError(f"a rubric score is a fraction in [0, 1], got {score}")
+    for threshold, name in FREE_THRESHOLDS:
+        if score >= threshold:
+            return Rating[name]
+    return Rating.Again
+
+
+def make_scheduler(*, fuzzing: bool = True) -> Scheduler:
+    """FSRS with its default parameters (90 % desired retention); tests turn fuzzing off."""
+    from fsrs import Scheduler
+
+    return Scheduler(enable_fuzzing=fuzzing)
+
+
+def card_id(question_id: str) -> int:
+    """A stable positive integer id for the card of a question (FSRS wants ints)."""
+    return int.from_bytes(hashlib.blake2b(question_id.encode(), digest_size=7).digest(), "big")
+
+
+def review(scheduler: Scheduler, card: Card | None, question_id: str, rating: Rating,
+           now: datetime) -> Card:
+    """The card after a review at `now` (a new card when the question was never answered)."""
+    from datetime import timezone
+
+    from fsrs import Card
+
+    now = now.astimezone(timezone.utc)
+    if card is None:
+        card = Card(card_id=card_id(question_id), due=now)
+    reviewed, _log = scheduler.review_card(card, rating, now)
+    return reviewed
+
+
+def retrievability(scheduler: Scheduler, card: Card | None, at: datetime) -> float:
+    """FSRS's predicted probability of recalling the card at `at` (0 for a question never answered)."""
+    from datetime import timezone
+
+    if card is None:
+        return 0.0
+    return float(scheduler.get_card_retrievability(card, at.astimezone(timezone.utc)))

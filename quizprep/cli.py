@@ -9,7 +9,10 @@ from quizprep import __version__
 
 # Each module exposes register(subparsers); none imports torch at module level.
 COMMAND_MODULES = (
+    "quizprep.tui.command",
     "quizprep.bank.command",
+    "quizprep.grader.command",
+    "quizprep.budget_command",
     "quizprep.study.command",
 )
 

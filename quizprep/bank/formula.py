@@ -91,16 +91,12 @@ def parse_formula(source: str) -> Formula:
         raise FormulaError(f"cannot parse {source!r}: {error.msg}") from None
     except (ValueError, RecursionError, MemoryError):
         raise FormulaError(f"cannot parse {source!r}") from None
-    names: set[str] = set()
-    for node in ast.walk(tree):
+    nodes = list(ast.walk(tree))
+    for node in nodes:
         _check_node(node, source)
-        if isinstance(node, ast.Name) and not _is_function_position(tree, node):
-            names.add(node.id)
+    called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+    names = {node.id for node in nodes if isinstance(node, ast.Name) and id(node) not in called}
     return Formula(source, tree, frozenset(names))
-
-
-def _is_function_position(tree: ast.Expression, name: ast.Name) -> bool:
-    return any(isinstance(n, ast.Call) and n.func is name for n in ast.walk(tree))
 
 
 _ALLOWED = (

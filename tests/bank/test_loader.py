@@ -189,7 +189,20 @@ def test_alias_bomb_is_refused_quickly(tmp_path: Path) -> None:
     path = tmp_path / "bomb.yaml"
     path.write_text("\n".join(lines) + "\n")
     error = load_banks([path]).errors[0]
-    assert "aliases" in error.message and error.line == 2
+    assert "anchors and aliases" in error.message and error.line == 1
+
+
+def test_python_tags_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "tag.yaml"
+    path.write_text("topic: t\ntitle: !!python/object:os.system echo\nquestions: []\n")
+    error = load_banks([path]).errors[0]
+    assert error.line == 2 and "tags" in error.message
+
+
+def test_several_documents_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "docs.yaml"
+    path.write_text("topic: t\n---\ntopic: u\n")
+    assert "one YAML document" in load_banks([path]).errors[0].message
 
 
 def test_huge_file_is_refused(tmp_path: Path) -> None:
@@ -206,10 +219,11 @@ def test_binary_garbage(tmp_path: Path, payload: bytes) -> None:
     assert "NUL" in error.message or "not UTF-8" in error.message
 
 
-def test_deep_nesting(tmp_path: Path) -> None:
+@pytest.mark.parametrize("text", ["topic: " + "[" * 100_000 + "]" * 100_000, "- " * 300_000 + "x"])
+def test_deep_nesting(tmp_path: Path, text: str) -> None:
     path = tmp_path / "deep.yaml"
-    path.write_text("topic: " + "[" * 100_000 + "]" * 100_000)
-    assert load_banks([path]).errors
+    path.write_text(text)
+    assert "nested deeper than" in load_banks([path]).errors[0].message
 
 
 def test_top_level_must_be_a_bank(tmp_path: Path) -> None:

@@ -21,3 +21,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("cuda"):
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _private_bank_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never write validated-bank caches into the user's own cache folder."""
+    monkeypatch.setenv("QUIZPREP_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "bank-cache"))

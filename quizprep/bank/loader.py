@@ -3,11 +3,16 @@ one bad question never hides the others."""
 from __future__ import annotations
 
 import difflib
+import gc
+import hashlib
 import itertools
+import os
+import pickle
 import random
 import re
+import sys
+import tempfile
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -17,7 +22,7 @@ from quizprep.bank.model import (
     RubricItem, Source, Tolerance, WrongAnswer,
 )
 from quizprep.bank.units import UNITS, UnitError, scale_of
-from quizprep.bank.yamlio import LineDict, YamlProblem, read_yaml
+from quizprep.bank.linedict import LineDict
 
 ID_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")
@@ -49,6 +54,8 @@ def default_bank_dir() -> Path:
     checkout = Path(__file__).resolve().parents[2] / "questions"
     if checkout.is_dir():
         return checkout
+    from importlib import resources
+
     return Path(str(resources.files("quizprep.questions")))
 
 
@@ -59,12 +66,24 @@ def bank_files(paths: Iterable[Path | str] | None = None) -> list[Path]:
     return files
 
 
-def load_banks(paths: Iterable[Path | str] | None = None) -> LoadResult:
+def default_cache_dir() -> Path:
+    """Where validated banks are cached: `$QUIZPREP_CACHE_DIR`, else the user cache folder."""
+    configured = os.environ.get("QUIZPREP_CACHE_DIR")
+    if configured:
+        return Path(configured)
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("quizprep", appauthor=False))
+
+
+def load_banks(paths: Iterable[Path | str] | None = None, cache_dir: Path | None = None) -> LoadResult:
+    """Load and validate banks. With `cache_dir`, a file whose bytes were validated before is
+    read back from the cache instead of being parsed and checked again (the quiz app's start-up)."""
     result = LoadResult()
     first_seen: dict[str, Source] = {}
     declared: set[str] = set()
     for path in bank_files(paths):
-        bank, errors = load_bank_file(path)
+        bank, errors = _load_cached(path, cache_dir) if cache_dir else load_bank_file(path)
         result.errors.extend(errors)
         declared.update(error.id for error in errors if error.id)
         if bank is None:
@@ -93,7 +112,38 @@ def _check_chains(questions: list[Question], known: set[str]) -> Iterator[BankEr
                                 f"chain: no question has id {target!r}")
 
 
+def _load_cached(path: Path, cache_dir: Path) -> tuple[Bank | None, list[BankError]]:
+    from quizprep import __version__
+
+    try:
+        content = path.read_bytes()
+    except OSError:
+        return load_bank_file(path)
+    key = hashlib.sha256(f"{__version__}\0{sys.version}\0{path}\0".encode() + content).hexdigest()
+    entry = cache_dir / f"bank-{key[:40]}.pickle"
+    collecting = gc.isenabled()
+    gc.disable()  # unpickling thousands of small objects otherwise triggers many needless collections
+    try:
+        # Written only by this function, from banks it validated itself; any damage means a miss.
+        return pickle.loads(entry.read_bytes())  # noqa: S301
+    except Exception:  # noqa: BLE001 - a missing, stale or damaged entry just means parse again
+        loaded = load_bank_file(path)
+    finally:
+        if collecting:
+            gc.enable()
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=cache_dir, delete=False, suffix=".tmp") as handle:
+            handle.write(pickle.dumps(loaded, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(handle.name, entry)
+    except OSError:
+        pass  # a read-only cache folder costs speed, never correctness
+    return loaded
+
+
 def load_bank_file(path: Path) -> tuple[Bank | None, list[BankError]]:
+    from quizprep.bank.yamlio import YamlProblem, read_yaml
+
     name = str(path)
     try:
         data = read_yaml(path)

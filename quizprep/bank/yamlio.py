@@ -12,6 +12,8 @@ import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
 from yaml.resolver import Resolver
 
+from quizprep.bank.linedict import LineDict
+
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 32
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -26,16 +28,6 @@ class YamlProblem(Exception):
         super().__init__(message)
         self.line = line
         self.message = message
-
-
-class LineDict(dict):
-    """A mapping that knows the line of itself and of each of its keys."""
-
-    line: int = 1
-    key_lines: dict[Any, int]
-
-    def line_of(self, key: Any) -> int:
-        return self.key_lines.get(key, self.line)
 
 
 def read_yaml(path: Path) -> Any:

@@ -1,0 +1,89 @@
+"""The grader's wall time per exercise, on the example solution, as a ratio to `import torch`.
+
+Both are timed here, in the same script, as fresh processes: the ratio is what a learner
+feels, and it cancels most of the machine's speed. Goal: at most 3× `python -c "import torch"`.
+
+    python benchmarks/grader_walltime.py [--repeat N] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLUTIONS = ROOT / "tests" / "solutions"
+GOAL = 3.0
+# The same code path as `quizprep grade FILE`, without depending on which subcommands the
+# top-level CLI registers.
+GRADE = (
+    "import argparse, sys\n"
+    "from quizprep.grader import command\n"
+    "parser = argparse.ArgumentParser(); command.register(parser.add_subparsers())\n"
+    "args = parser.parse_args(['grade', sys.argv[1], '--json'])\n"
+    "sys.exit(args.handler(args))\n"
+)
+
+
+def wall_time(argv: list[str]) -> float:
+    started = time.perf_counter()
+    completed = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT)
+    elapsed = time.perf_counter() - started
+    if completed.returncode != 0:
+        tail = completed.stdout.decode(errors="replace")[-2000:]
+        raise SystemExit(f"{' '.join(argv[:3])} … failed (exit {completed.returncode}):\n{tail}")
+    return elapsed
+
+
+def interleaved_medians(commands: dict[str, list[str]], repeat: int) -> dict[str, float]:
+    """Median wall time of each command, the commands taking turns within every round so
+    that a burst of load from elsewhere on the machine hits the baseline and the grader alike."""
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, argv in commands.items():
+            samples[name].append(wall_time(argv))
+    return {name: statistics.median(times) for name, times in samples.items()}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement (median); default 3")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    commands = {"import torch": [sys.executable, "-c", "import torch"]}
+    for solution in sorted(SOLUTIONS.glob("*.py")):
+        commands[solution.stem] = [sys.executable, "-c", GRADE, str(solution)]
+    medians = interleaved_medians(commands, args.repeat)
+    baseline = medians.pop("import torch")
+    rows = []
+    for exercise, seconds in medians.items():
+        rows.append({"exercise": exercise, "seconds": seconds, "ratio": seconds / baseline,
+                     "within_goal": seconds / baseline <= GOAL})
+    result = {
+        "machine": f"{platform.machine()}, {platform.processor() or 'unknown CPU'}, "
+                   f"{len(__import__('os').sched_getaffinity(0))} cores available",
+        "python": platform.python_version(),
+        "import_torch_seconds": baseline,
+        "repeat": args.repeat,
+        "goal_ratio": GOAL,
+        "exercises": rows,
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"python -c 'import torch': {baseline:.2f} s (median of {args.repeat})")
+    print(f"{'exercise':<12} {'grade (s)':>10} {'÷ import torch':>15}")
+    for row in rows:
+        mark = "" if row["within_goal"] else f"  over the {GOAL:g}× goal"
+        print(f"{row['exercise']:<12} {row['seconds']:>10.2f} {row['ratio']:>14.2f}×{mark}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

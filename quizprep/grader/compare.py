@@ -1,0 +1,144 @@
+"""Dtype-aware tolerances and mismatch localisation (in the spirit of `torch.testing`).
+
+Tolerance model (documented in exercises/README.md): an element passes when
+``|actual - expected| <= atol``, with
+
+    atol = c[dtype] · u[dtype] · (1 + L) · max(1, max|expected|)
+
+``u`` is the dtype's unit roundoff, ``L`` the largest |scaled logit| the case produces (rounding
+a score s costs about u·|s| before the softmax amplifies it), and ``c`` a safety factor
+calibrated so that straightforward correct implementations (naive, upcast to fp32, einsum,
+additive masks, SDPA) stay below half the tolerance on every check input, while returning
+zeros or the mean of V lands far outside it. ``tests/grader/test_tolerances.py`` re-measures
+both sides.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+UNIT_ROUNDOFF = {
+    torch.float64: 2.0**-53,
+    torch.float32: 2.0**-24,
+    torch.bfloat16: 2.0**-8,
+    torch.float16: 2.0**-11,
+}
+SAFETY = {torch.float64: 4096.0, torch.float32: 32.0, torch.bfloat16: 2.0, torch.float16: 4.0}
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+
+    @classmethod
+    def for_dtype(cls, dtype: torch.dtype, logit_scale: float = 0.0, value_scale: float = 1.0,
+                  factor: float = 1.0) -> "Tolerance":
+        """The documented tolerance for outputs of this dtype at this logit and value scale."""
+        base = SAFETY[dtype] * UNIT_ROUNDOFF[dtype]
+        return cls(factor * base * (1.0 + logit_scale) * max(1.0, value_scale))
+
+    def scaled(self, factor: float) -> "Tolerance":
+        return Tolerance(self.atol * factor)
+
+
+def close_elements(actual: Tensor, expected: Tensor, tolerance: Tolerance) -> Tensor:
+    """True where `actual` is within tolerance, or where the expected value is undefined (NaN)."""
+    actual, expected = actual.double(), expected.double()
+    undefined = torch.isnan(expected)
+    same_inf = torch.isinf(expected) & (actual == expected)
+    near = (actual - expected).abs() <= tolerance.atol
+    return undefined | same_inf | (near & torch.isfinite(actual))
+
+
+@dataclass
+class Mismatch:
+    """Where and by how much an output differs from what was expected."""
+
+    name: str
+    summary: str
+    count: int = 0
+    total: int = 0
+    max_error: float = 0.0
+    where: dict[str, int] = field(default_factory=dict)
+    details: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        lines = [self.summary, *self.details]
+        return "\n".join(lines)
+
+
+def find_mismatch(name: str, actual: Tensor, expected: Tensor, tolerance: Tolerance,
+                  dims: tuple[str, ...] = (), regions: dict[str, Tensor] | None = None) -> Mismatch | None:
+    """None when `actual` matches; otherwise a localised description of the difference."""
+    if tuple(actual.shape) != tuple(expected.shape):
+        return Mismatch(name, f"{name} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}")
+    ok = close_elements(actual, expected, tolerance)
+    if bool(ok.all()):
+        return None
+    bad = ~ok
+    count, total = int(bad.sum()), bad.numel()
+    error = (actual.double() - expected.double()).abs()
+    error = torch.where(torch.isnan(error) | torch.isinf(error), torch.full_like(error, float("inf")), error)
+    error = error.masked_fill(ok, 0.0)
+    flat = int(error.reshape(-1).argmax())
+    index = _unravel(flat, tuple(actual.shape))
+    names = _dim_names(dims, actual.dim())
+    where = dict(zip(names, index))
+    worst = float(error.reshape(-1)[flat])
+    got, want = float(actual.double().reshape(-1)[flat]), float(expected.double().reshape(-1)[flat])
+    summary = (f"{name}: {count} of {total} elements differ (tolerance {tolerance.atol:.2g}); "
+               f"largest error {worst:.3g} at " + ", ".join(f"{k}={v}" for k, v in where.items())
+               + f" (got {got:.6g}, expected {want:.6g})")
+    details = _localise(bad, names, actual)
+    for label, region in (regions or {}).items():
+        region = region.expand_as(bad) if region.shape != bad.shape else region
+        inside = int((bad & region).sum())
+        if inside:
+            details.append(f"{inside} of the differing elements are {label}")
+    return Mismatch(name, summary, count, total, worst, where, details)
+
+
+def _dim_names(dims: tuple[str, ...], rank: int) -> list[str]:
+    names = list(dims[-rank:]) if len(dims) >= rank else [f"batch{i}" for i in range(rank - len(dims))] + list(dims)
+    return names[-rank:] if rank else []
+
+
+def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size)
+        flat //= size
+    return tuple(reversed(index))
+
+
+def _localise(bad: Tensor, names: list[str], actual: Tensor) -> list[str]:
+    details, everywhere = [], []
+    nonfinite = int((~torch.isfinite(actual.double()) & bad).sum())
+    if nonfinite:
+        details.append(f"{nonfinite} of them are NaN or infinite")
+    for axis, name in enumerate(names):
+        if name not in {"head", "query", "row", "key", "kv head"} or bad.dim() == 0:
+            continue
+        others = [d for d in range(bad.dim()) if d != axis]
+        hit = bad.any(dim=others) if others else bad
+        indices = [int(i) for i in torch.nonzero(hit).reshape(-1)]
+        if len(indices) < bad.shape[axis]:
+            details.append(f"only {name}s {_ranges(indices)} of 0–{bad.shape[axis] - 1} differ")
+        elif bad.shape[axis] > 1:
+            everywhere.append(name)
+    if everywhere:
+        details.append("differences in every " + " and every ".join(everywhere))
+    return details
+
+
+def _ranges(indices: list[int]) -> str:
+    parts, start = [], None
+    for i, value in enumerate(indices):
+        if start is None:
+            start = value
+        if i + 1 == len(indices) or indices[i + 1] != value + 1:
+            parts.append(str(start) if start == value else f"{start}–{value}")
+            start = None
+    return ", ".join(parts)

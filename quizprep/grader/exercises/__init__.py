@@ -1,0 +1,29 @@
+"""Exercise specs, one module per exercise, found by name.
+
+To add an exercise ``foo``: write the learner's stub ``exercises/foo.py`` (contract in the
+docstring, body raising NotImplementedError), a hidden example solution in
+``tests/solutions/foo.py``, and ``quizprep/grader/exercises/foo.py`` defining
+``SPEC = ExerciseSpec(name="foo", ...)`` (see :mod:`quizprep.grader.spec`). Nothing else
+needs registering: ``quizprep grade --exercise foo`` and ``# quizprep: exercise=foo`` find it.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from quizprep.grader.spec import ExerciseSpec
+
+
+class UnknownExercise(LookupError):
+    pass
+
+
+def available() -> list[str]:
+    return sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
+
+
+def load_spec(name: str) -> ExerciseSpec:
+    if name not in available():
+        raise UnknownExercise(f"unknown exercise {name!r}; choose from: {', '.join(available())}")
+    module = importlib.import_module(f"{__name__}.{name}")
+    return module.SPEC

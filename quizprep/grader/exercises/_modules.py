@@ -1,0 +1,199 @@
+"""Shared machinery for the nn.Module exercises (multi-head and grouped-query attention).
+
+The grader builds the learner's module, overwrites its projections with random weights and
+biases of its own (so a correct module cannot pass by luck of initialisation and the reference
+uses exactly the same numbers), then calls it. Hypotheses are whole-module variants built from
+:mod:`quizprep.grader.mistakes`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+from torch import Tensor
+
+from quizprep.grader import mistakes, reference
+from quizprep.grader.compare import Tolerance
+from quizprep.grader.context import CheckContext
+from quizprep.grader.lessons import lesson
+from quizprep.grader.problem import Case, GeneratorError, Hypothesis, reject_shortcuts
+from quizprep.grader.spec import CheckFailure
+
+PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Shapes of the four projections: (out_features, in_features) each."""
+
+    d_model: int
+    n_heads: int
+    n_kv_heads: int
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.n_heads
+
+    def weight_shapes(self) -> dict[str, tuple[int, int]]:
+        q_width, kv_width = self.n_heads * self.d_head, self.n_kv_heads * self.d_head
+        return {"W_q": (q_width, self.d_model), "W_k": (kv_width, self.d_model),
+                "W_v": (kv_width, self.d_model), "W_o": (self.d_model, q_width)}
+
+
+def random_params(layout: Layout, generator: torch.Generator, dtype: torch.dtype, spread: float) -> dict[str, Tensor]:
+    params = {}
+    for name, (rows, cols) in layout.weight_shapes().items():
+        gain = spread if name in {"W_q", "W_k"} else 1.0
+        params[f"{name}.weight"] = (torch.randn(rows, cols, generator=generator, dtype=torch.float64)
+                                    * gain / math.sqrt(cols)).to(dtype)
+        params[f"{name}.bias"] = (torch.randn(rows, generator=generator, dtype=torch.float64) * 0.5).to(dtype)
+    return params
+
+
+def fit_to_module(case: Case, parameters: dict[str, Tensor], layout: Layout, recompute: Callable[[Case], None],
+                  class_name: str) -> dict[str, Tensor]:
+    """Check the learner's projections and return the state to load; drop biases it does not have."""
+    for name, shape in layout.weight_shapes().items():
+        weight = parameters.get(f"{name}.weight")
+        if weight is None:
+            raise CheckFailure(f"{class_name} has no parameter {name}.weight: define self.{name} = nn.Linear(...)",
+                               tried=case.label, hint="The grader reads W_q, W_k, W_v, W_o by name.")
+        if tuple(weight.shape) != shape:
+            raise CheckFailure(f"{name}.weight has shape {tuple(weight.shape)}, expected {shape} "
+                               f"(nn.Linear({shape[1]}, {shape[0]}))", tried=case.label,
+                               hint="nn.Linear(in, out) stores its weight as (out, in).",
+                               quiz=lesson("gqa-head-mapping") if layout.n_kv_heads != layout.n_heads
+                               else lesson("multihead-split-transpose"))
+    params = case.data["params"]
+    missing = [name for name in params if name.endswith(".bias") and name not in parameters]
+    if missing:
+        for name in missing:
+            del params[name]
+        recompute(case)
+    return {name: value for name, value in params.items() if name in parameters}
+
+
+def module_attention(query: Tensor, key: Tensor, value: Tensor, params: dict[str, Tensor], layout: Layout,
+                     mask: Tensor | None, *, split: Callable[[Tensor, int], Tensor] = reference.split_heads,
+                     merge: Callable[[Tensor], Tensor] = reference.merge_heads, out_projection: bool = True,
+                     value_projection: str = "W_v", kv_expand: str = "interleave",
+                     **attention_mistake: Any) -> tuple[Tensor, Tensor]:
+    """Multi-/grouped-query attention in float64 with the given mistakes."""
+    q = split(reference.linear(query, params, "W_q"), layout.n_heads)
+    k = split(reference.linear(key, params, "W_k"), layout.n_kv_heads)
+    v = split(reference.linear(value, params, value_projection), layout.n_kv_heads)
+    group = layout.n_heads // layout.n_kv_heads
+    if group > 1:
+        expand = (lambda t: t.repeat_interleave(group, dim=1)) if kv_expand == "interleave" else \
+            (lambda t: t.repeat(1, group, 1, 1))
+        k, v = expand(k), expand(v)
+    if attention_mistake:
+        heads, weights = mistakes.attention(q, k, v, mask, **attention_mistake)
+    else:
+        heads, weights = reference.attention(q, k, v, mask)
+    merged = merge(heads)
+    out = reference.linear(merged, params, "W_o") if out_projection else merged
+    return out, weights
+
+
+def tolerances(case_dtype: torch.dtype, query: Tensor, key: Tensor, params: dict[str, Tensor], layout: Layout,
+               out: Tensor) -> dict[str, Tolerance]:
+    q = reference.split_heads(reference.linear(query, params, "W_q"), layout.n_heads)
+    k = reference.split_heads(reference.linear(key, params, "W_k"), layout.n_kv_heads)
+    k = k.repeat_interleave(layout.n_heads // layout.n_kv_heads, dim=1)
+    logit_scale = float((q @ k.transpose(-2, -1)).abs().max()) / math.sqrt(layout.d_head)
+    # Projections add rounding proportional to the width they sum over.
+    widen = math.sqrt(layout.d_model)
+    out_scale = float(out[~torch.isnan(out)].abs().max()) if out.numel() else 1.0
+    return {"out": Tolerance.for_dtype(case_dtype, logit_scale + widen, out_scale),
+            "weights": Tolerance.for_dtype(case_dtype, logit_scale + widen)}
+
+
+def shortcut_guard(case: Case) -> None:
+    """Uniform attention (scale 0), zeros and the bare output bias must all fail this case."""
+    data, out = case.data, case.expected["out"]
+    if data["key"].shape[1] == 1:
+        return  # one key: every attention pattern is the same, the other cases carry the check
+    uniform, _ = module_attention(data["query"], data["key"], data["value"], data["params"], data["layout"],
+                                  data["mask"], scale=0.0)
+    shortcuts = {"zeros": torch.zeros_like(out), "uniform attention": uniform}
+    bias = data["params"].get("W_o.bias")
+    if bias is not None:
+        shortcuts["only the output bias"] = bias.double().expand_as(out)
+    reject_shortcuts(case, "out", shortcuts)
+
+
+def attention_hypotheses(predict: Callable[..., Callable[[Case], dict[str, Tensor] | None]]) -> tuple[Hypothesis, ...]:
+    """Mistakes shared by every module exercise; `predict(**mistake)` builds the prediction."""
+    scaling = lesson("scaling-why-sqrt-dk")
+    masking = lesson("masking-before-softmax")
+    return (
+        Hypothesis("no-scale", "missing the 1/√d_k scaling", "Divide each head's scores by √d_head.", scaling,
+                   predict(scale_by="one")),
+        Hypothesis("scale-dk", "scores divided by d_k instead of √d_k",
+                   "The standard deviation of q·k grows like √d_k.", scaling, predict(scale_by="d_head")),
+        Hypothesis("scale-d-model", "scores divided by √d_model instead of √d_head",
+                   "Scale by the width of one head: d_model // n_heads.", scaling, predict(scale_by="d_model")),
+        Hypothesis("softmax-axis", "softmax taken over the query axis instead of the keys",
+                   "softmax(scores, dim=-1): each query's weights over the keys sum to 1.",
+                   lesson("softmax-axis"), predict(softmax_dim=-2)),
+        Hypothesis("split-no-transpose", "heads split with a reshape but no transpose: (B, T, D) viewed as "
+                   "(B, H, T, d) mixes positions across heads",
+                   "Reshape to (B, T, H, d) first, then .transpose(1, 2).", lesson("multihead-split-transpose"),
+                   predict(split=mistakes.split_no_transpose)),
+        Hypothesis("split-interleaved", "head h takes features h, h+H, ... instead of the block [h·d, (h+1)·d)",
+                   "view(B, T, H, d): the head index comes before the feature index.",
+                   lesson("multihead-split-transpose"), predict(split=mistakes.split_interleaved)),
+        Hypothesis("merge-no-transpose", "heads merged without transposing back: (B, H, T, d) reshaped straight "
+                   "to (B, T, D)", "transpose(1, 2) back to (B, T, H, d), then .reshape(B, T, D).",
+                   lesson("multihead-split-transpose"), predict(merge=mistakes.merge_no_transpose)),
+        Hypothesis("no-output-projection", "the output projection W_o is missing",
+                   "Apply self.W_o to the merged heads.", lesson("multihead-output-projection"),
+                   predict(out_projection=False)),
+        Hypothesis("k-for-v", "the K projection is used for the values (W_k instead of W_v)",
+                   "Values go through W_v.", lesson("multihead-output-projection"),
+                   predict(value_projection="W_k")),
+        Hypothesis("mask-inverted", "mask inverted: attends where the mask is False",
+                   "True means 'may attend'.", masking, predict(mask_mode="inverted")),
+        Hypothesis("mask-after-softmax", "mask applied after the softmax (not renormalised)",
+                   "Mask the scores with -inf before the softmax.", masking, predict(mask_mode="after_softmax")),
+        Hypothesis("mask-zero-fill", "masked scores filled with 0 instead of -inf",
+                   "exp(0) = 1: masked keys keep weight. Use -inf.", masking, predict(mask_mode="zero_fill")),
+        Hypothesis("mask-ignored", "the mask is ignored", "Apply the mask to every head's scores.", masking,
+                   predict(mask_mode="ignored")),
+    )
+
+
+def scale_value(scale_by: str, layout: Layout) -> float:
+    return {"one": 1.0, "d_head": 1.0 / layout.d_head, "d_model": 1.0 / math.sqrt(layout.d_model)}[scale_by]
+
+
+def translate_mistake(mistake: dict[str, Any], layout: Layout) -> dict[str, Any]:
+    mistake = dict(mistake)
+    if "scale_by" in mistake:
+        mistake["scale"] = scale_value(mistake.pop("scale_by"), layout)
+    return mistake
+
+
+def build_with_retries(build_once: Callable[[int], Case], seed: int) -> Case:
+    last = None
+    for attempt in range(6):
+        case = build_once(seed + 7919 * attempt)
+        try:
+            shortcut_guard(case)
+            return case
+        except GeneratorError as error:
+            last = error
+    raise GeneratorError(str(last))
+
+
+def call_module(ctx: CheckContext, class_name: str, ctor_args: tuple[int, ...], case: Case, layout: Layout,
+                recompute: Callable[[Case], None], call_args: tuple[Tensor, ...], kwargs: dict[str, Any],
+                options: dict[str, Any] | None) -> Any:
+    module = ctx.new_module(class_name, *ctor_args)
+    state = fit_to_module(case, module.parameters, layout, recompute, class_name)
+    ctx.session.request({"op": "set_state", "handle": module.handle, "state": state, "device": ctx.device,
+                         "dtype": str(case.variant.get("dtype", torch.float32)).removeprefix("torch.")})
+    return ctx.call_module(module, *call_args, options=options, **kwargs)

@@ -1,0 +1,421 @@
+"""Checks for exercises/attention.py: scaled_dot_product_attention(q, k, v, mask=None)."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from quizprep.grader import mistakes, reference
+from quizprep.grader.compare import Tolerance, find_mismatch
+from quizprep.grader.context import CheckContext
+from quizprep.grader.lessons import lesson
+from quizprep.grader.perf import perf_phase
+from quizprep.grader.problem import (
+    Case, GeneratorError, Hypothesis, failure_for, first_output_checks, mismatches, reject_shortcuts, verify,
+)
+from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+
+TARGET = "scaled_dot_product_attention"
+LEAD_NAMES = {0: (), 1: ("batch",), 2: ("batch", "head"), 3: ("batch0", "batch", "head")}
+LOGIT_VARIANCE = {"mild": 1.0, "peaky": 4.0, "huge": 100.0}  # scaled logits have this standard deviation
+
+
+def _sizes(lead: tuple[int, ...], n: int, m: int, dk: int, dv: int) -> dict[str, int]:
+    sizes = {f"b{i}": size for i, size in enumerate(lead)}
+    sizes.update(n=n, m=m, dk=dk, dv=dv)
+    return sizes
+
+
+def _lead(sizes: dict[str, int]) -> tuple[int, ...]:
+    return tuple(sizes[f"b{i}"] for i in range(3) if f"b{i}" in sizes)
+
+
+def make_mask(kind: str | None, lead: tuple[int, ...], n: int, m: int, generator: torch.Generator) -> Tensor | None:
+    if kind is None:
+        return None
+    if kind == "causal":
+        return reference.causal_mask(n, m)
+    if kind == "padding":
+        batch = lead[0] if lead else 1
+        lengths = torch.randint(1, m + 1, (batch,), generator=generator)
+        lengths[0] = max(1, m - 2) if m > 1 else 1
+        mask = reference.padding_mask(lengths, m)  # (B, 1, 1, m)
+        return mask.reshape(batch, *([1] * max(len(lead) - 1, 0)), 1, m) if lead else mask.reshape(1, m)
+    shape = (*lead[:1], *([1] * max(len(lead) - 1, 0)), n, m) if kind == "random" else (n, m)
+    mask = torch.rand(shape, generator=generator) < 0.65
+    rows = torch.arange(n)
+    mask[..., rows, torch.randint(0, m, (n,), generator=generator)] = True  # every row sees a key
+    if kind == "empty_row":
+        mask[..., n // 2, :] = False
+    return mask
+
+
+def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
+    for attempt in range(6):
+        case = _build_once(sizes, variant, seed + 7919 * attempt)
+        try:
+            if case.sizes["m"] > 1 and not variant.get("allow_shortcuts"):
+                reject_shortcuts(case, "out", _shortcuts(case))
+            return case
+        except GeneratorError:
+            continue
+    raise GeneratorError(f"could not draw inputs that reject shortcuts for {case.label}")
+
+
+def _build_once(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
+    generator = torch.Generator().manual_seed(seed)
+    dtype = variant.get("dtype", torch.float32)
+    lead, n, m, dk, dv = _lead(sizes), sizes["n"], sizes["m"], sizes["dk"], sizes["dv"]
+    spread = math.sqrt(LOGIT_VARIANCE[variant.get("logits", "mild")])
+    q = (torch.randn(*lead, n, dk, generator=generator, dtype=torch.float64) * spread).to(dtype)
+    k = (torch.randn(*lead, m, dk, generator=generator, dtype=torch.float64) * spread).to(dtype)
+    v = torch.randn(*lead, m, dv, generator=generator, dtype=torch.float64).to(dtype)
+    mask = make_mask(variant.get("mask"), lead, n, m, generator)
+    return make_case(q, k, v, mask, sizes, variant)
+
+
+def make_case(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, sizes: dict[str, int],
+              variant: dict[str, Any]) -> Case:
+    out, weights = reference.attention(q, k, v, mask)
+    scores = q.double() @ k.double().transpose(-2, -1) / math.sqrt(q.shape[-1])
+    allowed = scores if mask is None else scores.masked_fill(~mask, 0.0)
+    logit_scale = float(allowed.abs().max()) if allowed.numel() else 0.0
+    dtype = q.dtype
+    value_scale = float(v.double().abs().max()) if v.numel() else 1.0
+    lead = LEAD_NAMES[q.dim() - 2]
+    regions = {}
+    if mask is not None:
+        regions["weights"] = {"at masked-out keys (should be 0)": ~mask, "at allowed keys": mask}
+    mask_label = f", {variant.get('mask')} mask {tuple(mask.shape)}" if mask is not None else ""
+    label = (f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}{mask_label}, "
+             f"{str(dtype).removeprefix('torch.')}, {variant.get('logits', 'mild')} logits")
+    return Case(
+        label=label, sizes=dict(sizes), variant=dict(variant),
+        data={"q": q, "k": k, "v": v, "mask": mask},
+        expected={"out": out, "weights": weights},
+        tolerance={"out": Tolerance.for_dtype(dtype, logit_scale, value_scale),
+                   "weights": Tolerance.for_dtype(dtype, logit_scale)},
+        dims={"out": (*lead, "query", "feature"), "weights": (*lead, "query", "key")},
+        regions=regions,
+    )
+
+
+def _shortcuts(case: Case) -> dict[str, Tensor]:
+    v, mask = case.data["v"].double(), case.data["mask"]
+    shape = case.expected["out"].shape
+    uniform = torch.ones(case.expected["weights"].shape, dtype=torch.float64)
+    if mask is not None:
+        uniform = uniform * mask
+    uniform = uniform / uniform.sum(-1, keepdim=True).clamp_min(1)
+    return {
+        "zeros": torch.zeros(shape, dtype=torch.float64),
+        "mean of V": v.mean(dim=-2, keepdim=True).expand(shape),
+        "mean of the visible V rows": uniform @ v,
+    }
+
+
+def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> dict[str, Tensor]:
+    data = case.data
+    kwargs = {"mask": data["mask"]} if data["mask"] is not None else {}
+    reply = ctx.call(TARGET, data["q"], data["k"], data["v"], options=options, **kwargs)
+    return first_output_checks(reply.value, ("out", "weights"), TARGET)
+
+
+def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
+    candidates = []
+    lead = _lead(sizes)
+    if lead:
+        candidates.append(_sizes(lead[1:], sizes["n"], sizes["m"], sizes["dk"], sizes["dv"]))
+    for key in ("n", "m", "dk", "dv"):
+        for smaller in (1, sizes[key] // 2, sizes[key] - 1):
+            if 1 <= smaller < sizes[key]:
+                candidates.append({**sizes, key: smaller})
+    return candidates
+
+
+def _predict(**mistake: Any):
+    def predict(case: Case) -> dict[str, Tensor] | None:
+        data = case.data
+        needs_mask = mistake.get("mask_mode") not in (None, "fill")
+        if needs_mask and data["mask"] is None:
+            return None
+        if mistake.get("compute_dtype") == "input":
+            mistake_here = {**mistake, "compute_dtype": data["q"].dtype}
+        else:
+            mistake_here = mistake
+        if "scale_of" in mistake_here:
+            mistake_here = dict(mistake_here)
+            scale_of = mistake_here.pop("scale_of")
+            mistake_here["scale"] = scale_of(data)
+        out, weights = mistakes.attention(data["q"], data["k"], data["v"], data["mask"], **mistake_here)
+        return {"out": out, "weights": weights}
+
+    return predict
+
+
+HYPOTHESES = (
+    Hypothesis("no-scale", "missing the 1/√d_k scaling: scores are q·k unscaled",
+               "Divide the scores by math.sqrt(d_k) before the softmax.", lesson("scaling-why-sqrt-dk"),
+               _predict(scale=1.0)),
+    Hypothesis("scale-dk", "scores divided by d_k instead of √d_k",
+               "The variance of q·k grows like d_k, so its standard deviation grows like √d_k.",
+               lesson("scaling-why-sqrt-dk"), _predict(scale_of=lambda d: 1.0 / d["q"].shape[-1])),
+    Hypothesis("scale-dv", "scores divided by √d_v instead of √d_k",
+               "Scale by the query/key width d_k = q.shape[-1], not the value width.",
+               lesson("scaling-why-sqrt-dk"), _predict(scale_of=lambda d: 1.0 / math.sqrt(d["v"].shape[-1]))),
+    Hypothesis("softmax-axis", "softmax taken over the query axis (dim=-2) instead of the keys (dim=-1)",
+               "Each query's weights over the keys must sum to 1: softmax(scores, dim=-1).",
+               lesson("softmax-axis"), _predict(softmax_dim=-2)),
+    Hypothesis("mask-inverted", "mask inverted: attends where the mask is False",
+               "True means 'may attend': fill the scores where the mask is False (~mask).",
+               lesson("masking-before-softmax"), _predict(mask_mode="inverted")),
+    Hypothesis("mask-after-softmax", "mask applied after the softmax (weights zeroed, not renormalised)",
+               "Mask the scores with -inf before the softmax so the remaining weights still sum to 1.",
+               lesson("masking-before-softmax"), _predict(mask_mode="after_softmax")),
+    Hypothesis("mask-zero-fill", "masked scores filled with 0 instead of -inf",
+               "exp(0) = 1 still gives masked keys weight; fill with -inf (or a large negative number).",
+               lesson("masking-before-softmax"), _predict(mask_mode="zero_fill")),
+    Hypothesis("mask-ignored", "the mask is ignored",
+               "Apply the mask to the scores: scores.masked_fill(~mask, float('-inf')).",
+               lesson("masking-before-softmax"), _predict(mask_mode="ignored")),
+    Hypothesis("no-max-shift", "softmax without subtracting the row maximum: exp overflows to inf and NaN",
+               "Subtract scores.amax(dim=-1, keepdim=True) before exp; softmax is unchanged by the shift.",
+               lesson("softmax-max-shift"), _predict(shift=False, compute_dtype="input")),
+)
+
+
+class AttentionProblem:
+    hypotheses = HYPOTHESES
+    build = staticmethod(build)
+    run = staticmethod(run)
+    shrink = staticmethod(shrink)
+
+
+PROBLEM = AttentionProblem()
+F32, F64 = torch.float32, torch.float64
+
+
+def check_shapes(ctx: CheckContext) -> str:
+    cases = [((), 5, 7, 4, 6), ((3,), 1, 6, 8, 5), ((2, 3), 6, 4, 8, 3), ((2, 2, 3), 4, 5, 6, 7), ((2,), 4, 1, 3, 2)]
+    for i, (lead, n, m, dk, dv) in enumerate(cases):
+        verify(ctx, PROBLEM, _sizes(lead, n, m, dk, dv), {"dtype": F64}, ctx.seed + i)
+    return "0–3 leading dims, n ≠ m, d_k ≠ d_v, length 1"
+
+
+def check_values(ctx: CheckContext) -> str:
+    for i, logits in enumerate(("mild", "peaky")):
+        verify(ctx, PROBLEM, _sizes((2, 3), 6, 9, 8, 5), {"dtype": F32, "logits": logits}, ctx.seed + 10 + i)
+    return "mild and peaky logits, float32"
+
+
+def check_mask(kind: str, sizes: dict[str, int]):
+    def run_check(ctx: CheckContext) -> None:
+        verify(ctx, PROBLEM, sizes, {"dtype": F32, "mask": kind, "logits": "peaky"}, ctx.seed + 20)
+
+    return run_check
+
+
+def check_arbitrary_masks(ctx: CheckContext) -> str:
+    for kind in ("random", "random2d"):
+        check_mask(kind, _sizes((2, 3), 5, 7, 8, 4))(ctx)
+    return "(B, 1, n, m) and (n, m) boolean masks"
+
+
+def check_kv_cache(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes((2, 2), 3, 8, 8, 5), {"dtype": F32, "mask": "causal"}, ctx.seed + 21)
+    return "3 new queries over 8 cached positions"
+
+
+def check_stability(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes((2, 2), 5, 7, 16, 4), {"dtype": F32, "logits": "huge"}, ctx.seed + 30)
+    return "scaled logits in the hundreds, float32"
+
+
+def check_dtypes(ctx: CheckContext) -> str:
+    for i, dtype in enumerate((torch.float64, torch.float32, torch.bfloat16, torch.float16)):
+        case, actual = verify(ctx, PROBLEM, _sizes((2, 2), 5, 6, 8, 4),
+                              {"dtype": dtype, "mask": "random"}, ctx.seed + 40 + i)
+        for name, tensor in actual.items():
+            expect_dtype_and_device(ctx, name, tensor, dtype, case.label)
+    return "fp64, fp32, bf16, fp16"
+
+
+def expect_dtype_and_device(ctx: CheckContext, name: str, tensor: Tensor, dtype: torch.dtype, label: str) -> None:
+    if tensor.dtype != dtype:
+        raise CheckFailure(f"`{name}` is {str(tensor.dtype).removeprefix('torch.')} for "
+                           f"{str(dtype).removeprefix('torch.')} inputs", tried=label,
+                           hint="Return the input's dtype: no .float() / .double() on the way out, "
+                                "or cast back with .to(q.dtype).")
+    device = getattr(tensor, "quizprep_device", "cpu")
+    if device.split(":")[0] != ctx.device.split(":")[0]:
+        raise CheckFailure(f"`{name}` came back on {device} for inputs on {ctx.device}", tried=label,
+                           hint="Create new tensors with device=q.device (or use torch.*_like).")
+
+
+def check_gradients(ctx: CheckContext) -> str:
+    case = build(_sizes((2, 2), 4, 5, 6, 3), {"dtype": F64, "mask": "random"}, ctx.seed + 50)
+    data = case.data
+    grad_out = torch.randn(case.expected["out"].shape, generator=ctx.generator(51), dtype=F64)
+    reply = ctx.call(TARGET, data["q"], data["k"], data["v"], mask=data["mask"],
+                     options={"requires_grad": True, "grad_output": grad_out, "grad_path": [0]})
+    first_output_checks(reply.value, ("out", "weights"), TARGET)
+    if reply.grad_error:
+        raise CheckFailure(f"no gradient: {reply.grad_error}", tried=case.label,
+                           hint="Use differentiable torch operations end to end.")
+    leaves = [data[name].detach().clone().requires_grad_(True) for name in ("q", "k", "v")]
+    out, _ = reference.attention(*leaves, data["mask"])
+    expected = torch.autograd.grad(out, leaves, grad_out)
+    for index, (name, want) in enumerate(zip(("q", "k", "v"), expected)):
+        got = reply.grads.get(f"arg{index}")
+        if got is None:
+            raise CheckFailure(f"no gradient reaches `{name}`", tried=case.label,
+                               hint="Something detaches the computation from this input.")
+        tolerance = Tolerance.for_dtype(F64, case.tolerance["out"].atol, float(want.abs().max()), factor=64)
+        mismatch = find_mismatch(f"d(out)/d{name}", got, want, tolerance, case.dims["out"][:-2] + ("row", "col"))
+        if mismatch:
+            raise CheckFailure(f"the gradient with respect to `{name}` differs from the reference",
+                               tried=case.label, where=mismatch.describe(),
+                               hint="Usually an in-place op or a detach() in the forward pass.")
+    return "d/dq, d/dk, d/dv in float64 with a mask"
+
+
+def check_not_mutated(ctx: CheckContext) -> None:
+    case = build(_sizes((2,), 4, 6, 5, 3), {"dtype": F32, "mask": "random"}, ctx.seed + 60)
+    data = case.data
+    reply = ctx.call(TARGET, data["q"], data["k"], data["v"], mask=data["mask"], options={"return_inputs": True})
+    after = reply.inputs_after.get("args", []) + [reply.inputs_after.get("kwargs", {}).get("mask")]
+    for name, before, now in zip(("q", "k", "v", "mask"), (data["q"], data["k"], data["v"], data["mask"]), after):
+        if now is None or not torch.equal(before, now):
+            raise CheckFailure(f"`{name}` was modified in place", tried=case.label,
+                               hint="Avoid in-place ops (x.mul_(), x -= ..., masked_fill_) on the inputs.")
+
+
+def check_deterministic(ctx: CheckContext) -> None:
+    case = build(_sizes((2, 2), 5, 6, 4, 4), {"dtype": F32, "mask": "causal"}, ctx.seed + 70)
+    first = run(ctx, case)
+    second = run(ctx, case)
+    for name in first:
+        if not torch.equal(first[name], second[name]):
+            raise CheckFailure(f"two calls with the same inputs returned different `{name}`", tried=case.label,
+                               hint="No randomness (dropout, torch.rand) and no state kept between calls.")
+
+
+def check_noncontiguous(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes((2, 2), 5, 6, 4, 4), {"dtype": F32, "mask": "random"}, ctx.seed + 80,
+           options={"noncontiguous": True})
+    return "strided (non-contiguous) q, k, v and mask"
+
+
+def _learner_outputs(ctx: CheckContext, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> dict[str, Tensor]:
+    kwargs = {"mask": mask} if mask is not None else {}
+    return first_output_checks(ctx.call(TARGET, q, k, v, **kwargs).value, ("out", "weights"), TARGET)
+
+
+def _unchanged(ctx: CheckContext, case: Case, before: Tensor, after: Tensor, what: str, hint: str,
+               quiz: str) -> None:
+    mismatch = find_mismatch("out", after, before, case.tolerance["out"], case.dims["out"])
+    if mismatch:
+        actual = run(ctx, case)
+        found = mismatches(case, actual)
+        failure = failure_for(ctx, PROBLEM, case, actual, found, ctx.seed, None, message=what) if found else \
+            CheckFailure(what, tried=case.label, hint=hint, quiz=quiz)
+        failure.where = mismatch.describe() + ("\n" + failure.where if failure.where else "")
+        failure.hint = failure.hint or hint
+        failure.quiz = failure.quiz or quiz
+        raise failure
+
+
+def check_masked_keys_replaced(ctx: CheckContext) -> str:
+    case = build(_sizes((3, 2), 5, 8, 6, 4), {"dtype": F32, "mask": "padding"}, ctx.seed + 90)
+    data = case.data
+    before = _learner_outputs(ctx, data["q"], data["k"], data["v"], data["mask"])["out"]
+    hidden = ~data["mask"].reshape(data["mask"].shape[0], 1, data["mask"].shape[-1], 1)
+    generator = ctx.generator(91)
+    k = torch.where(hidden, torch.randn(data["k"].shape, generator=generator).to(F32) * 2, data["k"])
+    v = torch.where(hidden, torch.randn(data["v"].shape, generator=generator).to(F32) * 2, data["v"])
+    after = _learner_outputs(ctx, data["q"], k, v, data["mask"])["out"]
+    _unchanged(ctx, case, before, after, "changing masked-out (padding) keys and values changed the output",
+               "Masked keys must get exactly zero weight: fill their scores with -inf before the softmax.",
+               lesson("masking-padding-keys"))
+    return "padding keys and values replaced by other random values"
+
+
+def check_permutation(ctx: CheckContext) -> str:
+    case = build(_sizes((2,), 4, 7, 5, 3), {"dtype": F32}, ctx.seed + 100)
+    data = case.data
+    before = _learner_outputs(ctx, data["q"], data["k"], data["v"], None)
+    order = torch.randperm(data["k"].shape[-2], generator=ctx.generator(101))
+    after = _learner_outputs(ctx, data["q"], data["k"][..., order, :], data["v"][..., order, :], None)
+    _unchanged(ctx, case, before["out"], after["out"], "permuting key/value rows together changed the output",
+               "Attention is a weighted sum over keys: it must not depend on their order.", lesson("softmax-axis"))
+    mismatch = find_mismatch("weights", after["weights"], before["weights"][..., order], case.tolerance["weights"])
+    if mismatch:
+        raise CheckFailure("permuting keys did not permute the weights' key axis the same way", tried=case.label,
+                           where=mismatch.describe(), hint="weights[..., i, j] is query i's weight on key j.",
+                           quiz=lesson("softmax-axis"))
+    return "keys and values shuffled together"
+
+
+def check_append(ctx: CheckContext) -> str:
+    case = build(_sizes((2, 2), 8, 8, 4, 4), {"dtype": F32, "mask": "causal"}, ctx.seed + 110)
+    data = case.data
+    short = 5
+    before = _learner_outputs(ctx, data["q"][..., :short, :], data["k"][..., :short, :], data["v"][..., :short, :],
+                              reference.causal_mask(short))["out"]
+    after = _learner_outputs(ctx, data["q"], data["k"], data["v"], data["mask"])["out"][..., :short, :]
+    _unchanged(ctx, case, before, after, "appending tokens changed the outputs of earlier positions under a "
+               "causal mask", "With a causal mask, position i may only see keys 0..i.",
+               lesson("masking-causal-diagonal"))
+    return "5 tokens, then 3 more appended"
+
+
+def check_leakage(ctx: CheckContext) -> str:
+    case = build(_sizes((2, 2), 7, 7, 4, 4), {"dtype": F32, "mask": "causal"}, ctx.seed + 120)
+    data = case.data
+    cut = 3
+    before = _learner_outputs(ctx, data["q"], data["k"], data["v"], data["mask"])["out"]
+    generator = ctx.generator(121)
+    k, v = data["k"].clone(), data["v"].clone()
+    k[..., cut:, :] = torch.randn(k[..., cut:, :].shape, generator=generator).to(F32)
+    v[..., cut:, :] = torch.randn(v[..., cut:, :].shape, generator=generator).to(F32) * 3
+    after = _learner_outputs(ctx, data["q"], k, v, data["mask"])["out"]
+    _unchanged(ctx, case, before[..., :cut, :], after[..., :cut, :],
+               f"changing future tokens (positions ≥ {cut}) moved the outputs of positions < {cut}: information "
+               "leaks from the future", "The causal mask must hide every key after the query's position.",
+               lesson("masking-causal-diagonal"))
+    return f"keys/values at positions ≥ {cut} perturbed"
+
+
+def check_empty_row(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes((2,), 5, 6, 4, 4), {"dtype": F32, "mask": "empty_row"}, ctx.seed + 130)
+    return "other rows correct; the fully masked row is undefined and not compared"
+
+
+SPEC = ExerciseSpec(
+    name="attention",
+    title="Scaled dot-product attention",
+    entry_points=(TARGET,),
+    forbidden=("sdpa", "mha"),
+    perf=perf_phase("attention"),
+    checks=(
+        Check("shapes", "shapes: leading dims, n ≠ m, d_k ≠ d_v, length 1", check_shapes),
+        Check("values", "values against the float64 reference", check_values),
+        Check("mask-causal", "causal mask", check_mask("causal", _sizes((2, 2), 6, 6, 8, 4))),
+        Check("mask-kv-cache", "causal mask with a KV cache (n < m)", check_kv_cache),
+        Check("mask-padding", "padding mask (B, 1, 1, m)", check_mask("padding", _sizes((3, 2), 4, 7, 8, 4))),
+        Check("mask-arbitrary", "arbitrary boolean masks, broadcast", check_arbitrary_masks),
+        Check("mask-empty-row", "a row with every key masked", check_empty_row),
+        Check("causal-leakage", "causal leakage probe", check_leakage),
+        Check("stability", "numerical stability: logits in the hundreds", check_stability),
+        Check("dtypes", "dtypes and device: output matches the input", check_dtypes),
+        Check("gradients", "gradients with respect to q, k, v", check_gradients),
+        Check("no-mutation", "inputs are not modified", check_not_mutated),
+        Check("deterministic", "same inputs, same outputs", check_deterministic),
+        Check("noncontiguous", "non-contiguous inputs", check_noncontiguous),
+        Check("masked-keys-irrelevant", "metamorphic: masked keys do not matter", check_masked_keys_replaced),
+        Check("key-permutation", "metamorphic: key order does not matter", check_permutation),
+        Check("causal-append", "metamorphic: appending tokens keeps earlier outputs", check_append),
+    ),
+)

@@ -1,0 +1,253 @@
+"""Checks for exercises/mha.py: MultiHeadAttention(d_model, n_heads)(query, key, value, mask=None)."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from quizprep.grader import reference
+from quizprep.grader.compare import Tolerance, find_mismatch
+from quizprep.grader.context import CheckContext
+from quizprep.grader.exercises import _modules as shared
+from quizprep.grader.exercises.attention import expect_dtype_and_device
+from quizprep.grader.lessons import lesson
+from quizprep.grader.problem import Case, Hypothesis, first_output_checks, verify
+from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+
+CLASS = "MultiHeadAttention"
+F32, F64 = torch.float32, torch.float64
+
+
+def layout_of(sizes: dict[str, int]) -> shared.Layout:
+    return shared.Layout(sizes["d_model"], sizes["heads"], sizes["heads"])
+
+
+def _mask(kind: str | None, batch: int, n: int, m: int, generator: torch.Generator) -> Tensor | None:
+    if kind is None:
+        return None
+    if kind == "causal":
+        return reference.causal_mask(n, m)
+    lengths = torch.randint(1, m + 1, (batch,), generator=generator)
+    lengths[0] = max(1, m - 2)
+    return reference.padding_mask(lengths, m)
+
+
+def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
+    return shared.build_with_retries(lambda s: _build_once(sizes, variant, s), seed)
+
+
+def _build_once(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
+    generator = torch.Generator().manual_seed(seed)
+    dtype, layout = variant.get("dtype", F32), layout_of(sizes)
+    batch, n, m = sizes["batch"], sizes["n"], sizes.get("m", sizes["n"])
+    query = torch.randn(batch, n, layout.d_model, generator=generator, dtype=F64).to(dtype)
+    cross = variant.get("cross", False)
+    key = torch.randn(batch, m, layout.d_model, generator=generator, dtype=F64).to(dtype) if cross else query
+    value = torch.randn(batch, m, layout.d_model, generator=generator, dtype=F64).to(dtype) if cross else query
+    params = shared.random_params(layout, generator, dtype, variant.get("spread", 1.5))
+    mask = _mask(variant.get("mask"), batch, n, m if cross else n, generator)
+    kind = "cross-attention" if cross else "self-attention"
+    label = (f"{CLASS}(d_model={layout.d_model}, n_heads={layout.n_heads}), {kind}, query {tuple(query.shape)}, "
+             f"key/value {tuple(key.shape)}"
+             + (f", {variant['mask']} mask {tuple(mask.shape)}" if mask is not None else "")
+             + f", {str(dtype).removeprefix('torch.')}, random weights and biases")
+    case = Case(label, dict(sizes), dict(variant),
+                {"query": query, "key": key, "value": value, "params": params, "mask": mask, "layout": layout},
+                {}, {}, {"out": ("batch", "query", "feature"), "weights": ("batch", "head", "query", "key")})
+    recompute(case)
+    return case
+
+
+def recompute(case: Case) -> None:
+    data = case.data
+    out, weights = reference.multi_head_attention(data["query"], data["key"], data["value"], data["params"],
+                                                  data["layout"].n_heads, data["mask"])
+    case.expected = {"out": out, "weights": weights}
+    case.tolerance = shared.tolerances(data["query"].dtype, data["query"], data["key"], data["params"],
+                                       data["layout"], out)
+    if data["mask"] is not None:
+        case.regions = {"weights": {"at masked-out keys (should be 0)": ~data["mask"], "at allowed keys": data["mask"]}}
+
+
+def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> dict[str, Tensor]:
+    data, layout = case.data, case.data["layout"]
+    kwargs = {"mask": data["mask"]} if data["mask"] is not None else {}
+    reply = shared.call_module(ctx, CLASS, (layout.d_model, layout.n_heads), case, layout, recompute,
+                               (data["query"], data["key"], data["value"]), kwargs, options)
+    return first_output_checks(reply.value, ("out", "weights"), f"{CLASS}.forward")
+
+
+def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
+    candidates = []
+    for key in ("batch", "n", "m"):
+        if key in sizes and sizes[key] > 1:
+            candidates.append({**sizes, key: sizes[key] - 1 if key != "batch" else 1})
+    if sizes["heads"] > 2:
+        d_head = sizes["d_model"] // sizes["heads"]
+        candidates.append({**sizes, "heads": 2, "d_model": 2 * d_head})
+    return candidates
+
+
+def predict(**mistake: Any):
+    def prediction(case: Case) -> dict[str, Tensor] | None:
+        data, layout = case.data, case.data["layout"]
+        if mistake.get("mask_mode") and data["mask"] is None:
+            return None
+        extra = shared.translate_mistake(mistake, layout)
+        out, weights = shared.module_attention(data["query"], data["key"], data["value"], data["params"], layout,
+                                               data["mask"], **extra)
+        return {"out": out, "weights": weights}
+
+    return prediction
+
+
+def _self_attention_only(case: Case) -> dict[str, Tensor] | None:
+    data = case.data
+    if data["key"] is data["query"]:
+        return None
+    out, weights = reference.multi_head_attention(data["query"], data["query"], data["query"], data["params"],
+                                                  data["layout"].n_heads, data["mask"] if data["mask"] is None or
+                                                  data["mask"].shape[-1] == data["query"].shape[1] else None)
+    return {"out": out, "weights": weights}
+
+
+HYPOTHESES = shared.attention_hypotheses(predict) + (
+    Hypothesis("kv-ignored", "key and value are ignored: the module attends over `query` only (self-attention)",
+               "Project `key` with W_k and `value` with W_v; they may come from another sequence.",
+               lesson("multihead-output-projection"), _self_attention_only),
+)
+
+
+class MHAProblem:
+    hypotheses = HYPOTHESES
+    build = staticmethod(build)
+    run = staticmethod(run)
+    shrink = staticmethod(shrink)
+
+
+PROBLEM = MHAProblem()
+
+
+def check_structure(ctx: CheckContext) -> str:
+    module = ctx.new_module(CLASS, 12, 3)
+    layout = shared.Layout(12, 3, 3)
+    for name, shape in layout.weight_shapes().items():
+        weight = module.parameters.get(f"{name}.weight")
+        if weight is None or tuple(weight.shape) != shape:
+            found = "missing" if weight is None else f"shape {tuple(weight.shape)}"
+            raise CheckFailure(f"{name}.weight is {found}; expected nn.Linear(12, 12) with weight {shape}",
+                               tried=f"{CLASS}(12, 3)", hint="Name the projections W_q, W_k, W_v, W_o.")
+    return "W_q, W_k, W_v, W_o are Linear(d_model, d_model)"
+
+
+def check_self(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, {"batch": 2, "n": 5, "d_model": 12, "heads": 3}, {"dtype": F32}, ctx.seed)
+    return "(2, 5, 12), 3 heads"
+
+
+def check_cross(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, {"batch": 2, "n": 4, "m": 6, "d_model": 8, "heads": 2}, {"dtype": F32, "cross": True},
+           ctx.seed + 1)
+    return "query (2, 4, 8), distinct key and value (2, 6, 8)"
+
+
+def check_masks(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, {"batch": 2, "n": 5, "d_model": 12, "heads": 3}, {"dtype": F32, "mask": "causal"},
+           ctx.seed + 2)
+    verify(ctx, PROBLEM, {"batch": 3, "n": 4, "m": 6, "d_model": 8, "heads": 2},
+           {"dtype": F32, "mask": "padding", "cross": True}, ctx.seed + 3)
+    return "causal (n, n) and padding (B, 1, 1, m)"
+
+
+def check_shapes(ctx: CheckContext) -> str:
+    for i, (d_model, heads, n) in enumerate(((16, 4, 3), (6, 1, 4), (10, 5, 1))):
+        verify(ctx, PROBLEM, {"batch": 1 + i % 2, "n": n, "d_model": d_model, "heads": heads}, {"dtype": F64},
+               ctx.seed + 4 + i)
+    return "16/4 heads, one head, length 1"
+
+
+def check_leakage(ctx: CheckContext) -> str:
+    case = build({"batch": 2, "n": 6, "d_model": 8, "heads": 2}, {"dtype": F32, "mask": "causal"}, ctx.seed + 10)
+    before = run(ctx, case)["out"]
+    perturbed = case.data["query"].clone()
+    perturbed[:, 3:] = torch.randn(perturbed[:, 3:].shape, generator=ctx.generator(11)).to(F32) * 3
+    altered = Case(case.label, case.sizes, case.variant, {**case.data, "query": perturbed, "key": perturbed,
+                                                          "value": perturbed}, {}, {}, case.dims)
+    recompute(altered)
+    after = run(ctx, altered)["out"]
+    mismatch = find_mismatch("out", after[:, :3], before[:, :3], case.tolerance["out"], ("batch", "query", "feature"))
+    if mismatch:
+        raise CheckFailure("changing tokens 3–5 moved the outputs of tokens 0–2 under a causal mask",
+                           tried=case.label, where=mismatch.describe(),
+                           hint="Apply the mask to every head's scores before the softmax.",
+                           quiz=lesson("masking-causal-diagonal"))
+    return "tokens ≥ 3 perturbed"
+
+
+def check_dtypes(ctx: CheckContext) -> str:
+    for i, dtype in enumerate((F64, F32, torch.bfloat16)):
+        case, actual = verify(ctx, PROBLEM, {"batch": 2, "n": 4, "d_model": 8, "heads": 2},
+                              {"dtype": dtype, "mask": "causal"}, ctx.seed + 20 + i)
+        for name, tensor in actual.items():
+            expect_dtype_and_device(ctx, name, tensor, dtype, case.label)
+    return "fp64, fp32, bf16 (module cast with .to(dtype))"
+
+
+def check_gradients(ctx: CheckContext) -> str:
+    case = build({"batch": 2, "n": 3, "m": 4, "d_model": 6, "heads": 2}, {"dtype": F64, "cross": True}, ctx.seed + 30)
+    data = case.data
+    grad_out = torch.randn(case.expected["out"].shape, generator=ctx.generator(31), dtype=F64)
+    reply = shared.call_module(ctx, CLASS, (6, 2), case, data["layout"], recompute,
+                               (data["query"], data["key"], data["value"]), {},
+                               {"requires_grad": True, "grad_output": grad_out, "grad_path": [0]})
+    first_output_checks(reply.value, ("out", "weights"), f"{CLASS}.forward")
+    if reply.grad_error:
+        raise CheckFailure(f"no gradient: {reply.grad_error}", tried=case.label)
+    names = ("query", "key", "value")
+    leaves = {name: data[name].detach().clone().requires_grad_(True) for name in names}
+    params = {name: p.detach().clone().requires_grad_(True) for name, p in data["params"].items()}
+    out, _ = reference.multi_head_attention(leaves["query"], leaves["key"], leaves["value"], params, 2)
+    wanted = dict(zip([*names, *params], torch.autograd.grad(out, [*leaves.values(), *params.values()], grad_out)))
+    got_by_name = {names[i]: reply.grads.get(f"arg{i}") for i in range(3)}
+    got_by_name.update({name: reply.grads.get(f"param:{name}") for name in params})
+    for name, want in wanted.items():
+        got = got_by_name.get(name)
+        if got is None:
+            raise CheckFailure(f"no gradient reaches `{name}`", tried=case.label,
+                               hint="Something detaches the computation from it.")
+        tolerance = Tolerance.for_dtype(F64, 10.0, float(want.abs().max()), factor=64)
+        mismatch = find_mismatch(f"d(out)/d({name})", got, want, tolerance)
+        if mismatch:
+            raise CheckFailure(f"the gradient with respect to `{name}` differs from the reference", tried=case.label,
+                               where=mismatch.describe())
+    return "query, key, value and every projection, float64"
+
+
+def check_deterministic_and_pure(ctx: CheckContext) -> None:
+    case = build({"batch": 2, "n": 4, "d_model": 8, "heads": 2}, {"dtype": F32, "mask": "causal"}, ctx.seed + 40)
+    first = run(ctx, case, {"return_inputs": True})
+    second = run(ctx, case)
+    for name in first:
+        if not torch.equal(first[name], second[name]):
+            raise CheckFailure(f"two calls with the same inputs returned different `{name}`", tried=case.label,
+                               hint="No dropout or randomness in forward; call .eval() semantics by default.")
+
+
+SPEC = ExerciseSpec(
+    name="mha",
+    title="Multi-head attention",
+    entry_points=(CLASS,),
+    forbidden=("sdpa", "mha"),
+    checks=(
+        Check("structure", "W_q, W_k, W_v, W_o are Linear(d_model, d_model)", check_structure),
+        Check("self-attention", "self-attention with random weights", check_self),
+        Check("cross-attention", "cross-attention: key/value from another sequence", check_cross),
+        Check("masks", "causal and padding masks", check_masks),
+        Check("shapes", "head counts and lengths", check_shapes),
+        Check("causal-leakage", "causal leakage probe", check_leakage),
+        Check("dtypes", "dtypes and device", check_dtypes),
+        Check("gradients", "gradients for inputs and weights", check_gradients),
+        Check("deterministic", "same inputs, same outputs", check_deterministic_and_pure),
+    ),
+)

@@ -1,0 +1,199 @@
+"""Grading a file: pick the exercise, start the learner's process, run every check, build the report."""
+from __future__ import annotations
+
+import dataclasses
+import platform
+import re
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from quizprep.grader.exercises import load_spec
+from quizprep.grader.session import LearnerFailure, Limits, WorkerSession
+from quizprep.grader.spec import CheckFailure, CheckResult, CheckSkipped, ExerciseSpec
+
+EXERCISE_LINE = re.compile(r"^#\s*quizprep:\s*exercise\s*=\s*([\w-]+)", re.MULTILINE)
+
+FAILURE_HINTS = {
+    "not_implemented": "Replace the `raise NotImplementedError` with your implementation.",
+    "syntax": "Fix the syntax error; Python points at the line above.",
+    "timeout": "Look for a loop that never ends (or work far larger than the inputs need).",
+    "crash": "The process died outright: ctypes, native extensions or unsafe memory access.",
+    "exit": "Return your result; never exit the process from an exercise.",
+    "memory": "Your code asked for more memory than the inputs need; look for a huge allocation.",
+    "forbidden": "This exercise is about writing that part yourself; basic torch operations are fine.",
+}
+FORBIDDEN_QUIZ = "sdpa-is-causal-vs-attn-mask"
+
+
+@dataclass
+class GradeOptions:
+    exercise: str | None = None
+    seed: int = 0
+    device: str = "auto"
+    limits: Limits = field(default_factory=Limits)
+    perf: bool = False
+    only: tuple[str, ...] = ()  # run just these check ids (the tests use it)
+
+
+@dataclass
+class GradeReport:
+    exercise: str
+    title: str
+    file: str
+    checks: list[CheckResult]
+    environment: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return all(c.status in {"pass", "skip"} for c in self.checks) and any(c.status == "pass" for c in self.checks)
+
+    @property
+    def score(self) -> float:
+        counted = [c for c in self.checks if c.status != "skip"]
+        return round(sum(c.status == "pass" for c in counted) / len(counted), 4) if counted else 0.0
+
+
+def exercise_for(path: Path, explicit: str | None) -> str:
+    """--exercise, else a `# quizprep: exercise=NAME` line, else the file's stem."""
+    if explicit:
+        return explicit
+    try:
+        match = EXERCISE_LINE.search(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        match = None
+    return match.group(1) if match else path.stem
+
+
+def resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def grade(path: Path, options: GradeOptions, session: WorkerSession | None = None) -> GradeReport:
+    """Run every check of the exercise on `path`. Raises UnknownExercise / FileNotFoundError early.
+
+    With `session`, the file is loaded into that running worker, which is left running (for
+    grading many files with one torch import); otherwise a fresh worker is started and stopped."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    spec = load_spec(exercise_for(path, options.exercise))
+    device = resolve_device(options.device)
+    from quizprep.grader.context import CheckContext
+
+    owned = session is None
+    if session is None:
+        limits = options.limits
+        if device.startswith("cuda"):
+            # A CUDA context reserves tens of GiB of address space, so RLIMIT_AS would break it;
+            # on GPU the per-check time limit and CUDA's own out-of-memory errors bound the damage.
+            limits = dataclasses.replace(limits, memory_bytes=0)
+        session = WorkerSession(path, forbidden=spec.forbidden, limits=limits)
+    report = GradeReport(spec.name, spec.title, str(path), [], _environment(device, options))
+    try:
+        ctx = CheckContext(session, seed=options.seed, device=device)
+        load = _load_check(session, spec, path, owned)
+        report.checks.append(load)
+        if load.status != "pass":
+            report.checks += [CheckResult(c.id, c.title, "skip", "your file did not load") for c in spec.checks]
+            return report
+        deadline = time.monotonic() + options.limits.total_seconds
+        for check in spec.checks:
+            if options.only and check.id not in options.only:
+                continue
+            if time.monotonic() > deadline:
+                report.checks.append(CheckResult(check.id, check.title, "skip",
+                                                 f"the overall time limit ({options.limits.total_seconds:g} s) ran out"))
+                continue
+            report.checks.append(run_check(check.id, check.title, check.run, ctx))
+        if options.perf:
+            _run_perf(spec, ctx, report)
+    finally:
+        if owned:
+            session.close()
+    report.environment["worker_starts"] = session.starts
+    return report
+
+
+def _load_check(session: WorkerSession, spec: ExerciseSpec, path: Path, fresh: bool) -> CheckResult:
+    title = f"file loads and defines {', '.join(spec.entry_points)}"
+    started = time.monotonic()
+    try:
+        info = session.start() if fresh else session.switch(path, spec.forbidden)
+    except LearnerFailure as failure:
+        return _failed("load", title, failure, started)
+    missing = [name for name in spec.entry_points if name not in info.get("names", [])]
+    if missing:
+        return CheckResult("load", title, "fail", f"your file does not define {', '.join(missing)}",
+                           hint="Keep the names from the stub: the grader calls them by name.")
+    return CheckResult("load", title, "pass", seconds=time.monotonic() - started)
+
+
+def run_check(check_id: str, title: str, body: Any, ctx: Any) -> CheckResult:
+    started = time.monotonic()
+    try:
+        note = body(ctx)
+    except CheckFailure as failure:
+        return CheckResult(check_id, title, "fail", failure.message, failure.diagnosis, failure.hint, failure.quiz,
+                           failure.tried, failure.smallest, failure.where, failure.traceback, failure.output,
+                           time.monotonic() - started, failure.diagnosis_id)
+    except LearnerFailure as failure:
+        return _failed(check_id, title, failure, started)
+    except CheckSkipped as skipped:
+        return CheckResult(check_id, title, "skip", str(skipped))
+    except Exception as error:  # noqa: BLE001 - a grader bug must not hide the other checks
+        detail = "".join(traceback.format_exception_only(type(error), error)).strip()
+        return CheckResult(check_id, title, "error", f"internal grader error: {detail}",
+                           hint="This is a bug in quizprep, not in your code; please report it.",
+                           seconds=time.monotonic() - started)
+    return CheckResult(check_id, title, "pass", note or "", seconds=time.monotonic() - started)
+
+
+def _failed(check_id: str, title: str, failure: LearnerFailure, started: float) -> CheckResult:
+    return CheckResult(
+        check_id, title, "fail", failure.message,
+        diagnosis="",
+        hint=FAILURE_HINTS.get(failure.kind, ""),
+        quiz=FORBIDDEN_QUIZ if failure.kind == "forbidden" else "",
+        traceback=[str(frame) for frame in failure.frames],
+        output=failure.output,
+        seconds=time.monotonic() - started,
+    )
+
+
+def _run_perf(spec: ExerciseSpec, ctx: Any, report: GradeReport) -> None:
+    if spec.perf is None:
+        report.checks.append(CheckResult("perf", "performance", "skip", "this exercise has no perf phase"))
+        return
+    if not report.passed:
+        report.checks.append(CheckResult("perf", "performance", "skip", "perf runs once every check passes"))
+        return
+    result = spec.perf(ctx)
+    report.checks += result.checks
+    report.extra["perf"] = result.data
+
+
+def _environment(device: str, options: GradeOptions) -> dict[str, Any]:
+    import torch
+
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "platform": platform.platform(),
+        "device": device,
+        "seed": options.seed,
+        "executable": sys.executable,
+        "limits": {
+            "check_seconds": options.limits.check_seconds,
+            "total_seconds": options.limits.total_seconds,
+            "memory_bytes": options.limits.memory_bytes,
+        },
+    }

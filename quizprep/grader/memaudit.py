@@ -1,0 +1,143 @@
+"""Run-time memory audit: every tensor the audited code allocates, on any device.
+
+`MemoryAudit` is a `TorchDispatchMode`, so it sees each ATen op the code runs, however
+the code is written (operators, einsum, loops, `torch.empty`). An op's output counts
+as a new allocation when its storage is not one of the op's inputs' storages, so views
+(`view`, `transpose`, `expand`) and in-place ops cost nothing, as in the allocator.
+A finaliser on each new storage tells when it is freed, which gives the peak of the
+bytes alive at once, not only the sum.
+
+Bytes are storage bytes, so a score matrix built by `bmm` on a (B·H, n, m) view is
+recorded at its true size whatever shape the code later gives it.
+"""
+from __future__ import annotations
+
+import weakref
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
+from torch.utils._pytree import tree_flatten
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """One storage created by one op."""
+
+    op: str
+    shape: tuple[int, ...]
+    dtype: str
+    device: str
+    nbytes: int
+
+    def describe(self) -> str:
+        from quizprep.budget import format_bytes
+
+        dims = "×".join(map(str, self.shape)) or "scalar"
+        return f"{dims} {self.dtype} from {self.op} ({format_bytes(self.nbytes)})"
+
+
+@dataclass
+class MemoryReport:
+    """What the audited code allocated: every allocation, the largest, the total and the peak."""
+
+    allocations: list[Allocation] = field(default_factory=list)
+    peak_live_bytes: int = 0
+    # The code took the audit off the dispatch stack for good. (Code can also hide
+    # allocations for a while with torch's private mode helpers; only an allocator
+    # cross-check, e.g. torch.cuda.max_memory_allocated, catches that.)
+    mode_removed: bool = False
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(allocation.nbytes for allocation in self.allocations)
+
+    @property
+    def largest(self) -> Allocation | None:
+        return max(self.allocations, key=lambda allocation: allocation.nbytes, default=None)
+
+    def holding(self, rows: int, cols: int) -> list[Allocation]:
+        """Allocations that hold a full ``rows × cols`` matrix in two of their dimensions."""
+        found = []
+        for allocation in self.allocations:
+            dims = list(allocation.shape)
+            if rows in dims:
+                dims.remove(rows)
+                if cols in dims:
+                    found.append(allocation)
+        return found
+
+    def at_least(self, n_bytes: int) -> list[Allocation]:
+        return [allocation for allocation in self.allocations if allocation.nbytes >= n_bytes]
+
+    def to_dict(self) -> dict[str, Any]:
+        largest = self.largest
+        return {
+            "allocations": len(self.allocations),
+            "total_bytes": self.total_bytes,
+            "peak_live_bytes": self.peak_live_bytes,
+            "largest": None if largest is None else {**asdict(largest), "shape": list(largest.shape)},
+            "mode_removed": self.mode_removed,
+        }
+
+
+class MemoryAudit(TorchDispatchMode):
+    """Record every new storage created while the mode is active.
+
+    Use as a context manager around the code to audit; read `report` afterwards.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.report = MemoryReport()
+        self._live_bytes = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        input_storages = {
+            tensor.untyped_storage().data_ptr()
+            for tensor in tree_flatten((args, kwargs))[0]
+            if isinstance(tensor, torch.Tensor)
+        }
+        for tensor in tree_flatten(out)[0]:
+            if isinstance(tensor, torch.Tensor):
+                self._record(func, tensor, input_storages)
+        return out
+
+    def _record(self, func, tensor: torch.Tensor, input_storages: set[int]) -> None:
+        storage = tensor.untyped_storage()
+        if storage.nbytes() == 0 or storage.data_ptr() in input_storages:
+            return
+        nbytes = storage.nbytes()
+        self.report.allocations.append(
+            Allocation(
+                op=str(func.overloadpacket.__name__),
+                shape=tuple(tensor.shape),
+                dtype=str(tensor.dtype).removeprefix("torch."),
+                device=str(tensor.device),
+                nbytes=nbytes,
+            )
+        )
+        self._live_bytes += nbytes
+        self.report.peak_live_bytes = max(self.report.peak_live_bytes, self._live_bytes)
+        weakref.finalize(storage, self._free, nbytes)
+
+    def _free(self, nbytes: int) -> None:
+        self._live_bytes -= nbytes
+
+    def still_active(self) -> bool:
+        return any(mode is self for mode in _get_current_dispatch_mode_stack())
+
+
+def audit(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, MemoryReport]:
+    """Call ``fn(*args, **kwargs)`` under a `MemoryAudit`; return its result and the report."""
+    mode = MemoryAudit()
+    mode.__enter__()
+    try:
+        result = fn(*args, **kwargs)
+    finally:
+        mode.report.mode_removed = not mode.still_active()
+        if not mode.report.mode_removed:
+            mode.__exit__(None, None, None)
+    return result, mode.report

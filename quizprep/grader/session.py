@@ -1,0 +1,373 @@
+"""The grader's side of the isolation: one worker process per grade run, restarted after a crash.
+
+Every failure of the learner's code — an exception, a syntax error, `sys.exit`, `os._exit`,
+a segfault, an infinite loop, running out of memory, a forbidden call — comes back from
+:meth:`WorkerSession.request` as a :class:`LearnerFailure` carrying a plain-language reason,
+the learner's own traceback lines and the tail of what their code printed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from quizprep.grader import protocol
+
+WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for the learner's process. Times are wall-clock seconds."""
+
+    check_seconds: float = 20.0
+    total_seconds: float = 300.0
+    startup_seconds: float = 60.0
+    memory_bytes: int = 2 * GIB
+    output_bytes: int = 4096
+    threads: int = 1
+
+
+@dataclass
+class Frame:
+    file: str
+    line: int
+    function: str
+    code: str
+
+    def __str__(self) -> str:
+        code = f": {self.code}" if self.code else ""
+        return f"{self.file}:{self.line} in {self.function}{code}"
+
+
+@dataclass
+class LearnerFailure(Exception):
+    """The learner's code did not produce a result; `kind` says why."""
+
+    kind: str
+    message: str
+    frames: list[Frame] = field(default_factory=list)
+    output: str = ""
+    forbidden: list[dict[str, Any]] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class OutputCapture:
+    """Drains the worker's stdout/stderr in a thread, keeping only the most recent bytes."""
+
+    def __init__(self, stream: Any, limit: int) -> None:
+        self.limit = limit
+        self.total = 0
+        self.buffer = bytearray()
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _drain(self, stream: Any) -> None:
+        for chunk in iter(lambda: stream.read1(65536), b""):
+            with self.lock:
+                self.total += len(chunk)
+                self.buffer += chunk
+                if len(self.buffer) > 4 * self.limit:
+                    del self.buffer[: len(self.buffer) - 4 * self.limit]
+
+    def mark(self) -> int:
+        with self.lock:
+            return self.total
+
+    def since(self, mark: int) -> str:
+        with self.lock:
+            fresh = min(self.total - mark, len(self.buffer))
+            data = bytes(self.buffer[len(self.buffer) - fresh :]) if fresh > 0 else b""
+        text = data.decode("utf-8", "replace")
+        if len(text) > self.limit:
+            dropped = len(text) - self.limit
+            text = f"[… {dropped} earlier characters not shown]\n" + text[-self.limit :]
+        return text
+
+
+class WorkerSession:
+    """Runs the learner's file in a child process and relays requests to it."""
+
+    def __init__(self, path: Path, *, forbidden: tuple[str, ...] = (), limits: Limits = Limits(),
+                 python: str = sys.executable) -> None:
+        self.path = Path(path).resolve()
+        self.forbidden = forbidden
+        self.limits = limits
+        self.python = python
+        self.process: subprocess.Popen[bytes] | None = None
+        self.output: OutputCapture | None = None
+        self.load_info: dict[str, Any] | None = None
+        self.request_w = self.response_r = -1
+        self.starts = 0
+        self.process_groups: list[int] = []
+
+    # ---- life cycle ---------------------------------------------------------------------
+    def start(self) -> dict[str, Any]:
+        """Start the worker and load the learner's file; raises LearnerFailure if it does not load."""
+        self.close()
+        request_r, self.request_w = os.pipe()
+        self.response_r, response_w = os.pipe()
+        config = {
+            "path": str(self.path),
+            "request_fd": request_r,
+            "response_fd": response_w,
+            "memory_limit_bytes": self.limits.memory_bytes,
+            "forbidden": list(self.forbidden),
+            "threads": self.limits.threads,
+        }
+        env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS=str(self.limits.threads),
+                   PYTHONDONTWRITEBYTECODE="1")
+        self.process = subprocess.Popen(
+            [self.python, str(WORKER_SCRIPT), json.dumps(config)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            pass_fds=(request_r, response_w), start_new_session=True, env=env,
+        )
+        self.process_groups.append(self.process.pid)
+        os.close(request_r)
+        os.close(response_w)
+        self.output = OutputCapture(self.process.stdout, self.limits.output_bytes)
+        self.starts += 1
+        mark = self.output.mark()
+        self._receive(time.monotonic() + self.limits.startup_seconds, mark, during="starting Python and torch")
+        info = self._receive(time.monotonic() + self.limits.check_seconds, mark, during="loading your file")
+        if not info.get("ready"):
+            failure = self._failure_from(info["error"], mark, info.get("forbidden", []))
+            self.close()
+            raise failure
+        self.load_info = info
+        return info
+
+    def switch(self, path: Path, forbidden: tuple[str, ...]) -> dict[str, Any]:
+        """Load another file, reusing the running process (torch is imported once)."""
+        self.path, self.forbidden = Path(path).resolve(), forbidden
+        if not self.alive:
+            return self.start()
+        response = self.request({"op": "load", "path": str(self.path), "forbidden": list(forbidden)},
+                                timeout=self.limits.check_seconds)
+        info = response["value"]
+        if not info.get("ready"):
+            assert self.output is not None
+            failure = self._failure_from(info["error"], self.output.mark(), info.get("forbidden", []))
+            raise failure
+        self.load_info = info
+        return info
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def close(self) -> None:
+        """Kill the worker's whole process group and release the pipes."""
+        if self.process is not None:
+            _kill_group(self.process.pid)
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
+                pass
+            if self.process.stdout is not None:
+                self.process.stdout.close()
+            self.process = None
+        for fd in (self.request_w, self.response_r):
+            if fd >= 0:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.request_w = self.response_r = -1
+
+    def __enter__(self) -> "WorkerSession":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- requests -----------------------------------------------------------------------
+    def request(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
+        """Send one request; return the worker's successful response or raise LearnerFailure."""
+        if not self.alive:
+            self.start()
+        assert self.output is not None
+        mark = self.output.mark()
+        try:
+            protocol.write_message(self.request_w, payload)
+        except (BrokenPipeError, OSError):
+            return self._crashed(mark, {}, during="receiving the inputs")
+        deadline = time.monotonic() + (timeout or self.limits.check_seconds)
+        response = self._receive(deadline, mark, during="running this check")
+        if not response.get("ok"):
+            raise self._failure_from(response["error"], mark, response.get("forbidden", []))
+        if response.get("forbidden"):
+            raise self._failure_from({"kind": "forbidden", "message": "", "frames": []}, mark, response["forbidden"])
+        return response
+
+    def _receive(self, deadline: float, mark: int, during: str) -> dict[str, Any]:
+        event: dict[str, Any] = {}
+        while True:
+            try:
+                message = protocol.read_message(self.response_r, _DeadlineReader(deadline))
+            except TimeoutError:
+                return self._timed_out(mark, deadline, during)
+            except (EOFError, OSError):
+                return self._crashed(mark, event, during)
+            except protocol.ProtocolError as error:
+                self.close()
+                raise LearnerFailure("protocol", f"the result could not be read back ({error})") from None
+            if isinstance(message, dict) and "event" in message:
+                event = message
+                continue
+            return message
+
+    def _timed_out(self, mark: int, deadline: float, during: str) -> dict[str, Any]:
+        assert self.process is not None and self.output is not None
+        try:
+            os.kill(self.process.pid, signal.SIGUSR1)  # faulthandler prints where it is stuck
+            time.sleep(0.3)
+        except ProcessLookupError:
+            pass
+        output = self.output.since(mark)
+        self.close()
+        frames = _frames_from_dump(output, str(self.path))
+        limit = self.limits.startup_seconds if during.startswith("starting") else self.limits.check_seconds
+        raise LearnerFailure(
+            "timeout",
+            f"did not finish within {limit:g} s while {during} (an infinite loop, or far too slow) and was stopped",
+            frames[-3:], _strip_dump(output),
+        )
+
+    def _crashed(self, mark: int, event: dict[str, Any], during: str) -> dict[str, Any]:
+        assert self.process is not None and self.output is not None
+        try:
+            status = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            status = None
+        time.sleep(0.05)
+        output = self.output.since(mark)
+        self.close()
+        if event.get("event") == "os_exit":
+            frames = [Frame(**f) for f in event.get("frames", [])]
+            raise LearnerFailure("exit", f"your code ended the process with os._exit({event.get('status')}) "
+                                         f"while {during}", frames, output)
+        if status is not None and status < 0:
+            name = _signal_name(-status)
+            frames = _frames_from_dump(output, str(self.path))
+            reason = {
+                "SIGSEGV": "crashed with a segmentation fault (SIGSEGV): invalid memory access",
+                "SIGKILL": "was killed (SIGKILL), most likely by the system for using too much memory",
+                "SIGABRT": "aborted (SIGABRT)",
+                "SIGBUS": "crashed with a bus error (SIGBUS)",
+            }.get(name, f"was terminated by signal {name}")
+            raise LearnerFailure("crash", f"the process running your code {reason} while {during}",
+                                 frames[-3:], _strip_dump(output))
+        raise LearnerFailure("exit", f"the process running your code exited (status {status}) while {during}",
+                             [], output)
+
+    def _failure_from(self, error: dict[str, Any], mark: int, forbidden: list[dict[str, Any]]) -> LearnerFailure:
+        assert self.output is not None
+        frames = [Frame(**f) for f in error.get("frames", [])]
+        kind = "forbidden" if forbidden else error.get("kind", "exception")
+        message = _plain_message(kind, error)
+        if forbidden:
+            calls = sorted({v["call"] for v in forbidden})
+            frames = [Frame(**f) for v in forbidden for f in v.get("frames", [])] or frames
+            message = ("uses " + ", ".join(calls) + ", which this exercise asks you to write yourself"
+                       if not any(c.startswith("import ") for c in calls)
+                       else "tries to " + ", ".join(calls) + ": quizprep's own modules (the reference) are off limits")
+        syntax = error.get("syntax")
+        if syntax:
+            frames = [Frame(syntax.get("file") or str(self.path), syntax.get("line") or 0, "<module>",
+                            (syntax.get("text") or "").strip())]
+        return LearnerFailure(kind, message, frames, self.output.since(mark), forbidden)
+
+
+class _DeadlineReader:
+    def __init__(self, deadline: float) -> None:
+        self.deadline = deadline
+
+    def __call__(self, fd: int, size: int) -> bytes:
+        chunks, remaining = [], size
+        while remaining:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                raise TimeoutError
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                raise EOFError("channel closed")
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+
+def _plain_message(kind: str, error: dict[str, Any]) -> str:
+    detail = error.get("message", "")
+    if kind == "not_implemented":
+        return "not implemented yet (raises NotImplementedError)"
+    if kind == "syntax":
+        syntax = error.get("syntax", {})
+        return f"your file has a syntax error: {syntax.get('msg', detail)} (line {syntax.get('line')})"
+    if kind == "exit":
+        return f"your code called sys.exit({detail}); return the result instead"
+    if kind == "memory":
+        return f"ran out of memory ({error.get('type')}: {detail})"
+    return f"raised {error.get('type', 'an exception')}: {detail}" if detail else f"raised {error.get('type')}"
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
+_DUMP_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<function>\S+)', re.MULTILINE)
+
+
+def _frames_from_dump(output: str, learner_path: str) -> list[Frame]:
+    """The learner's frames from a faulthandler dump (innermost last, as in tracebacks)."""
+    blocks = re.split(r"(?=^(?:Current thread|Thread) 0x)", output, flags=re.MULTILINE)
+    current = next((b for b in blocks if b.startswith("Current thread")), output)
+    frames = [
+        Frame(m["file"], int(m["line"]), m["function"], _source_line(m["file"], int(m["line"])))
+        for m in _DUMP_LINE.finditer(current)
+        if os.path.realpath(m["file"]) == learner_path
+    ]
+    return list(reversed(frames))  # faulthandler prints the innermost frame first
+
+
+def _strip_dump(output: str) -> str:
+    """What the learner printed, without faulthandler's dump."""
+    cut = re.search(r"^(Fatal Python error|Current thread 0x|Thread 0x)", output, flags=re.MULTILINE)
+    return output[: cut.start()] if cut else output
+
+
+def _source_line(path: str, line: int) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as source:
+            for number, text in enumerate(source, 1):
+                if number == line:
+                    return text.strip()
+    except OSError:
+        pass
+    return ""

@@ -1,0 +1,90 @@
+"""What an exercise is, to the grader: the interface every exercise module implements.
+
+An exercise lives in ``quizprep/grader/exercises/<name>.py`` and defines a module-level
+``SPEC = ExerciseSpec(...)``. :func:`quizprep.grader.exercises.load_spec` finds it by name,
+so adding an exercise means adding one module (and its stub in ``exercises/<name>.py``).
+
+A check is a function ``run(ctx: CheckContext) -> str | None``. It asks the learner's
+process for results with ``ctx.call`` / ``ctx.new_module`` (each reply holds decoded tensors,
+never objects from the learner), compares them in the grader's process, and reports a failure
+by raising :class:`CheckFailure` (or lets a :class:`~quizprep.grader.session.LearnerFailure`
+propagate: the runner turns it into a failed check). It returns an optional note for the report.
+
+The perf phase (issue 5) plugs in through ``ExerciseSpec.perf``: a callable taking the
+:class:`CheckContext` after every check has passed (same worker process, same seed and device)
+and returning a :class:`PhaseResult`; the runner adds its checks to the report and its
+``data`` under ``report["perf"]`` in ``--json``. Exercises without timing leave it None.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from quizprep.grader.context import CheckContext
+
+
+@dataclass
+class CheckFailure(Exception):
+    """A check's verdict that the learner's code is wrong, with everything the report shows."""
+
+    message: str
+    tried: str = ""
+    smallest: str = ""
+    where: str = ""
+    diagnosis: str = ""
+    hint: str = ""
+    quiz: str = ""
+    traceback: list[str] = field(default_factory=list)
+    output: str = ""
+    diagnosis_id: str = ""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class CheckSkipped(Exception):
+    """The check does not apply here (e.g. it needs CUDA); the message says why."""
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    title: str
+    run: Callable[["CheckContext"], str | None]
+
+
+@dataclass
+class CheckResult:
+    id: str
+    title: str
+    status: str  # pass | fail | skip | error
+    message: str = ""
+    diagnosis: str = ""
+    hint: str = ""
+    quiz: str = ""
+    tried: str = ""
+    smallest: str = ""
+    where: str = ""
+    traceback: list[str] = field(default_factory=list)
+    output: str = ""
+    seconds: float = 0.0
+    diagnosis_id: str = ""
+
+
+@dataclass
+class PhaseResult:
+    """What an extra phase (perf) adds to a report: more check rows and free-form data."""
+
+    checks: list[CheckResult] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExerciseSpec:
+    name: str
+    title: str
+    entry_points: tuple[str, ...]
+    checks: tuple[Check, ...]
+    forbidden: tuple[str, ...] = ()  # guard groups in worker.py: "sdpa", "mha", "softmax"
+    perf: Callable[["CheckContext"], PhaseResult] | None = None

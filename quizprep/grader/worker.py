@@ -1,0 +1,411 @@
+"""The learner's process: loads their file and runs the calls the grader asks for.
+
+Started by :mod:`quizprep.grader.session` as a script (``python worker.py CONFIG``), never
+imported by learner code. It receives inputs and sends back outputs over two inherited pipe
+file descriptors; it never sees a reference result. Before the learner's file is imported it:
+
+* drops the grader's directory from ``sys.path`` and blocks importing ``quizprep`` (a meta-path
+  finder), so the reference engine cannot be borrowed;
+* wraps the functions an exercise forbids (``F.scaled_dot_product_attention``,
+  ``nn.MultiheadAttention``, ...) so that calling them is recorded with the learner's line;
+* sets a memory limit (``RLIMIT_AS``, measured above what importing torch already reserved),
+  disables core dumps and arms ``faulthandler`` so a segfault or a hang leaves a traceback.
+"""
+from __future__ import annotations
+
+import faulthandler
+import importlib.abc
+import importlib.util
+import json
+import os
+import resource
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+LEARNER_MODULE = "quizprep_submission"
+
+
+def _load_protocol() -> ModuleType:
+    path = Path(__file__).with_name("protocol.py")
+    spec = importlib.util.spec_from_file_location("_quizprep_channel", path)
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+class ForbiddenCall(BaseException):
+    """Raised inside learner code; a BaseException so `except Exception` cannot swallow it."""
+
+
+class Worker:
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+        self.learner_path = str(Path(config["path"]).resolve())
+        self.request_fd = int(config["request_fd"])
+        self.response_fd = int(config["response_fd"])
+        self.channel = _load_protocol()
+        self.violations: list[dict[str, Any]] = []
+        self.modules: dict[int, Any] = {}
+        self.learner: ModuleType | None = None
+        self.active: set[str] = set(config.get("forbidden", ()))
+
+    # ---- set-up -------------------------------------------------------------------------
+    def prepare(self) -> None:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        faulthandler.enable(file=sys.stderr, all_threads=True)
+        faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
+        import torch
+
+        torch.set_num_threads(int(self.config.get("threads", 1)))
+        warm = torch.randn(8, 8)
+        torch.softmax(warm @ warm, dim=-1).sum()
+        self._limit_memory()
+        self._install_guards()
+        self._wrap_os_exit()
+        sys.meta_path.insert(0, QuizprepBlocker(self))
+
+    def _limit_memory(self) -> None:
+        limit = self.config.get("memory_limit_bytes")
+        if not limit:
+            return
+        with open("/proc/self/status") as status:
+            fields = dict(line.split(":", 1) for line in status if ":" in line)
+        reserved = int(fields["VmSize"].split()[0]) * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (reserved + int(limit), reserved + int(limit)))
+
+    def _install_guards(self) -> None:
+        import torch
+        import torch.nn.functional as F
+
+        # Every guard is installed; only the groups the current exercise forbids are active.
+        label = "torch.nn.functional.scaled_dot_product_attention"
+        self._guard("sdpa", F, "scaled_dot_product_attention", label)
+        self._guard("sdpa", torch._C._nn, "scaled_dot_product_attention", label)
+        for name in dir(torch):
+            if name.startswith("_scaled_dot_product"):
+                self._guard("sdpa", torch, name, f"torch.{name}")
+        self._guard("sdpa", torch.ops.aten, "scaled_dot_product_attention",
+                    "torch.ops.aten.scaled_dot_product_attention")
+        self._guard("mha", F, "multi_head_attention_forward", "torch.nn.functional.multi_head_attention_forward")
+        self._guard("mha", torch, "_native_multi_head_attention", "torch._native_multi_head_attention")
+        self._guard_class("mha", torch.nn, "MultiheadAttention", "torch.nn.MultiheadAttention")
+        self._guard_class("mha", torch.nn.modules.activation, "MultiheadAttention", "torch.nn.MultiheadAttention")
+        for owner, name, label in (
+            (torch, "softmax", "torch.softmax"),
+            (torch, "_softmax", "torch._softmax"),
+            (torch, "log_softmax", "torch.log_softmax"),
+            (torch.Tensor, "softmax", "Tensor.softmax"),
+            (torch.Tensor, "log_softmax", "Tensor.log_softmax"),
+            (F, "softmax", "torch.nn.functional.softmax"),
+            (F, "log_softmax", "torch.nn.functional.log_softmax"),
+            (torch.special, "softmax", "torch.special.softmax"),
+            (torch.special, "log_softmax", "torch.special.log_softmax"),
+        ):
+            self._guard("softmax", owner, name, label)
+
+    def _guard(self, group: str, owner: Any, name: str, label: str) -> None:
+        original = getattr(owner, name, None)
+        if original is None:
+            return
+        worker = self
+
+        def forbidden(*args: Any, **kwargs: Any) -> Any:
+            if group not in worker.active:
+                return original(*args, **kwargs)
+            worker.record_violation(label)
+            raise ForbiddenCall(f"{label} is not allowed in this exercise")
+
+        forbidden.__name__ = name
+        setattr(owner, name, forbidden)
+
+    def _guard_class(self, group: str, owner: Any, name: str, label: str) -> None:
+        original = getattr(owner, name, None)
+        if original is None:
+            return
+        worker = self
+
+        class Forbidden(original):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                if group not in worker.active:
+                    super().__init__(*args, **kwargs)
+                    return
+                worker.record_violation(label)
+                raise ForbiddenCall(f"{label} is not allowed in this exercise")
+
+        Forbidden.__name__ = Forbidden.__qualname__ = name
+        setattr(owner, name, Forbidden)
+
+    def _wrap_os_exit(self) -> None:
+        real_exit = os._exit
+        worker = self
+
+        def exit_now(status: int) -> None:
+            try:
+                frames = worker.learner_frames(traceback.extract_stack()[:-1])
+                worker.send({"event": "os_exit", "status": status, "frames": frames})
+            finally:
+                real_exit(status)
+
+        os._exit = exit_now  # type: ignore[assignment]
+
+    def record_violation(self, label: str) -> None:
+        frames = self.learner_frames(traceback.extract_stack()[:-2])
+        self.violations.append({"call": label, "frames": frames})
+
+    # ---- the learner's file -------------------------------------------------------------
+    def load_learner(self) -> dict[str, Any]:
+        self.learner, self.modules = None, {}
+        sys.modules.pop(LEARNER_MODULE, None)
+        sys.path.insert(0, str(Path(self.learner_path).parent))
+        spec = importlib.util.spec_from_file_location(LEARNER_MODULE, self.learner_path)
+        if spec is None or spec.loader is None:
+            return {"ready": False, "error": {"kind": "load", "message": "cannot load this file as Python"}}
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[LEARNER_MODULE] = module
+        started = time.perf_counter()
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as error:  # noqa: BLE001 - every failure is the learner's to see
+            return {"ready": False, "error": self.describe(error), "forbidden": self.take_violations()}
+        self.learner = module
+        names = sorted(n for n in vars(module) if not n.startswith("_"))
+        return {
+            "ready": True,
+            "names": names,
+            "seconds": time.perf_counter() - started,
+            "forbidden": self.take_violations(),
+        }
+
+    def take_violations(self) -> list[dict[str, Any]]:
+        found, self.violations = self.violations, []
+        return found
+
+    def learner_frames(self, frames: Any) -> list[dict[str, Any]]:
+        return [
+            {"file": frame.filename, "line": frame.lineno, "function": frame.name, "code": (frame.line or "").strip()}
+            for frame in frames
+            if _same_file(frame.filename, self.learner_path)
+        ]
+
+    def describe(self, error: BaseException) -> dict[str, Any]:
+        frames = self.learner_frames(traceback.extract_tb(error.__traceback__))
+        message = _short(str(error))
+        description: dict[str, Any] = {
+            "type": type(error).__name__,
+            "message": message,
+            "frames": frames,
+            "kind": _error_kind(error, message),
+        }
+        if isinstance(error, SyntaxError):
+            description["syntax"] = {
+                "file": error.filename,
+                "line": error.lineno,
+                "offset": error.offset,
+                "text": (error.text or "").rstrip("\n"),
+                "msg": error.msg,
+            }
+        if isinstance(error, SystemExit):
+            description["message"] = _short(repr(error.code))
+        return description
+
+    # ---- serving ------------------------------------------------------------------------
+    def send(self, payload: Any) -> None:
+        self.channel.write_message(self.response_fd, payload)
+
+    def serve(self) -> None:
+        while True:
+            try:
+                request = self.channel.read_message(self.request_fd)
+            except EOFError:
+                return
+            started = time.perf_counter()
+            try:
+                response = self.handle(request)
+            except BaseException as error:  # noqa: BLE001
+                response = {"ok": False, "error": self.describe(error)}
+            response["forbidden"] = self.take_violations()
+            response["seconds"] = time.perf_counter() - started
+            try:
+                self.send(response)
+            except (TypeError, ValueError) as error:
+                self.send({"ok": False, "error": {"kind": "exception", "type": "TypeError",
+                                                  "message": f"could not send the result back: {error}",
+                                                  "frames": []}})
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request["op"]
+        if op == "ping":
+            return {"ok": True, "value": None}
+        if op == "load":  # another file in the same process (a coach grading many files)
+            self.learner_path = str(Path(request["path"]).resolve())
+            self.active = set(request.get("forbidden", ()))
+            return {"ok": True, "value": self.load_learner()}
+        if op == "new_module":
+            return self.new_module(request)
+        if op == "set_state":
+            return self.set_state(self.modules[int(request["handle"])], request)
+        if op == "call":
+            target = self.lookup(request["target"])
+            return self.call(target, request)
+        if op == "call_module":
+            module = self.modules[int(request["handle"])]
+            return self.call(module, request, parameters=dict(module.named_parameters()))
+        raise ValueError(f"unknown op {op!r}")
+
+    def lookup(self, name: str) -> Any:
+        target = getattr(self.learner, name, None)
+        if target is None:
+            raise LookupError(f"your file does not define {name!r}")
+        return target
+
+    def new_module(self, request: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        cls = self.lookup(request["target"])
+        torch.manual_seed(int(request.get("seed", 0)))
+        instance = cls(*request.get("args", []), **request.get("kwargs", {}))
+        if not isinstance(instance, torch.nn.Module):
+            return {"ok": False, "error": {"kind": "wrong_type", "type": "TypeError", "frames": [],
+                                           "message": f"{request['target']}(...) is not an nn.Module"}}
+        handle = len(self.modules)
+        self.modules[handle] = instance
+        kinds = {name: f"{type(sub).__module__}.{type(sub).__qualname__}" for name, sub in instance.named_children()}
+        parameters = {name: p.detach().clone() for name, p in instance.named_parameters()}
+        return {"ok": True, "value": {"handle": handle, "children": kinds, "parameters": parameters}}
+
+    def set_state(self, module: Any, request: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        dtype = request.get("dtype")
+        device = request.get("device", "cpu")
+        module.to(device=device, dtype=getattr(torch, dtype) if dtype else None)
+        parameters = dict(module.named_parameters())
+        with torch.no_grad():
+            for name, value in request.get("state", {}).items():
+                parameters[name].copy_(value)
+        return {"ok": True, "value": None}
+
+    def call(self, target: Callable[..., Any], request: dict[str, Any],
+             parameters: dict[str, Any] | None = None) -> dict[str, Any]:
+        import torch
+
+        prepare = _Preparer(request.get("device", "cpu"), bool(request.get("noncontiguous")),
+                            bool(request.get("requires_grad")))
+        args = [prepare(a) for a in request.get("args", [])]
+        kwargs = {k: prepare(v) for k, v in request.get("kwargs", {}).items()}
+        grad_output = request.get("grad_output")
+        context = torch.enable_grad() if grad_output is not None else torch.no_grad()
+        with context:
+            value = target(*args, **kwargs)
+        response: dict[str, Any] = {"ok": True, "value": value}
+        if grad_output is not None:
+            response["grads"] = self.gradients(value, request, args, kwargs, parameters or {})
+        if request.get("return_inputs"):
+            response["inputs_after"] = {"args": args, "kwargs": kwargs}
+        return response
+
+    def gradients(self, value: Any, request: dict[str, Any], args: list[Any], kwargs: dict[str, Any],
+                  parameters: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        output = value
+        for index in request.get("grad_path", []):
+            if not isinstance(output, (tuple, list)) or len(output) <= index:
+                raise TypeError("the result does not have the expected structure for a gradient check")
+            output = output[index]
+        if not isinstance(output, torch.Tensor) or not output.requires_grad:
+            return {"error": "the output does not depend differentiably on the inputs "
+                             "(computed under no_grad, detached, or converted through numpy?)"}
+        named = [(f"arg{i}", a) for i, a in enumerate(args) if _wants_grad(a)]
+        named += [(k, a) for k, a in kwargs.items() if _wants_grad(a)]
+        named += [(f"param:{k}", p) for k, p in parameters.items()]
+        grad_output = request["grad_output"].to(device=output.device, dtype=output.dtype)
+        grads = torch.autograd.grad(output, [t for _, t in named], grad_output, allow_unused=True)
+        return {"values": {name: g for (name, _), g in zip(named, grads)}}
+
+
+def _wants_grad(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor) and value.requires_grad
+
+
+class _Preparer:
+    """Moves tensors to the device and makes them non-contiguous or differentiable on request."""
+
+    def __init__(self, device: str, noncontiguous: bool, requires_grad: bool) -> None:
+        self.device, self.noncontiguous, self.requires_grad = device, noncontiguous, requires_grad
+
+    def __call__(self, value: Any) -> Any:
+        import torch
+
+        if isinstance(value, (list, tuple)):
+            return type(value)(self(v) for v in value)
+        if not isinstance(value, torch.Tensor):
+            return value
+        tensor = value.to(self.device)
+        if self.noncontiguous and tensor.dim() >= 1 and tensor.numel() > 1:
+            wide = torch.zeros(*tensor.shape[:-1], tensor.shape[-1] * 2, dtype=tensor.dtype, device=tensor.device)
+            wide[..., ::2] = tensor
+            tensor = wide[..., ::2]
+        if self.requires_grad and tensor.is_floating_point():
+            tensor = tensor.detach().requires_grad_(True)
+        return tensor
+
+
+class QuizprepBlocker(importlib.abc.MetaPathFinder):
+    """Refuses `import quizprep...` from learner code and records the attempt."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+
+    def find_spec(self, fullname: str, path: Any, target: Any = None) -> None:
+        if fullname == "quizprep" or fullname.startswith("quizprep."):
+            self.worker.record_violation(f"import {fullname}")
+            raise ImportError(f"{fullname} cannot be imported from an exercise: it contains the grader's reference")
+        return None
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.realpath(a) == b
+    except (OSError, ValueError):
+        return False
+
+
+def _short(text: str, limit: int = 600) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _error_kind(error: BaseException, message: str) -> str:
+    if isinstance(error, NotImplementedError):
+        return "not_implemented"
+    if isinstance(error, SyntaxError):
+        return "syntax"
+    if isinstance(error, SystemExit):
+        return "exit"
+    if isinstance(error, ForbiddenCall):
+        return "forbidden"
+    if isinstance(error, MemoryError) or "can't allocate memory" in message or "not enough memory" in message:
+        return "memory"
+    return "exception"
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    del sys.path[0]  # the grader's own directory: learner code must not import its modules
+    worker = Worker(config)
+    worker.prepare()
+    worker.send({"prepared": True})  # torch is in: from here on the learner's time limits apply
+    worker.send(worker.load_learner())
+    worker.serve()
+
+
+if __name__ == "__main__":
+    main()

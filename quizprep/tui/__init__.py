@@ -1,0 +1,1 @@
+"""The Textual quiz app (`quizprep quiz`): screens, widgets and one stylesheet."""

@@ -1,0 +1,190 @@
+"""The quiz app: loads the banks, opens the progress store and runs study sessions screen by screen."""
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import replace
+from datetime import tzinfo
+from pathlib import Path
+from typing import Sequence
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding
+
+from quizprep.bank.loader import LoadResult, default_cache_dir, load_banks
+from quizprep.bank.model import Question
+from quizprep.study import session as sessions
+from quizprep.study.session import Clock, Feedback, PendingAssessment, Session, utc_now
+from quizprep.study.stats import compute_stats, topic_overview, topic_titles
+from quizprep.study.store import Store, StoreError
+from quizprep.tui.outcome import NEXT
+from quizprep.tui.screens.home import HomeScreen
+
+# The other screens (Markdown, TextArea, DataTable...) are imported where they are first pushed:
+# cold start to the home screen is measured and kept close to a bare Textual app's.
+
+DARK, LIGHT = "textual-dark", "textual-light"
+WARNINGS_SHOWN = 4
+
+
+def readable_path(file: str) -> str:
+    """`file` relative to the working directory when it lies below it: short enough for a toast."""
+    relative = os.path.relpath(file)
+    return file if relative.startswith("..") else relative
+
+
+class QuizApp(App[None]):
+    """`quizprep quiz`. `now`, `tz` and `seed` are injectable so tests and snapshots see fixed
+    times and draws."""
+
+    CSS_PATH = Path(__file__).with_name("quizprep.tcss")
+    TITLE = "quizprep"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("question_mark", "help", "Help"),
+        Binding("f1", "help", "Help", show=False),
+        Binding("ctrl+t", "toggle_theme", "Theme", priority=True),
+    ]
+
+    def __init__(self, *, banks: Sequence[str | Path] | None = None, topics: Sequence[str] = (),
+                 db: str | Path | None = None, mode: str | None = None, now: Clock = utc_now,
+                 tz: tzinfo | None = None, seed: int | None = None) -> None:
+        super().__init__()
+        self.bank_paths = banks
+        self.topics = tuple(topics)
+        self.db_path = db
+        self.start_mode = mode
+        self.now = now
+        self.tz = tz
+        self.rng = random.Random(seed)
+        self.store: Store | None = None
+        self.loaded = LoadResult()
+        self.questions: list[Question] = []
+
+    def on_mount(self) -> None:
+        self.theme = DARK
+        self.loaded = load_banks(self.bank_paths, cache_dir=default_cache_dir())
+        self.questions = [q for q in self.loaded.questions if not self.topics or q.topic in self.topics]
+        try:
+            self.store = Store.open(self.db_path)
+        except StoreError as error:
+            self.exit(return_code=1, message=f"quizprep: {error}")
+            return
+        self.push_screen(HomeScreen(self._overview()))
+        self._warn()
+        self.resume_and_start()
+
+    def on_unmount(self) -> None:
+        if self.store is not None:
+            self.store.close()
+
+    def _warn(self) -> None:
+        assert self.store is not None
+        for notice in self.store.notices:
+            self.notify(notice, title="Progress database", severity="error", timeout=30, markup=False)
+        warnings = [str(replace(error, file=readable_path(error.file))) for error in self.loaded.errors]
+        for line in warnings[:WARNINGS_SHOWN]:
+            self.notify(line, title="Question skipped", severity="warning", timeout=20, markup=False)
+        if len(warnings) > WARNINGS_SHOWN:
+            self.notify(f"…and {len(warnings) - WARNINGS_SHOWN} more; `quizprep check` lists them all.",
+                        title="Questions skipped", severity="warning", timeout=20)
+        missing = set(self.topics) - {q.topic for q in self.loaded.questions}
+        if missing:
+            self.notify(f"No questions in topic(s): {', '.join(sorted(missing))}", severity="error",
+                        markup=False)
+
+    def _overview(self) -> list:
+        assert self.store is not None
+        return topic_overview(self.store, self.questions, now=self.now(),
+                              titles=topic_titles(self.loaded))
+
+    # -- sessions --------------------------------------------------------------------------
+
+    @work(exclusive=True, group="session")
+    async def resume_and_start(self) -> None:
+        """Offer free responses left unassessed last time, then start the --mode session if any."""
+        assert self.store is not None
+        pending = sessions.unassessed(self.store, self.questions)
+        if pending:
+            from quizprep.tui.screens.rubric import RubricScreen
+
+            self.notify(f"{len(pending)} free answer(s) from last time still need your rubric "
+                        "self-assessment; Esc leaves one for later.", title="Welcome back")
+        for answer in pending:
+            met = await self.push_screen_wait(RubricScreen(answer))
+            if met is None:
+                break
+            self._saved(sessions.assess_answer(self.store, answer, met, self.now()))
+        if self.start_mode:
+            self._start(self.start_mode, self.topics)
+
+    def on_home_screen_start(self, message: HomeScreen.Start) -> None:
+        self._start(message.mode, message.topics)
+
+    def _start(self, mode: str, topics: Sequence[str]) -> None:
+        assert self.store is not None
+        build = {"practice": sessions.practice, "review": sessions.review, "mock": sessions.mock}[mode]
+        try:
+            session = build(self.store, self.questions, topics or self.topics, now=self.now, rng=self.rng)
+        except ValueError as error:
+            self.notify(str(error), severity="error", markup=False)
+            return
+        if session.finished:
+            session.end()
+            nothing = "Nothing is due for review now." if mode == "review" else "No questions to ask."
+            self.notify(nothing, title="Nothing to do")
+            return
+        self.run_session(session)
+
+    @work(exclusive=True, group="session")
+    async def run_session(self, session: Session) -> None:
+        """Question → feedback (or rubric) until the queue is empty, the learner stops or time is up."""
+        from quizprep.tui.screens.feedback import FeedbackScreen
+        from quizprep.tui.screens.question import QuestionScreen, seconds_left
+        from quizprep.tui.screens.report import ReportScreen
+        from quizprep.tui.screens.rubric import RubricScreen
+
+        while (showing := session.next()) is not None:
+            given = await self.push_screen_wait(QuestionScreen(session, showing))
+            if isinstance(given, Feedback):
+                # As in an interview, a mock round moves straight on; its report says what was wrong.
+                if session.mode != "mock" and await self.push_screen_wait(FeedbackScreen(session, given)) != NEXT:
+                    break
+            elif isinstance(given, PendingAssessment):
+                timer = (lambda: seconds_left(session)) if session.time_limit is not None else None
+                met = await self.push_screen_wait(RubricScreen(given, timer))
+                if met is None:
+                    break
+                self._saved(session.assess(given, met))
+            else:
+                break
+        await self.push_screen_wait(ReportScreen(session.end()))
+        self.refresh_home()
+
+    def _saved(self, feedback: Feedback) -> None:
+        self.notify(f"Score {feedback.score:.0%}, rated {feedback.rating.name}.", title="Assessment saved")
+
+    def refresh_home(self) -> None:
+        if isinstance(self.screen, HomeScreen):
+            self.screen.show(self._overview())
+
+    # -- anywhere --------------------------------------------------------------------------
+
+    def action_stats(self) -> None:
+        from quizprep.tui.screens.stats import StatsScreen
+
+        assert self.store is not None
+        stats = compute_stats(self.store, self.questions, now=self.now(), tz=self.tz,
+                              titles=topic_titles(self.loaded))
+        self.push_screen(StatsScreen(stats))
+
+    def action_help(self) -> None:
+        from quizprep.tui.screens.help import HelpScreen
+
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen(self.screen))
+
+    def action_toggle_theme(self) -> None:
+        self.theme = LIGHT if self.theme == DARK else DARK

@@ -1,0 +1,1 @@
+"""The screens of the quiz app, one per module."""

@@ -1,0 +1,93 @@
+"""After a choice or numeric answer: right or wrong, and why, with this draw's numbers."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Markdown, Static
+
+from quizprep.bank.model import ChoiceQuestion, NumericQuestion
+from quizprep.study.session import Feedback, Session
+from quizprep.tui.outcome import NEXT, TIME_UP
+from quizprep.tui.screens.question import seconds_left
+from quizprep.tui.widgets.round_timer import RoundTimer
+
+
+def due_phrase(due: datetime, now: datetime) -> str:
+    seconds = (due - now).total_seconds()
+    if seconds < 3600:
+        return f"in {max(1, round(seconds / 60))} min"
+    if seconds < 86400:
+        return f"in {round(seconds / 3600)} h"
+    return f"in {round(seconds / 86400)} days"
+
+
+def feedback_markdown(feedback: Feedback, now: datetime) -> str:
+    """The whole explanation of one judged answer as Markdown."""
+    question = feedback.question
+    parts: list[str] = []
+    if isinstance(question, NumericQuestion) and feedback.verdict is not None:
+        verdict = feedback.verdict
+        parts.append(f"**You answered** `{feedback.response}`, understood as **{verdict.understood}**.  \n"
+                     f"**Expected** {verdict.expected} (tolerance {question.tolerance}).")
+        if verdict.diagnosis:
+            parts.append(f"**What your number means:** {verdict.diagnosis}")
+        # Inline code, not a fenced block: long steps must wrap at 80 columns, not scroll sideways.
+        steps = "\n".join(f"- `{step}`" for step in feedback.worked)
+        parts.append(f"### Worked computation\n\n{steps}")
+    elif isinstance(question, ChoiceQuestion):
+        lines = []
+        for index, choice in enumerate(question.choices):
+            mark = "✓" if choice.correct else "✗"
+            yours = " *(your pick)*" if index in feedback.picked else ""
+            lines.append(f"- {mark} **{index + 1}. {choice.text}**{yours} — {choice.why}")
+        parts.append("### The choices\n\n" + "\n".join(lines))
+    parts.append(f"### Explanation\n\n{feedback.explanation}")
+    if question.pitfalls:
+        parts.append("### Pitfalls\n\n" + "\n".join(f"- {p}" for p in question.pitfalls))
+    if question.references:
+        parts.append("### References\n\n" + "\n".join(f"- {r}" for r in question.references))
+    pace = f", but slow ({feedback.elapsed_s:.0f} s)" if feedback.slow else ""
+    parts.append(f"*Saved{pace}. Rated {feedback.rating.name}; next review "
+                 f"{due_phrase(feedback.next_due, now)}.*")
+    return "\n\n".join(parts)
+
+
+class FeedbackScreen(Screen[str | None]):
+    """Dismisses with NEXT to go on, None to end the session, or TIME_UP when a round ends."""
+
+    BINDINGS = [
+        Binding("enter,n", "next", "Next"),
+        Binding("escape", "leave", "End session"),
+    ]
+
+    def __init__(self, session: Session, feedback: Feedback) -> None:
+        super().__init__()
+        self.session = session
+        self.feedback = feedback
+
+    def compose(self) -> ComposeResult:
+        right = self.feedback.correct
+        with Horizontal(id="verdict-bar"):
+            yield Static("✓ Correct" if right else "✗ Not quite", id="verdict",
+                         classes="-right" if right else "-wrong")
+            if self.session.time_limit is not None:
+                yield RoundTimer(lambda: seconds_left(self.session), id="timer")
+        with VerticalScroll(id="feedback-body"):
+            yield Markdown(feedback_markdown(self.feedback, self.session.now()), id="feedback")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one("#feedback-body").focus()
+
+    def action_next(self) -> None:
+        self.dismiss(NEXT)
+
+    def action_leave(self) -> None:
+        self.dismiss(None)
+
+    def on_round_timer_expired(self) -> None:
+        self.dismiss(TIME_UP)

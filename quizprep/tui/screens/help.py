@@ -1,0 +1,51 @@
+"""`?`: the keys of the screen underneath, and how to type answers."""
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Markdown, Static
+
+ANSWERING = """\
+### Answering
+
+- **Choices**: press the number of a choice; when several are right, each number toggles one.
+- **Numbers** accept units and scientific notation: `32 GiB`, `3.4e10 B`, `512 MB`, `2.7e8`,
+  `268M`, `7B params`, `1.5 TFLOP`, `1.2 ms`. The line under the field says what was understood.
+  GiB/MiB are powers of 1024, GB/MB powers of 1000.
+- **Free responses**: write, then **Ctrl+S**; tick the rubric items your answer met with number keys.
+
+Every answer is saved the moment you give it: quitting at any time loses nothing.
+"""
+
+
+def keys_markdown(screen: Screen) -> str:
+    """The footer's keys on `screen` as a list, a group of number keys as one line."""
+    lines = []
+    seen: set[str] = set()
+    for active in screen.active_bindings.values():
+        binding = active.binding
+        description = binding.group.description if binding.group else binding.description
+        if not binding.show or not description or description in seen:
+            continue
+        seen.add(description)
+        keys = "number keys" if binding.group else screen.app.get_key_display(binding)
+        lines.append(f"- **{keys}** {description}")
+    return "### Keys here\n\n" + "\n".join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q", "close", "Close help")]
+
+    def __init__(self, underneath: Screen) -> None:
+        super().__init__()
+        self.underneath = underneath
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-box"):
+            yield Static("quizprep help · Esc closes", id="help-title")
+            yield Markdown(f"{keys_markdown(self.underneath)}\n\n{ANSWERING}")
+
+    def action_close(self) -> None:
+        self.dismiss(None)

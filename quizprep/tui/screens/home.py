@@ -1,0 +1,90 @@
+"""Home: every topic with its question count, what is due and how well it is known."""
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from quizprep.study.stats import TopicStats
+
+
+TOPIC_WIDTH = 30
+
+
+def shorten(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def percent(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0%}"
+
+
+def bar(value: float | None, width: int = 10) -> str:
+    filled = round((value or 0.0) * width)
+    return "█" * filled + "░" * (width - filled)
+
+
+class HomeScreen(Screen[None]):
+    """Picks what to study; the app runs it. Posts Start with the mode and topics chosen."""
+
+    BINDINGS = [
+        Binding("enter,p", "practice_topic", "Practice"),
+        Binding("a", "start('practice')", "All topics"),
+        Binding("r", "start('review')", "Review"),
+        Binding("m", "start('mock')", "Mock"),
+        Binding("s", "app.stats", "Stats"),
+    ]
+
+    class Start(Message):
+        def __init__(self, mode: str, topics: tuple[str, ...] = ()) -> None:
+            super().__init__()
+            self.mode = mode
+            self.topics = topics
+
+    def __init__(self, topics: list[TopicStats]) -> None:
+        super().__init__()
+        self.topics = topics
+
+    def compose(self) -> ComposeResult:
+        yield Static("quizprep · attention interview prep", id="home-title")
+        yield Static(id="home-summary")
+        yield DataTable(id="topics", cursor_type="row", zebra_stripes=True)
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_column("Topic", width=TOPIC_WIDTH)
+        table.add_columns("Seen", "Due", "Accuracy", "Mastery")
+        self.show(self.topics)
+        table.focus()
+
+    def show(self, topics: list[TopicStats]) -> None:
+        """Refill the table (after a session) keeping the cursor on the same row."""
+        self.topics = topics
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        table.clear()
+        for stats in topics:
+            table.add_row(shorten(stats.title, TOPIC_WIDTH), f"{stats.seen}/{stats.questions}", str(stats.due),
+                          percent(stats.accuracy), f"{bar(stats.mastery)} {percent(stats.mastery)}",
+                          key=stats.topic)
+        table.move_cursor(row=min(row, max(0, len(topics) - 1)))
+        due = sum(t.due for t in topics)
+        total = sum(t.questions for t in topics)
+        self.query_one("#home-summary", Static).update(
+            f"{total} questions in {len(topics)} topics · {due} due for review"
+        )
+
+    def action_practice_topic(self) -> None:
+        if self.topics:
+            topic = self.topics[self.query_one(DataTable).cursor_row].topic
+            self.post_message(self.Start("practice", (topic,)))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_practice_topic()
+
+    def action_start(self, mode: str) -> None:
+        self.post_message(self.Start(mode))

@@ -1,0 +1,96 @@
+"""One question: the prompt as Markdown and the answer widget its kind needs."""
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Markdown, Static
+
+from quizprep.bank.model import ChoiceQuestion, NumericQuestion, Question
+from quizprep.study.session import Feedback, InputError, PendingAssessment, Session, Showing
+from quizprep.tui.outcome import TIME_UP
+from quizprep.tui.widgets.choice_picker import ChoicePicker
+from quizprep.tui.widgets.free_answer import FreeAnswer
+from quizprep.tui.widgets.numeric_answer import NumericAnswer
+from quizprep.tui.widgets.round_timer import RoundTimer
+
+KIND_NAMES = {"choice": "multiple choice", "numeric": "numeric", "free": "free response"}
+MODE_NAMES = {"practice": "Practice", "review": "Review", "mock": "Mock interview"}
+
+
+def header_line(session: Session, showing: Showing) -> str:
+    question: Question = showing.question
+    stars = "★" * question.difficulty + "☆" * max(0, 3 - question.difficulty)
+    follow_up = " · follow-up" if showing.follow_up_of else ""
+    return (f"{MODE_NAMES[session.mode]} {showing.number}/{session.total} · {question.topic} · "
+            f"{KIND_NAMES[question.kind]}{follow_up} · {stars}")
+
+
+def seconds_left(session: Session) -> float:
+    left = session.remaining_time()
+    return left.total_seconds() if left is not None else float("inf")
+
+
+class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
+    """Asks one showing and commits the answer through the session the moment it is given.
+
+    Dismisses with the Feedback (choice, numeric) or PendingAssessment (free response), None when
+    the learner ends the session, or TIME_UP when a mock round runs out of time."""
+
+    BINDINGS = [Binding("escape", "leave", "End session")]
+
+    def __init__(self, session: Session, showing: Showing) -> None:
+        super().__init__(classes=f"kind-{showing.question.kind}")
+        self.session = session
+        self.showing = showing
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="question-bar"):
+            yield Static(header_line(self.session, self.showing), id="question-meta", markup=False)
+            if self.session.time_limit is not None:
+                yield RoundTimer(lambda: seconds_left(self.session), id="timer")
+        with VerticalScroll(id="question-body"):
+            yield Markdown(self.showing.prompt, id="prompt")
+            yield from self._answer_widget()
+        yield Footer(compact=True)
+
+    def _answer_widget(self) -> ComposeResult:
+        question = self.showing.question
+        if isinstance(question, ChoiceQuestion):
+            yield ChoicePicker(question, id="answer")
+        elif isinstance(question, NumericQuestion):
+            yield NumericAnswer(question.unit, id="answer")
+        else:
+            yield Static("Answer as you would in an interview; Ctrl+S compares it with the model answer.",
+                         classes="hint")
+            yield FreeAnswer(id="answer")
+
+    def on_mount(self) -> None:
+        self.query_one("#answer").focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.action_submit()
+
+    def action_submit(self) -> None:
+        try:
+            given = self._answer()
+        except InputError as error:
+            self.notify(str(error), title="Not judged yet", severity="warning", markup=False)
+            return
+        self.dismiss(given)
+
+    def _answer(self) -> Feedback | PendingAssessment:
+        question = self.showing.question
+        if isinstance(question, ChoiceQuestion):
+            return self.session.answer_choice(self.showing, self.query_one(ChoicePicker).picked)
+        if isinstance(question, NumericQuestion):
+            return self.session.answer_numeric(self.showing, self.query_one(NumericAnswer).text)
+        return self.session.answer_free(self.showing, self.query_one(FreeAnswer).text)
+
+    def action_leave(self) -> None:
+        self.dismiss(None)
+
+    def on_round_timer_expired(self) -> None:
+        self.dismiss(TIME_UP)

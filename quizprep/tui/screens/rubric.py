@@ -1,0 +1,70 @@
+"""After a free response: the learner's answer beside the model answer, and the rubric to tick."""
+from __future__ import annotations
+
+from typing import Callable
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalGroup, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Markdown, Static
+
+from quizprep.study.session import PendingAssessment
+from quizprep.tui.widgets.round_timer import RoundTimer
+from quizprep.tui.widgets.rubric_checklist import RubricChecklist
+
+
+def bullets(title: str, items: tuple[str, ...]) -> str:
+    return f"### {title}\n\n" + "\n".join(f"- {item}" for item in items) if items else ""
+
+
+class RubricScreen(Screen[tuple[bool, ...] | None]):
+    """Dismisses with one bool per rubric item (met or not), or None to leave it unassessed.
+
+    The answer is already saved; an assessment left undone is offered again at the next start.
+    The round timer keeps showing here but never cuts an assessment short: the answer was given
+    in time, and ticking the rubric is not interview time."""
+
+    BINDINGS = [
+        Binding("enter", "save", "Save score"),
+        Binding("escape", "leave", "Later"),
+    ]
+
+    def __init__(self, pending: PendingAssessment, time_left: Callable[[], float] | None = None) -> None:
+        super().__init__()
+        self.pending = pending
+        self.time_left = time_left
+
+    def compose(self) -> ComposeResult:
+        question = self.pending.question
+        with Horizontal(id="rubric-bar"):
+            yield Static(f"Assess your answer to {question.id}", id="rubric-title", markup=False)
+            if self.time_left is not None:
+                yield RoundTimer(self.time_left, id="timer")
+        with VerticalScroll(id="rubric-body"):
+            yield Markdown(question.prompt, id="rubric-prompt")
+            with Horizontal(id="answers"):
+                with VerticalGroup(classes="answer-pane"):
+                    yield Static("Your answer", classes="pane-title")
+                    yield Static(self.pending.response, id="learner-answer", markup=False)
+                with VerticalGroup(classes="answer-pane"):
+                    yield Static("Model answer", classes="pane-title")
+                    yield Markdown(question.model_answer, id="model-answer")
+            yield Static("Tick each criterion your answer met (number keys), then Enter.",
+                         classes="hint")
+            yield RubricChecklist(question.rubric, id="checklist")
+            notes = [bullets("Common pitfalls", question.pitfalls),
+                     bullets("What an interviewer asks next", question.follow_ups),
+                     f"### Explanation\n\n{question.explanation}"]
+            yield Markdown("\n\n".join(note for note in notes if note), id="rubric-notes")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        self.query_one(RubricChecklist).focus()
+
+    def action_save(self) -> None:
+        met = self.query_one(RubricChecklist).met
+        self.dismiss(tuple(i in met for i in range(len(self.pending.question.rubric))))
+
+    def action_leave(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,56 @@
+"""Stats: accuracy and mastery per topic, most-missed rubric criteria, streak, history, what is due."""
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Sparkline, Static
+
+from quizprep.study.stats import Stats
+from quizprep.tui.screens.home import TOPIC_WIDTH, bar, percent, shorten
+
+
+class StatsScreen(Screen[None]):
+    BINDINGS = [Binding("escape,q", "close", "Back")]
+
+    def __init__(self, stats: Stats) -> None:
+        super().__init__()
+        self.stats = stats
+
+    def compose(self) -> ComposeResult:
+        stats = self.stats
+        with VerticalScroll(id="stats-body"):
+            days = "day" if stats.streak_days == 1 else "days"
+            yield Static(f"Streak: {stats.streak_days} {days} · {stats.total_answers} answers · "
+                         f"overall accuracy {percent(stats.accuracy)}", id="stats-summary")
+            yield Static("Per topic", classes="section-title")
+            yield DataTable(id="topic-stats", classes="stats-table", cursor_type="none", zebra_stripes=True)
+            history = stats.history
+            yield Static(f"Answers per day, last {len(history)} days "
+                         f"({history[0].day:%b %d} – {history[-1].day:%b %d})", classes="section-title")
+            yield Sparkline([day.answers for day in history], id="history")
+            yield Static("Due in the coming days", classes="section-title")
+            yield Static("  ".join(f"{day:%a} {count}" for day, count in stats.due_ahead), id="due-ahead")
+            yield Static("Rubric criteria missed most often", classes="section-title")
+            yield Static(self._missed_text(), id="missed", markup=False)
+        yield Footer(compact=True)
+
+    def _missed_text(self) -> str:
+        if not self.stats.missed_criteria:
+            return "None yet: assess a free response to see which criteria you miss."
+        return "\n".join(f"{m.missed}/{m.assessed}  {m.criterion}  ({m.question_id})"
+                         for m in self.stats.missed_criteria[:8])
+
+    def on_mount(self) -> None:
+        table = self.query_one("#topic-stats", DataTable)
+        table.add_column("Topic", width=TOPIC_WIDTH)
+        table.add_columns("Seen", "Answers", "Accuracy", "Mastery", "Due")
+        for topic in self.stats.topics:
+            table.add_row(shorten(topic.title, TOPIC_WIDTH), f"{topic.seen}/{topic.questions}", str(topic.attempts),
+                          percent(topic.accuracy), f"{bar(topic.mastery)} {percent(topic.mastery)}",
+                          str(topic.due))
+        self.query_one("#stats-body").focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

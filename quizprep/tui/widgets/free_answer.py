@@ -1,0 +1,12 @@
+"""The text area for a free response; Ctrl+S hands it in (Enter is a new line, `?` a character)."""
+from __future__ import annotations
+
+from textual.binding import Binding
+from textual.widgets import TextArea
+
+
+class FreeAnswer(TextArea):
+    BINDINGS = [Binding("ctrl+s", "screen.submit", "Submit"), Binding("f1", "app.help", "Help")]
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")

@@ -1,0 +1,36 @@
+"""The visible countdown of a mock interview round."""
+from __future__ import annotations
+
+from typing import Callable
+
+from textual.message import Message
+from textual.widgets import Static
+
+
+def format_clock(seconds: float) -> str:
+    whole = max(0, int(seconds + 0.999))
+    return f"{whole // 60:02d}:{whole % 60:02d}"
+
+
+class RoundTimer(Static):
+    """Shows the seconds `time_left()` reports, twice a second, and posts Expired when they run out."""
+
+    class Expired(Message):
+        """The round's time is up."""
+
+    def __init__(self, time_left: Callable[[], float], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.time_left = time_left
+        self._expired = False
+
+    def on_mount(self) -> None:
+        self._tick()
+        self.set_interval(0.5, self._tick)
+
+    def _tick(self) -> None:
+        left = self.time_left()
+        self.update(f"⏱ {format_clock(left)}")
+        self.set_class(left <= 60, "-low")
+        if left <= 0 and not self._expired:
+            self._expired = True
+            self.post_message(self.Expired())

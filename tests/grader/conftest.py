@@ -1,0 +1,37 @@
+"""Shared helpers for the grader tests: grading a file in-process with one check selected."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+SOLUTIONS = HERE.parent / "solutions"
+EXPECT = re.compile(r"^# expect: check=(\S+) diagnosis=(\S+)", re.MULTILINE)
+
+
+def expectation(path: Path) -> tuple[str, str]:
+    match = EXPECT.search(path.read_text())
+    assert match, f"{path.name} has no '# expect:' line"
+    return match.group(1), match.group(2)
+
+
+@pytest.fixture(scope="session")
+def shared_worker():
+    """One learner process for the whole test run: files are loaded into it one after another."""
+    from quizprep.grader.session import Limits, WorkerSession
+
+    session = WorkerSession(SOLUTIONS / "attention.py", limits=Limits(check_seconds=30))
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def grade_file(shared_worker):
+    from quizprep.grader.grade import GradeOptions, grade
+
+    def run(path: Path, *, only: tuple[str, ...] = (), exercise: str | None = None):
+        return grade(path, GradeOptions(exercise=exercise, only=only, limits=shared_worker.limits), shared_worker)
+
+    return run

@@ -1,0 +1,29 @@
+# quizprep: exercise=gqa
+# expect: check=causal diagnosis=mask-after-softmax
+import math
+
+import torch
+from torch import nn
+
+
+class GroupedQueryAttention(nn.Module):
+    def __init__(self, d_model, n_heads, n_kv_heads):
+        super().__init__()
+        self.h, self.g, self.d = n_heads, n_kv_heads, d_model // n_heads
+        self.W_q = nn.Linear(d_model, n_heads * self.d)
+        self.W_k = nn.Linear(d_model, n_kv_heads * self.d)
+        self.W_v = nn.Linear(d_model, n_kv_heads * self.d)
+        self.W_o = nn.Linear(n_heads * self.d, d_model)
+
+    def forward(self, x, mask=None):
+        b, t, _ = x.shape
+        q = self.W_q(x).view(b, t, self.h, self.d).transpose(1, 2)
+        k = self.W_k(x).view(b, t, self.g, self.d).transpose(1, 2)
+        v = self.W_v(x).view(b, t, self.g, self.d).transpose(1, 2)
+        k = k.repeat_interleave(self.h // self.g, dim=1)
+        v = v.repeat_interleave(self.h // self.g, dim=1)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d)
+        weights = torch.softmax(scores, dim=-1)
+        if mask is not None:
+            weights = weights * mask
+        return self.W_o((weights @ v).transpose(1, 2).reshape(b, t, -1))

@@ -1,0 +1,8 @@
+# quizprep: exercise=softmax
+# expect: check=values diagnosis=no-keepdim
+import torch
+
+
+def stable_softmax(x, dim=-1):
+    e = (x - x.amax(dim=dim)).exp()
+    return e / e.sum(dim=dim)

@@ -1,0 +1,60 @@
+"""`quizprep grade` and `quizprep init` through their argparse registration."""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import SOLUTIONS
+from quizprep.grader import command
+
+
+def run_cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="quizprep")
+    command.register(parser.add_subparsers())
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+def test_command_module_does_not_import_torch():
+    code = "import sys, quizprep.grader.command; sys.exit('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_json_report_for_a_passing_solution(capsys, tmp_path):
+    source = tmp_path / "work.py"
+    source.write_text("# quizprep: exercise=masking\n" + (SOLUTIONS / "masking.py").read_text())
+    assert run_cli("grade", str(source), "--json") == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["exercise"] == "masking" and payload["passed"] is True and payload["score"] == 1.0
+    assert {"id", "title", "status", "message", "diagnosis", "hint"} <= set(payload["checks"][0])
+    assert payload["environment"]["torch"]
+
+
+def test_failing_file_exits_1_with_rich_report(capsys, tmp_path):
+    source = tmp_path / "softmax.py"
+    source.write_text("import torch\n\ndef stable_softmax(x, dim=-1):\n    e = x.exp()\n"
+                      "    return e / e.sum(dim=dim, keepdim=True)\n")
+    assert run_cli("grade", str(source)) == 1
+    out = capsys.readouterr().out
+    assert "✗" in out and "without subtracting the maximum" in out and "softmax-max-shift" in out
+
+
+@pytest.mark.parametrize("argv", [("grade", "/no/such/file.py"), ("grade", str(SOLUTIONS / "mha.py"),
+                                                                  "--exercise", "nope")])
+def test_usage_errors_exit_2(argv, capsys):
+    assert run_cli(*argv) == 2
+    assert "quizprep grade:" in capsys.readouterr().err
+
+
+def test_init_copies_stubs_but_not_the_package_marker(tmp_path, capsys):
+    assert run_cli("init", str(tmp_path / "ex")) == 0
+    copied = {p.name for p in (tmp_path / "ex").iterdir()}
+    assert {"attention.py", "masking.py", "mha.py", "gqa.py", "softmax.py"} <= copied
+    assert "__init__.py" not in copied
+    assert "NotImplementedError" in (tmp_path / "ex" / "attention.py").read_text()
+    assert run_cli("init", str(tmp_path / "ex")) == 2  # never overwrites without --force

@@ -1,0 +1,91 @@
+"""The memory audit sees every new storage, ignores views, and tracks what is alive at once."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from quizprep.grader.memaudit import MemoryAudit, audit  # noqa: E402
+
+
+def test_views_and_in_place_ops_allocate_nothing() -> None:
+    x = torch.randn(64, 32)
+
+    def shuffle(x):
+        y = x.view(32, 64).transpose(0, 1).expand(2, 64, 32)
+        x.mul_(2)
+        return y
+
+    _, report = audit(shuffle, x)
+    assert report.allocations == []
+    assert report.total_bytes == 0 and report.peak_live_bytes == 0
+
+
+def test_records_each_allocation_with_op_shape_and_bytes() -> None:
+    a = torch.randn(8, 16)
+    _, report = audit(lambda: (a @ a.T).softmax(-1).to(torch.bfloat16))
+    ops = [(x.op, x.shape, x.dtype, x.nbytes) for x in report.allocations]
+    assert ("mm", (8, 8), "float32", 256) in ops
+    assert ops[-1] == ("_to_copy", (8, 8), "bfloat16", 128)
+    assert report.largest.nbytes == 256
+    assert report.total_bytes == sum(x.nbytes for x in report.allocations)
+
+
+def test_peak_counts_only_what_is_alive_together() -> None:
+    size = 256 * 256 * 4
+
+    def chain():
+        x = torch.ones(256, 256)
+        for _ in range(5):
+            x = x * 2  # each step frees the previous tensor
+        return x
+
+    _, report = audit(chain)
+    assert report.total_bytes == 6 * size
+    assert report.peak_live_bytes == 2 * size
+
+
+def test_factory_functions_and_einsum_are_seen() -> None:
+    q = torch.randn(2, 3, 10, 4)
+    _, report = audit(lambda: torch.einsum("bhid,bhjd->bhij", q, q) + torch.zeros(10, 10))
+    assert any(x.shape[-2:] == (10, 10) for x in report.allocations)
+    assert report.holding(10, 10)
+
+
+def test_holding_finds_an_n_by_m_matrix_in_any_two_dimensions() -> None:
+    q = torch.randn(6, 12, 4)
+    k = torch.randn(6, 20, 4)
+    _, report = audit(lambda: torch.bmm(q, k.transpose(1, 2)))
+    assert [a.shape for a in report.holding(12, 20)] == [(6, 12, 20)]
+    assert report.holding(20, 20) == []
+    assert report.at_least(6 * 12 * 20 * 4) and not report.at_least(6 * 12 * 20 * 4 + 1)
+
+
+def test_to_dict_is_plain_data() -> None:
+    _, report = audit(lambda: torch.ones(3, 5))
+    data = report.to_dict()
+    assert data["largest"]["shape"] == [3, 5]
+    assert data["allocations"] == 1 and data["total_bytes"] == 60 and data["mode_removed"] is False
+
+
+def test_notices_code_that_takes_the_audit_off_the_stack_for_good() -> None:
+    from torch.utils._python_dispatch import _pop_mode
+
+    def evade():
+        _pop_mode()
+        return torch.ones(100, 100)
+
+    _, report = audit(evade)
+    assert report.mode_removed
+    assert report.allocations == []
+
+
+@pytest.mark.cuda
+def test_audit_on_cuda_matches_the_allocator() -> None:
+    q = torch.randn(4, 8, 256, 64, device="cuda")
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    before = torch.cuda.memory_allocated()
+    _, report = audit(lambda: torch.softmax(q @ q.transpose(-1, -2), -1))
+    assert report.largest.device.startswith("cuda")
+    assert report.peak_live_bytes <= torch.cuda.max_memory_allocated() - before

@@ -1,0 +1,324 @@
+"""Perf logic on CPU with tiny sizes: statistics, ties, budgets, skips, re-checks, the report."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from quizprep.grader import perf
+from quizprep.grader.perf import Measured, PerfCase, PerfPlan, TimingStats
+
+torch = pytest.importorskip("torch")
+
+
+def naive_attention(q, k, v, mask=None):
+    """A correct implementation that materialises the scores (three score-sized tensors)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def tiny_plan(runs: int = 5, sizes=(16, 32)) -> PerfPlan:
+    cases = tuple(PerfCase(1, 2, n, 8, causal, "float32") for causal in (False, True) for n in sizes)
+    return PerfPlan("cpu", cases, runs=runs, warmup=1, seed=3)
+
+
+# --- statistics ----------------------------------------------------------------------------
+
+
+def test_median_interval_ranks_for_20_runs() -> None:
+    # P(Binomial(20, ½) ≤ 5) = 0.0207: dropping 5 runs each side gives 95.9% coverage.
+    low, high, coverage = perf.median_ci_ranks(20)
+    assert (low, high) == (5, 14)
+    assert coverage == pytest.approx(1 - 2 * sum(math.comb(20, k) for k in range(6)) / 2**20)
+
+
+def test_few_runs_widen_the_interval_to_the_extremes_and_say_so() -> None:
+    low, high, coverage = perf.median_ci_ranks(5)
+    assert (low, high) == (0, 4)
+    assert coverage == pytest.approx(1 - 2 / 32)
+
+
+def test_timing_stats_from_samples() -> None:
+    stats = TimingStats.from_samples([float(x) for x in range(1, 21)])
+    assert stats.median == 10.5
+    assert (stats.low, stats.high) == (6.0, 15.0)
+    assert (stats.fastest, stats.slowest, stats.runs) == (1.0, 20.0, 20)
+    assert stats.q1 < stats.median < stats.q3
+
+
+def test_overlapping_intervals_are_a_tie() -> None:
+    a = TimingStats.from_samples([1.0 + 0.01 * i for i in range(20)])
+    b = TimingStats.from_samples([1.05 + 0.01 * i for i in range(20)])
+    c = TimingStats.from_samples([2.0 + 0.01 * i for i in range(20)])
+    assert a.overlaps(b) and b.overlaps(a)
+    assert not a.overlaps(c)
+
+
+def test_device_peaks() -> None:
+    assert perf.device_peak("NVIDIA H100 80GB HBM3") == (989e12, "H100 SXM, bf16/fp16 dense")
+    assert perf.device_peak("NVIDIA H200")[0] == 989e12
+    assert perf.device_peak("NVIDIA GeForce RTX 4090") is None
+
+
+def test_achieved_tflops() -> None:
+    case = PerfCase(4, 16, 4096, 128, False, "bfloat16")
+    assert case.flops == 4 * 4 * 16 * 4096 * 4096 * 128
+    assert perf.achieved_tflops(case.flops, 1e-3) == pytest.approx(case.flops / 1e9)
+
+
+# --- budget and skipping -------------------------------------------------------------------
+
+
+def test_budget_is_inputs_output_and_score_tensors() -> None:
+    case = PerfCase(4, 16, 8192, 64, True, "bfloat16")
+    io = 4 * 4 * 16 * 8192 * 64 * 2  # q, k, v and the output
+    scores = 4 * 16 * 8192 * 8192
+    # Two bf16 score-sized tensors and one fp32 one: 2 + 2 + 4 bytes per pair.
+    assert perf.budget_bytes(case, 8.0, with_mask=False) == io + 8 * scores
+    assert perf.budget_bytes(case, 8.0, with_mask=True) == io + 8 * scores + 8192 * 8192
+
+
+def test_sizes_that_do_not_fit_are_skipped_with_the_reason() -> None:
+    assert perf.skip_reason(10 * 2**30, 100 * 2**30) is None
+    reason = perf.skip_reason(10 * 2**30, 8 * 2**30)
+    assert reason == "needs 10.00 GiB by its budget, more than 80% of the 8.00 GiB free"
+    assert perf.skip_reason(10**15, None) is None  # unknown free memory: run
+
+
+def test_skip_by_budget_never_calls_the_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+
+    def spy(q, k, v, mask):
+        calls.append(q.shape)
+        return naive_attention(q, k, v, mask)
+
+    monkeypatch.setattr(perf, "_free_memory", lambda device: 50_000)
+    results = perf.measure_target(spy, tiny_plan(sizes=(16, 64)))
+    ran = [r for r in results if r.samples]
+    skipped = [r for r in results if r.skipped]
+    assert {tiny_plan(sizes=(16, 64)).cases[r.case].n for r in skipped} == {64}
+    assert all("by its budget" in r.skipped for r in skipped)
+    assert calls and all(shape[2] == 16 for shape in calls)
+    assert len(ran) == 2
+
+
+# --- the timing loop -----------------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.tick = 0.0
+
+    def timer(self, step):
+        def once():
+            step()
+            self.tick += 1.0
+            return self.tick
+
+        return once
+
+
+def test_time_runs_refills_before_every_run_and_sees_every_output() -> None:
+    refills, outputs = [], []
+    counter = iter(range(100))
+    samples = perf.time_runs(
+        lambda: next(counter), refills.append, FakeClock(), runs=4, warmup=2,
+        on_output=lambda run, out: outputs.append((run, out)),
+    )
+    assert refills == [-1, -2, 0, 1, 2, 3]  # warm-up inputs are never the timed ones
+    assert outputs == [(0, 2), (1, 3), (2, 4), (3, 5)]
+    assert samples == [3.0, 4.0, 5.0, 6.0]
+
+
+def test_cpu_clock_measures_real_work() -> None:
+    clock = perf.CpuClock(threads=1)
+    x = torch.randn(128, 128)
+    read = clock.timer(lambda: x @ x)
+    assert all(0 < read() < 1 for _ in range(3))
+
+
+def test_inputs_are_fresh_per_run_and_identical_across_instances() -> None:
+    plan = tiny_plan()
+    first, second = perf.Inputs(plan.cases[0], 0, plan), perf.Inputs(plan.cases[0], 0, plan)
+    first.refill(0)
+    run0 = first.q.clone()
+    first.refill(1)
+    assert not torch.equal(run0, first.q)
+    second.refill(1)
+    assert torch.equal(first.q, second.q) and torch.equal(first.v, second.v)
+
+
+# --- measurement and re-check on the timed inputs -------------------------------------------
+
+
+def test_a_correct_implementation_is_rechecked_ok_and_its_memory_explained() -> None:
+    plan = tiny_plan()
+    yours = perf.measure_target(naive_attention, plan)
+    sdpa = perf.measure_sdpa(plan)
+    report = perf.build_report(plan, yours, sdpa, perf.reference_probes(plan), "CPU")
+    assert report.passed
+    assert [row.check for row in report.rows] == ["ok"] * 4
+    full = report.rows[1]  # n = 32, not causal
+    assert full.yours.score_tensors == 3  # scores, scaled scores, weights
+    assert full.yours.score_bytes == 3 * 2 * 32 * 32 * 4
+    assert full.yours.peak_bytes <= full.yours.budget_bytes
+    ran = {b.who: b.ran for b in full.backends if b.stats}
+    assert ran["MATH"] == "math" and ran["FLASH_ATTENTION"] == "flash (CPU)"
+    refused = {b.who: b.skipped for b in full.backends if b.skipped}
+    assert refused["EFFICIENT_ATTENTION"].startswith("does not run here")
+    assert full.best in ran and full.ratio == pytest.approx(
+        full.yours.stats.median / min(b.stats.median for b in full.backends if b.stats)
+    )
+    assert report.summary[0].startswith("Your implementation materialises an n×m score-sized tensor 3 times")
+    assert any("keeps O(n) extra memory" in sentence for sentence in report.summary)
+
+
+def test_replaying_a_cached_result_fails_the_recheck() -> None:
+    cache = {}
+
+    def replay(q, k, v, mask):
+        key = (q.shape, mask is None)
+        if key not in cache:
+            cache[key] = naive_attention(q, k, v, mask)
+        return cache[key]
+
+    plan = tiny_plan(sizes=(16,))
+    report = perf.build_report(
+        plan, perf.measure_target(replay, plan), [], perf.reference_probes(plan), "CPU"
+    )
+    assert not report.passed
+    # The cache filled on the first inputs it saw; the next fresh inputs expose it.
+    assert report.rows[0].check.startswith("run 1 (fresh inputs): element")
+
+
+def test_check_probes_catches_nan_and_missing_runs() -> None:
+    case = PerfCase(1, 1, 4, 2, False, "float32")
+    assert perf.check_probes(case, [[1.0, 2.0]], [[1.0, 2.0]]) == "ok"
+    assert "nan" in perf.check_probes(case, [[float("nan"), 2.0]], [[1.0, 2.0]])
+    assert perf.check_probes(case, [[1.0, 2.0]], [[1.0, 2.0], [3.0, 4.0]]) == "1 timed outputs for 2 runs"
+    assert perf.check_probes(case, None, [[1.0]]) == "not run"
+
+
+def test_an_implementation_that_crashes_on_a_size_is_reported_not_raised() -> None:
+    def fragile(q, k, v, mask):
+        if q.shape[2] > 16:
+            raise RuntimeError("too long")
+        return naive_attention(q, k, v, mask)
+
+    results = perf.measure_target(fragile, tiny_plan())
+    assert [r.error for r in results] == [None, "RuntimeError: too long", None, "RuntimeError: too long"]
+
+
+# --- the report -----------------------------------------------------------------------------
+
+
+def synthetic(case: int, who: str, centre: float, ran: str | None = None) -> Measured:
+    samples = [centre * (1 + 0.001 * i) for i in range(20)]
+    return Measured(case=case, who=who, ran=ran, samples=samples, peak_bytes=1000, score_tensors=0,
+                    score_bytes=0, peak_live_bytes=10, probes=[[0.0]] * 20)
+
+
+def test_report_ratio_tie_and_percent_of_peak_on_a_known_gpu() -> None:
+    cases = (PerfCase(4, 16, 512, 64, False, "bfloat16"), PerfCase(4, 16, 1024, 64, False, "bfloat16"))
+    plan = PerfPlan("cuda", cases, runs=20)
+    yours = [synthetic(0, "yours", 1.0e-3), synthetic(1, "yours", 2.0e-3)]
+    sdpa = [synthetic(0, "FLASH_ATTENTION", 1.0005e-3, "flash"), synthetic(0, "MATH", 3e-3, "math"),
+            synthetic(1, "FLASH_ATTENTION", 1.0e-3, "flash")]
+    references = [[[0.0]] * 20, [[0.0]] * 20]
+    report = perf.build_report(plan, yours, sdpa, references, "NVIDIA H100 80GB HBM3")
+    tied, slower = report.rows
+    assert tied.best == "FLASH_ATTENTION" and tied.tied
+    assert not slower.tied and slower.ratio == pytest.approx(2.0, rel=1e-2)
+    expected_tflops = cases[1].flops / statistics_median(yours[1].samples) / 1e12
+    assert slower.percent_of_peak == pytest.approx(100 * expected_tflops * 1e12 / 989e12)
+    text = render_text(report)
+    assert "tied" in text and "2.00× slower" in text and "% of peak" in text
+    assert "H100 SXM" in text
+
+
+def test_cpu_report_makes_no_gpu_claim_and_json_is_complete() -> None:
+    plan = PerfPlan("cpu", (PerfCase(2, 4, 256, 64, True, "float32"),), runs=20)
+    report = perf.build_report(
+        plan, [synthetic(0, "yours", 2e-3)], [synthetic(0, "MATH", 1e-3, "math")], [[[0.0]] * 20], "CPU"
+    )
+    assert report.rows[0].percent_of_peak is None
+    text = render_text(report)
+    assert "Performance on CPU" in text and "no GPU claim" in text and "% of peak" not in text
+    data = json.loads(json.dumps(report.to_dict()))
+    row = data["rows"][0]
+    assert row["flops"] == perf.budget.attention_flops(2, 4, 256, 256, 64, True)
+    assert row["yours"]["stats"]["runs"] == 20 and row["sdpa"][0]["ran"] == "math"
+    assert row["ratio_to_best"] == pytest.approx(2.0, rel=1e-2) and data["confidence"] == 0.95
+
+
+def test_skipped_sizes_appear_in_table_and_words() -> None:
+    plan = PerfPlan("cpu", (PerfCase(1, 1, 64, 8, False, "float32"), PerfCase(1, 1, 128, 8, False, "float32")))
+    skipped = Measured(case=1, who="yours", skipped="needs 9.00 GiB by its budget, more than 80% of the 8 GiB free")
+    yours = [synthetic(0, "yours", 1e-3), skipped]
+    report = perf.build_report(plan, yours, [], [[[0.0]] * 20, []], "CPU")
+    text = render_text(report)
+    assert "skipped: needs 9.00 GiB" in text
+    assert report.rows[1].check == "not run" and report.passed
+
+
+def test_plans_follow_the_issue() -> None:
+    gpu = perf.gpu_plan()
+    assert {c.dtype for c in gpu.cases} == {"bfloat16", "float16"}
+    assert {c.head_dim for c in gpu.cases} == {64, 128}
+    assert {c.n for c in gpu.cases} == {512, 1024, 2048, 4096, 8192, 16384}
+    assert {(c.batch, c.heads) for c in gpu.cases} == {(4, 16)} and gpu.runs >= 20
+    cpu = perf.cpu_plan()
+    assert {c.dtype for c in cpu.cases} == {"float32"} and cpu.device == "cpu"
+    assert PerfPlan.from_json(gpu.to_json()) == gpu
+
+
+# --- the whole phase, two real processes -------------------------------------------------
+
+
+def test_run_perf_times_a_file_against_sdpa_in_separate_processes(tmp_path) -> None:
+    source = tmp_path / "attention.py"
+    source.write_text(
+        "import math, torch\n"
+        "torch.backends.cuda.matmul.allow_tf32 = True\n"
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        "    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+        "    if mask is not None:\n"
+        "        s = s.masked_fill(~mask, float('-inf'))\n"
+        "    w = torch.softmax(s, -1)\n"
+        "    return w @ v, w\n"
+    )
+    plan = tiny_plan(runs=3, sizes=(16,))
+    report = perf.run_perf(source, plan=plan, timeout=120)
+    assert report.passed and report.device == "cpu"
+    assert all(row.yours.stats.runs == 3 and row.best for row in report.rows)
+    assert any("cuda_matmul_allow_tf32" in warning for warning in report.warnings)
+
+
+@pytest.mark.cuda
+def test_gpu_path_times_and_names_backends() -> None:
+    cases = (PerfCase(2, 4, 512, 64, True, "bfloat16"),)
+    plan = PerfPlan("cuda", cases, runs=20, warmup=3)
+    sdpa = perf.measure_sdpa(plan)
+    yours = perf.measure_target(naive_attention, plan)
+    report = perf.build_report(plan, yours, sdpa, perf.reference_probes(plan), torch.cuda.get_device_name())
+    assert report.passed
+    ran = {b.ran for b in report.rows[0].backends if b.stats}
+    assert "math" in ran and len(ran) >= 2
+    assert report.rows[0].yours.peak_bytes >= report.rows[0].yours.score_bytes
+
+
+def statistics_median(samples):
+    import statistics
+
+    return statistics.median(samples)
+
+
+def render_text(report) -> str:
+    from rich.console import Console
+
+    console = Console(width=220, record=True, file=open("/dev/null", "w"))
+    console.print(perf.render(report))
+    return console.export_text()

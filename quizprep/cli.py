@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from quizprep import __version__
@@ -34,4 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
     args = parser.parse_args(argv or ["quiz"])
-    return int(args.handler(args) or 0)
+    try:
+        return int(args.handler(args) or 0)
+    except BrokenPipeError:
+        # `quizprep grade x.py --json | head`: the reader left; Python must not complain on exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -309,11 +309,11 @@ class Session:
         question = feedback.question
         if self.mode == "mock":
             # Follow-ups come straight after the question they follow, as in an interview.
-            chained = [qid for qid in question.chain
-                       if qid in self.questions and qid not in self._asked and qid not in self.queue]
+            chained = [qid for qid in question.chain if qid in self.questions and qid not in self._asked]
             for qid in chained:
                 self._parent[qid] = question.id
-            self.queue[0:0] = chained
+            # A follow-up already queued for later moves up: it is asked right after its parent.
+            self.queue[:] = chained + [qid for qid in self.queue if qid not in chained]
         elif self.requeue_wrong and not feedback.correct and question.id not in self._requeued:
             self._requeued.add(question.id)
             self.queue.append(question.id)

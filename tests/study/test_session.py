@@ -206,6 +206,15 @@ def test_mock_mixes_topics_and_chains_follow_ups(store, questions, clock):
     assert len(shown) == 5
 
 
+def test_mock_moves_a_follow_up_queued_for_later_right_after_its_parent(store, questions, clock):
+    run = session.mock(store, questions, count=4, now=clock, rng=random.Random(3))
+    run.queue = ["alpha-many", "alpha-one", "alpha-follow"]
+    answer_right(run, run.next())
+    follow_up = run.next()
+    assert (follow_up.question.id, follow_up.follow_up_of) == ("alpha-follow", "alpha-many")
+    assert run.queue == ["alpha-one"]
+
+
 def test_mock_stops_when_time_is_up_and_reports(store, questions, clock):
     run = session.mock(store, questions, ["alpha"], count=4, minutes=1, now=clock, rng=random.Random(0))
     run.queue = ["alpha-many", "alpha-one", "alpha-numeric"]

@@ -39,10 +39,8 @@ def render(report: GradeReport, console: Console) -> None:
     for check in report.checks:
         mark, style = MARKS[check.status]
         line = Text.assemble((f" {mark} ", f"bold {style}"), check.title)
-        if check.status == "pass" and check.message:
-            line.append(f"  — {check.message}", style="dim")
-        elif check.status != "pass" and check.message:
-            line.append(f"  — {check.message}", style=style)
+        if check.message and check.message != check.title:
+            line.append(f"  — {check.message}", style="dim" if check.status == "pass" else style)
         console.print(line)
     explained: dict[str, str] = {}
     for check in report.checks:

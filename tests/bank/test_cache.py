@@ -1,0 +1,46 @@
+"""The validated-bank cache the quiz app starts from: same result, refreshed by any edit."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from quizprep.bank import loader
+from quizprep.bank.loader import load_banks
+
+SAMPLE = Path(__file__).parent / "data" / "valid.yaml"
+
+
+@pytest.fixture
+def bank(tmp_path: Path) -> Path:
+    return Path(shutil.copy(SAMPLE, tmp_path / "bank.yaml"))
+
+
+def test_warm_load_equals_cold_and_skips_parsing(bank: Path, tmp_path: Path, monkeypatch) -> None:
+    cache = tmp_path / "cache"
+    cold = load_banks([bank], cache_dir=cache)
+    monkeypatch.setattr(loader, "load_bank_file", lambda path: pytest.fail("parsed despite the cache"))
+    warm = load_banks([bank], cache_dir=cache)
+    assert warm.questions == cold.questions and warm.errors == cold.errors == []
+
+
+def test_an_edit_is_seen_at_once(bank: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    load_banks([bank], cache_dir=cache)
+    bank.write_text(bank.read_text().replace("difficulty: 3", "difficulty: 9"))
+    assert [e.id for e in load_banks([bank], cache_dir=cache).errors] == ["sample-free"]
+
+
+def test_a_damaged_entry_means_parse_again(bank: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    load_banks([bank], cache_dir=cache)
+    for entry in cache.iterdir():
+        entry.write_bytes(b"not a pickle")
+    assert len(load_banks([bank], cache_dir=cache).questions) == 3
+
+
+def test_an_unwritable_cache_costs_speed_not_correctness(bank: Path, tmp_path: Path) -> None:
+    blocked = tmp_path / "file-in-the-way"
+    blocked.write_text("")
+    assert len(load_banks([bank], cache_dir=blocked / "cache").questions) == 3

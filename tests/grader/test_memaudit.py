@@ -5,7 +5,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from quizprep.grader.memaudit import MemoryAudit, audit  # noqa: E402
+from quizprep.grader.memaudit import audit  # noqa: E402
 
 
 def test_views_and_in_place_ops_allocate_nothing() -> None:

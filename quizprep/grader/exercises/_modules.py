@@ -197,3 +197,20 @@ def call_module(ctx: CheckContext, class_name: str, ctor_args: tuple[int, ...], 
     ctx.session.request({"op": "set_state", "handle": module.handle, "state": state, "device": ctx.device,
                          "dtype": str(case.variant.get("dtype", torch.float32)).removeprefix("torch.")})
     return ctx.call_module(module, *call_args, options=options, **kwargs)
+
+
+def module_predictor(outputs: tuple[str, ...]) -> Callable[..., Callable[[Case], dict[str, Tensor] | None]]:
+    """`predict(**mistake)` for a module exercise: what a module with that mistake would return,
+    limited to the `outputs` the exercise compares."""
+    def predict(**mistake: Any) -> Callable[[Case], dict[str, Tensor] | None]:
+        def prediction(case: Case) -> dict[str, Tensor] | None:
+            data, layout = case.data, case.data["layout"]
+            if mistake.get("mask_mode") and data["mask"] is None:
+                return None
+            out, weights = module_attention(data["query"], data["key"], data["value"], data["params"], layout,
+                                            data["mask"], **translate_mistake(mistake, layout))
+            return {name: value for name, value in (("out", out), ("weights", weights)) if name in outputs}
+
+        return prediction
+
+    return predict

@@ -66,17 +66,7 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
     return candidates
 
 
-def predict(**mistake: Any):
-    def prediction(case: Case) -> dict[str, Tensor] | None:
-        data, layout = case.data, case.data["layout"]
-        if mistake.get("mask_mode") and data["mask"] is None:
-            return None
-        extra = shared.translate_mistake(mistake, layout)
-        out, _ = shared.module_attention(data["query"], data["key"], data["value"], data["params"], layout,
-                                         data["mask"], **extra)
-        return {"out": out}
-
-    return prediction
+predict = shared.module_predictor(("out",))
 
 
 HYPOTHESES = (

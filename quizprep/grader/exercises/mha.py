@@ -89,17 +89,7 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
     return candidates
 
 
-def predict(**mistake: Any):
-    def prediction(case: Case) -> dict[str, Tensor] | None:
-        data, layout = case.data, case.data["layout"]
-        if mistake.get("mask_mode") and data["mask"] is None:
-            return None
-        extra = shared.translate_mistake(mistake, layout)
-        out, weights = shared.module_attention(data["query"], data["key"], data["value"], data["params"], layout,
-                                               data["mask"], **extra)
-        return {"out": out, "weights": weights}
-
-    return prediction
+predict = shared.module_predictor(("out", "weights"))
 
 
 def _self_attention_only(case: Case) -> dict[str, Tensor] | None:

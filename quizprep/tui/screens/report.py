@@ -35,7 +35,7 @@ def report_markdown(report: SessionReport) -> str:
     if wrong:
         parts.append("### To revisit\n\n" + "\n".join(f"- {f.question.id}" for f in wrong))
     if report.unanswered:
-        parts.append(f"### Not answered\n\n" + "\n".join(f"- {qid}" for qid in report.unanswered))
+        parts.append("### Not answered\n\n" + "\n".join(f"- {qid}" for qid in report.unanswered))
     parts.append("*Every answer above is saved. Your next review is scheduled from them.*")
     return "\n\n".join(parts)
 

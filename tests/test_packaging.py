@@ -1,8 +1,10 @@
 """Packaging: every sub-package ships, and the CLI lists every subcommand with a description."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -39,3 +41,23 @@ def test_cli_imports_no_torch() -> None:
     probe = "import sys, quizprep.cli as c; c.build_parser(); print('torch' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert run.stdout.strip() == "False", run.stderr
+
+
+def test_built_wheel_ships_banks_stubs_and_stylesheet(tmp_path: Path) -> None:
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                            "-q", "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    [wheel] = tmp_path.glob("quizprep-*.whl")
+    unpacked = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    assert (unpacked / "quizprep" / "tui" / "quizprep.tcss").is_file()
+    env = {**os.environ, "PYTHONPATH": str(unpacked)}
+    where = subprocess.run([sys.executable, "-c", "import quizprep; print(quizprep.__file__)"],
+                           capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert where.stdout.startswith(str(unpacked)), "the test must import the wheel, not the checkout"
+    check = subprocess.run([sys.executable, "-m", "quizprep", "check"], capture_output=True, text=True,
+                           cwd=tmp_path, env=env)
+    assert check.returncode == 0 and "in 10 bank(s): no errors" in check.stdout, check.stdout + check.stderr
+    init = subprocess.run([sys.executable, "-m", "quizprep", "init", str(tmp_path / "stubs")],
+                          capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert init.returncode == 0 and (tmp_path / "stubs" / "mha.py").is_file(), init.stderr

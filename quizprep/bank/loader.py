@@ -51,12 +51,9 @@ class LoadResult:
 
 def default_bank_dir() -> Path:
     """The shipped banks: `questions/` of a source checkout, else the copy inside the wheel."""
-    checkout = Path(__file__).resolve().parents[2] / "questions"
-    if checkout.is_dir():
-        return checkout
-    from importlib import resources
-
-    return Path(str(resources.files("quizprep.questions")))
+    package = Path(__file__).resolve().parents[1]
+    checkout = package.parent / "questions"
+    return checkout if checkout.is_dir() else package / "questions"
 
 
 def bank_files(paths: Iterable[Path | str] | None = None) -> list[Path]:

@@ -116,26 +116,40 @@ def _load_cached(path: Path, cache_dir: Path) -> tuple[Bank | None, list[BankErr
         content = path.read_bytes()
     except OSError:
         return load_bank_file(path)
-    key = hashlib.sha256(f"{__version__}\0{sys.version}\0{path}\0".encode() + content).hexdigest()
-    entry = cache_dir / f"bank-{key[:40]}.pickle"
+    owner = hashlib.sha256(f"{__version__}\0{sys.version}\0{path}".encode()).hexdigest()[:16]
+    entry = cache_dir / f"bank-{owner}-{hashlib.sha256(content).hexdigest()[:32]}.pickle"
+    cached = _read_cache_entry(entry)
+    if cached is not None:
+        return cached
+    loaded = load_bank_file(path)
+    _write_cache_entry(entry, owner, loaded)
+    return loaded
+
+
+def _read_cache_entry(entry: Path) -> tuple[Bank | None, list[BankError]] | None:
     collecting = gc.isenabled()
     gc.disable()  # unpickling thousands of small objects otherwise triggers many needless collections
     try:
-        # Written only by this function, from banks it validated itself; any damage means a miss.
+        # Written only by _write_cache_entry, from banks validated here; any damage means a miss.
         return pickle.loads(entry.read_bytes())  # noqa: S301
     except Exception:  # noqa: BLE001 - a missing, stale or damaged entry just means parse again
-        loaded = load_bank_file(path)
+        return None
     finally:
         if collecting:
             gc.enable()
+
+
+def _write_cache_entry(entry: Path, owner: str, loaded: tuple[Bank | None, list[BankError]]) -> None:
     try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=cache_dir, delete=False, suffix=".tmp") as handle:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=entry.parent, delete=False, suffix=".tmp") as handle:
             handle.write(pickle.dumps(loaded, protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(handle.name, entry)
+        for stale in entry.parent.glob(f"bank-{owner}-*.pickle"):  # earlier versions of this file
+            if stale != entry:
+                stale.unlink(missing_ok=True)
     except OSError:
         pass  # a read-only cache folder costs speed, never correctness
-    return loaded
 
 
 def load_bank_file(path: Path) -> tuple[Bank | None, list[BankError]]:

@@ -32,6 +32,14 @@ def test_an_edit_is_seen_at_once(bank: Path, tmp_path: Path) -> None:
     assert [e.id for e in load_banks([bank], cache_dir=cache).errors] == ["sample-free"]
 
 
+def test_only_the_latest_version_of_a_file_stays_cached(bank: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    for difficulty in (1, 2, 3):
+        bank.write_text(SAMPLE.read_text().replace("difficulty: 3", f"difficulty: {difficulty}"))
+        load_banks([bank], cache_dir=cache)
+    assert len(list(cache.glob("*.pickle"))) == 1
+
+
 def test_a_damaged_entry_means_parse_again(bank: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     load_banks([bank], cache_dir=cache)

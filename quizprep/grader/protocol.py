@@ -17,6 +17,9 @@ from typing import Any, Callable
 
 HEADER = struct.Struct(">Q")
 MAX_MESSAGE_BYTES = 1 << 30
+# Written to the worker's stdout before each message: once the grader's reader has seen it, all
+# output printed before the message has been captured (stdout and the channel are separate pipes).
+OUTPUT_SYNC = b"\x1e[quizprep output sync]\x1e"
 
 DTYPES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
 

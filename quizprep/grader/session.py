@@ -24,6 +24,7 @@ from quizprep.grader import protocol
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 GIB = 1 << 30
+SYNC_WAIT_SECONDS = 2.0  # only reached when learner code closed its stdout
 
 
 @dataclass(frozen=True)
@@ -65,30 +66,48 @@ class LearnerFailure(Exception):
 
 
 class OutputCapture:
-    """Drains the worker's stdout/stderr in a thread, keeping only the most recent bytes."""
+    """Drains the worker's stdout/stderr in a thread, keeping only the most recent bytes, and
+    counts the sync tokens the worker writes before each message (they are not kept as output)."""
 
     def __init__(self, stream: Any, limit: int) -> None:
         self.limit = limit
         self.total = 0
+        self.syncs = 0
         self.buffer = bytearray()
-        self.lock = threading.Lock()
+        self.changed = threading.Condition()
         self.thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
         self.thread.start()
 
     def _drain(self, stream: Any) -> None:
+        held = b""  # a chunk may end inside a token
         for chunk in iter(lambda: stream.read1(65536), b""):
-            with self.lock:
-                self.total += len(chunk)
-                self.buffer += chunk
-                if len(self.buffer) > 4 * self.limit:
-                    del self.buffer[: len(self.buffer) - 4 * self.limit]
+            data = held + chunk
+            syncs = data.count(protocol.OUTPUT_SYNC)
+            data = data.replace(protocol.OUTPUT_SYNC, b"")
+            held = _token_start_at_end(data)
+            self._keep(data[: len(data) - len(held)], syncs)
+        self._keep(held, 0)
+
+    def _keep(self, data: bytes, syncs: int) -> None:
+        with self.changed:
+            self.total += len(data)
+            self.buffer += data
+            if len(self.buffer) > 4 * self.limit:
+                del self.buffer[: len(self.buffer) - 4 * self.limit]
+            self.syncs += syncs
+            self.changed.notify_all()
+
+    def wait_for_syncs(self, count: int, timeout: float) -> None:
+        """Until `count` tokens have been read: the output printed before them is then all here."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.syncs >= count, timeout)
 
     def mark(self) -> int:
-        with self.lock:
+        with self.changed:
             return self.total
 
     def since(self, mark: int) -> str:
-        with self.lock:
+        with self.changed:
             fresh = min(self.total - mark, len(self.buffer))
             data = bytes(self.buffer[len(self.buffer) - fresh :]) if fresh > 0 else b""
         text = data.decode("utf-8", "replace")
@@ -96,6 +115,15 @@ class OutputCapture:
             dropped = len(text) - self.limit
             text = f"[… {dropped} earlier characters not shown]\n" + text[-self.limit :]
         return text
+
+
+def _token_start_at_end(data: bytes) -> bytes:
+    """The longest tail of `data` that is a proper prefix of the sync token."""
+    token = protocol.OUTPUT_SYNC
+    for size in range(min(len(token) - 1, len(data)), 0, -1):
+        if data.endswith(token[:size]):
+            return data[-size:]
+    return b""
 
 
 class WorkerSession:
@@ -108,6 +136,7 @@ class WorkerSession:
         self.limits = limits
         self.python = python
         self.process: subprocess.Popen[bytes] | None = None
+        self.messages = 0
         self.output: OutputCapture | None = None
         self.load_info: dict[str, Any] | None = None
         self.request_w = self.response_r = -1
@@ -139,6 +168,7 @@ class WorkerSession:
         os.close(request_r)
         os.close(response_w)
         self.output = OutputCapture(self.process.stdout, self.limits.output_bytes)
+        self.messages = 0
         self.starts += 1
         mark = self.output.mark()
         self._receive(time.monotonic() + self.limits.startup_seconds, mark, during="starting Python and torch")
@@ -225,9 +255,12 @@ class WorkerSession:
             except protocol.ProtocolError as error:
                 self.close()
                 raise LearnerFailure("protocol", f"the result could not be read back ({error})") from None
+            self.messages += 1
             if isinstance(message, dict) and "event" in message:
                 event = message
                 continue
+            assert self.output is not None
+            self.output.wait_for_syncs(self.messages, SYNC_WAIT_SECONDS)
             return message
 
     def _timed_out(self, mark: int, deadline: float, during: str) -> dict[str, Any]:

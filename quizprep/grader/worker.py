@@ -216,6 +216,15 @@ class Worker:
 
     # ---- serving ------------------------------------------------------------------------
     def send(self, payload: Any) -> None:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError, AttributeError):
+            pass  # learner code may have closed or replaced them
+        try:
+            os.write(1, self.channel.OUTPUT_SYNC)
+        except OSError:
+            pass  # the grader then stops waiting for it after a moment
         self.channel.write_message(self.response_fd, payload)
 
     def serve(self) -> None:

@@ -1,42 +1,19 @@
-"""Load and validate question banks. Every problem becomes a BankError with file:line and id;
-one bad question never hides the others."""
+"""Load question banks: find the files, read each through the validated-bank cache or validate it
+afresh (`quizprep.bank.validate`), and check what spans files (duplicate ids, chains)."""
 from __future__ import annotations
 
-import difflib
 import gc
 import hashlib
-import itertools
 import os
 import pickle
-import random
-import re
 import sys
 import tempfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from quizprep.bank.formula import Formula, FormulaError, parse_formula
-from quizprep.bank.model import (
-    Bank, BankError, Choice, ChoiceQuestion, FreeQuestion, NumericQuestion, ParamSpec, Question,
-    RubricItem, Source, Tolerance, WrongAnswer,
-)
-from quizprep.bank.units import UNITS, UnitError, scale_of
-from quizprep.bank.linedict import LineDict
-
-ID_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")
-MAX_PARAM_VALUES = 10_000
-MAX_CHECKED_DRAWS = 400
-
-COMMON_REQUIRED = ("id", "kind", "difficulty", "tags", "prompt", "explanation", "references")
-COMMON_OPTIONAL = ("topic", "pitfalls", "follow_ups", "chain")
-KIND_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "choice": (("choices",), ()),
-    "numeric": (("params", "answer", "unit", "tolerance"), ("derived", "display_unit", "wrong_answers")),
-    "free": (("model_answer", "rubric"), ()),
-}
-BANK_FIELDS = ("topic", "title", "questions")
+from quizprep.bank.model import Bank, BankError, Question, Source
 
 
 @dataclass
@@ -80,7 +57,8 @@ def load_banks(paths: Iterable[Path | str] | None = None, cache_dir: Path | None
     first_seen: dict[str, Source] = {}
     declared: set[str] = set()
     for path in bank_files(paths):
-        bank, errors = _load_cached(path, cache_dir) if cache_dir else load_bank_file(path)
+        with _collection_paused():
+            bank, errors = _load_cached(path, cache_dir) if cache_dir else load_bank_file(path)
         result.errors.extend(errors)
         declared.update(error.id for error in errors if error.id)
         if bank is None:
@@ -126,17 +104,25 @@ def _load_cached(path: Path, cache_dir: Path) -> tuple[Bank | None, list[BankErr
     return loaded
 
 
-def _read_cache_entry(entry: Path) -> tuple[Bank | None, list[BankError]] | None:
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """Reading one bank builds tens of thousands of small objects, all kept; without the pause
+    they set off cycle collections that find nothing and slow a cold load by about 15 %."""
     collecting = gc.isenabled()
-    gc.disable()  # unpickling thousands of small objects otherwise triggers many needless collections
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _read_cache_entry(entry: Path) -> tuple[Bank | None, list[BankError]] | None:
     try:
         # Written only by _write_cache_entry, from banks validated here; any damage means a miss.
         return pickle.loads(entry.read_bytes())  # noqa: S301
     except Exception:  # noqa: BLE001 - a missing, stale or damaged entry just means parse again
         return None
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _write_cache_entry(entry: Path, owner: str, loaded: tuple[Bank | None, list[BankError]]) -> None:
@@ -153,370 +139,10 @@ def _write_cache_entry(entry: Path, owner: str, loaded: tuple[Bank | None, list[
 
 
 def load_bank_file(path: Path) -> tuple[Bank | None, list[BankError]]:
-    from quizprep.bank.yamlio import YamlProblem, read_yaml
+    """One file parsed and validated afresh, bypassing the cache."""
+    from quizprep.bank.validate import read_bank
 
-    name = str(path)
-    try:
-        data = read_yaml(path)
-    except YamlProblem as problem:
-        return None, [BankError(name, problem.line, None, problem.message)]
-    except OSError as error:
-        return None, [BankError(name, 1, None, f"cannot read: {error.strerror or error}")]
-    if not isinstance(data, LineDict):
-        return None, [BankError(name, 1, None, "a bank is a mapping with keys topic, title, questions")]
-    errors = [
-        BankError(name, data.line_of(key), None, _unknown_field_message(key, BANK_FIELDS))
-        for key in data if key not in BANK_FIELDS
-    ]
-    topic, title, items = data.get("topic"), data.get("title"), data.get("questions")
-    for key, value, kind in (("topic", topic, str), ("title", title, str), ("questions", items, list)):
-        if not isinstance(value, kind) or not value:
-            errors.append(BankError(name, data.line_of(key), None, f"bank needs a non-empty {key!r}"))
-    if errors:
-        return None, errors
-    questions = []
-    for item in items:
-        reader = _QuestionReader(name, topic, item, data.line_of("questions"))
-        question = reader.read()
-        errors.extend(reader.errors)
-        if question is not None:
-            questions.append(question)
-    return Bank(topic, title, name, tuple(questions)), errors
-
-
-def _unknown_field_message(key: Any, known: Iterable[str]) -> str:
-    close = difflib.get_close_matches(str(key), list(known), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown field {key!r}{hint}"
-
-
-class _QuestionReader:
-    """Validates one question mapping, collecting every error rather than stopping at the first."""
-
-    def __init__(self, file: str, topic: str, data: Any, fallback_line: int) -> None:
-        self.file = file
-        self.topic = topic
-        self.data = data
-        self.line = data.line if isinstance(data, LineDict) else fallback_line
-        self.id: str | None = None
-        self.errors: list[BankError] = []
-
-    def error(self, message: str, key: str | None = None) -> None:
-        line = self.data.line_of(key) if key is not None and isinstance(self.data, LineDict) else self.line
-        self.errors.append(BankError(self.file, line, self.id, message))
-
-    def read(self) -> Question | None:
-        if not isinstance(self.data, LineDict):
-            self.error("each question is a mapping of fields")
-            return None
-        qid = self.data.get("id")
-        self.id = qid if isinstance(qid, str) else None
-        if not isinstance(qid, str) or not ID_PATTERN.match(qid):
-            self.error("id must be lowercase letters, digits and dashes, e.g. scaling-why-sqrt-dk", "id")
-        kind = self.data.get("kind")
-        if kind not in KIND_FIELDS:
-            self.error(f"kind must be one of {', '.join(KIND_FIELDS)}, got {kind!r}", "kind")
-            return None
-        required, optional = KIND_FIELDS[kind]
-        allowed = COMMON_REQUIRED + COMMON_OPTIONAL + required + optional
-        for key in self.data:
-            if key not in allowed:
-                self.error(_unknown_field_message(key, allowed), key)
-        for key in COMMON_REQUIRED + required:
-            if key not in self.data:
-                self.error(f"missing required field {key!r}")
-        before = len(self.errors)
-        common = self.common_fields()
-        specific = {"choice": self.choice_fields, "numeric": self.numeric_fields, "free": self.free_fields}[kind]()
-        if len(self.errors) > before or specific is None or common is None:
-            return None
-        cls = {"choice": ChoiceQuestion, "numeric": NumericQuestion, "free": FreeQuestion}[kind]
-        return cls(**common, **specific)
-
-    # -- field readers -------------------------------------------------------------------
-
-    def text(self, key: str, data: LineDict | None = None, required: bool = True) -> str:
-        data = self.data if data is None else data
-        value = data.get(key)
-        if value is None and not required:
-            return ""
-        if not isinstance(value, str) or not value.strip():
-            if key in data or required:
-                self.error(f"{key!r} must be non-empty text", key)
-            return ""
-        return value.strip()
-
-    def text_list(self, key: str, required: bool = False, nonempty: bool = False) -> tuple[str, ...]:
-        value = self.data.get(key)
-        if value is None:
-            return ()
-        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            self.error(f"{key!r} must be a list of non-empty strings", key)
-            return ()
-        if nonempty and not value:
-            self.error(f"{key!r} needs at least one entry", key)
-        return tuple(v.strip() for v in value)
-
-    def common_fields(self) -> dict[str, Any] | None:
-        difficulty = self.data.get("difficulty")
-        if not isinstance(difficulty, int) or isinstance(difficulty, bool) or not 1 <= difficulty <= 3:
-            self.error(f"difficulty must be 1, 2 or 3, got {difficulty!r}", "difficulty")
-        topic = self.data.get("topic", self.topic)
-        if topic != self.topic:
-            self.error(f"topic {topic!r} differs from the bank's topic {self.topic!r}", "topic")
-        if "tags" in self.data and not isinstance(self.data["tags"], list):
-            self.error("'tags' must be a list", "tags")
-        chain = self.text_list("chain")
-        for target in chain:
-            if not ID_PATTERN.match(target):
-                self.error(f"chain entry {target!r} is not a question id", "chain")
-        return dict(
-            id=self.id or "", topic=self.topic, difficulty=difficulty,
-            tags=self.text_list("tags"), prompt=self.text("prompt"),
-            explanation=self.text("explanation"),
-            references=self.text_list("references", nonempty=True),
-            pitfalls=self.text_list("pitfalls"), follow_ups=self.text_list("follow_ups"),
-            chain=chain, source=Source(self.file, self.line),
-        )
-
-    def entries(self, key: str, low: int, high: int, what: str) -> list[LineDict]:
-        value = self.data.get(key)
-        if not isinstance(value, list) or not low <= len(value) <= high:
-            count = len(value) if isinstance(value, list) else "no list"
-            self.error(f"{key!r} needs {low}–{high} {what}, got {count}", key)
-            return []
-        good = [v for v in value if isinstance(v, LineDict)]
-        if len(good) != len(value):
-            self.error(f"every entry of {key!r} is a mapping", key)
-        return good
-
-    def choice_fields(self) -> dict[str, Any] | None:
-        self.placeholders_forbidden()
-        choices = []
-        for entry in self.entries("choices", 2, 6, "choices"):
-            for key in entry:
-                if key not in ("text", "correct", "why"):
-                    self.errors.append(BankError(self.file, entry.line_of(key), self.id,
-                                                 _unknown_field_message(key, ("text", "correct", "why"))))
-            correct = entry.get("correct", False)
-            if not isinstance(correct, bool):
-                self.errors.append(BankError(self.file, entry.line_of("correct"), self.id,
-                                             f"'correct' must be true or false, got {correct!r}"))
-            choices.append(Choice(self.text("text", entry), correct is True, self.text("why", entry)))
-        if choices and not any(c.correct for c in choices):
-            self.error("no choice is marked correct: true", "choices")
-        if len({c.text for c in choices}) != len(choices):
-            self.error("two choices have the same text", "choices")
-        return {"choices": tuple(choices)}
-
-    def free_fields(self) -> dict[str, Any] | None:
-        self.placeholders_forbidden()
-        rubric = []
-        for entry in self.entries("rubric", 3, 8, "rubric items"):
-            weight = entry.get("weight")
-            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0:
-                self.errors.append(BankError(self.file, entry.line_of("weight"), self.id,
-                                             f"rubric weight must be a positive number, got {weight!r}"))
-                weight = 0
-            rubric.append(RubricItem(self.text("criterion", entry), float(weight)))
-        return {"model_answer": self.text("model_answer"), "rubric": tuple(rubric)}
-
-    def placeholders_forbidden(self) -> None:
-        for key in ("prompt", "explanation"):
-            value = self.data.get(key)
-            if isinstance(value, str) and PLACEHOLDER.search(value):
-                self.error("{{name}} placeholders only work in numeric questions", key)
-
-    # -- numeric ---------------------------------------------------------------------------
-
-    def numeric_fields(self) -> dict[str, Any] | None:
-        params = self.params()
-        derived = self.derived(params)
-        answer = self.formula(self.data.get("answer"), "answer")
-        unit = self.data.get("unit")
-        if unit not in UNITS:
-            self.error(f"unit must be one of {', '.join(repr(u) for u in UNITS)}, got {unit!r}", "unit")
-            unit = ""
-        display_unit = self.display_unit(unit)
-        tolerance = self.tolerance()
-        wrong = self.wrong_answers()
-        if params is None or derived is None or answer is None or tolerance is None or wrong is None:
-            return None
-        if not answer.names:
-            self.error("the answer must be a formula over the parameters, not a typed-in number", "answer")
-            return None
-        question = dict(params=params, derived=derived, answer=answer, unit=unit,
-                        display_unit=display_unit, tolerance=tolerance, wrong_answers=wrong)
-        if self.check_names(question):
-            self.check_draws(question)
-        return question
-
-    def params(self) -> tuple[ParamSpec, ...] | None:
-        raw = self.data.get("params")
-        if not isinstance(raw, LineDict) or not raw:
-            self.error("'params' must be a mapping of names to values", "params")
-            return None
-        specs = []
-        for name, value in raw.items():
-            try:
-                specs.append(ParamSpec(_param_name(name), _param_values(value)))
-            except ValueError as error:
-                self.errors.append(BankError(self.file, raw.line_of(name), self.id, f"param {name!r}: {error}"))
-        return tuple(specs) if len(specs) == len(raw) else None
-
-    def derived(self, params: tuple[ParamSpec, ...] | None) -> tuple[tuple[str, Formula], ...] | None:
-        raw = self.data.get("derived")
-        if raw is None:
-            return ()
-        if not isinstance(raw, LineDict):
-            self.error("'derived' must be a mapping of names to formulas", "derived")
-            return None
-        steps = []
-        for name, source in raw.items():
-            formula = self.formula(source, "derived", label=f"derived {name!r}")
-            try:
-                steps.append((_param_name(name), formula))
-            except ValueError as error:
-                self.error(f"derived {name!r}: {error}", "derived")
-        if any(f is None for _, f in steps) or len(steps) != len(raw):
-            return None
-        return tuple(steps)  # type: ignore[arg-type]
-
-    def formula(self, source: Any, key: str, label: str | None = None) -> Formula | None:
-        if isinstance(source, (int, float)) and not isinstance(source, bool):
-            source = str(source)
-        try:
-            return parse_formula(source)
-        except FormulaError as error:
-            self.error(f"{label or key}: {error}", key)
-            return None
-
-    def display_unit(self, unit: str) -> str | None:
-        value = self.data.get("display_unit")
-        if value is None:
-            return None
-        try:
-            scale_of(str(value), unit)
-        except UnitError as error:
-            self.error(f"display_unit: {error}", "display_unit")
-            return None
-        return str(value)
-
-    def tolerance(self) -> Tolerance | None:
-        raw = self.data.get("tolerance")
-        if isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 < raw < 1:
-            return Tolerance(relative=float(raw))
-        if isinstance(raw, LineDict) and len(raw) == 1:
-            (kind, value), = raw.items()
-            if kind in ("rel", "abs") and isinstance(value, (int, float)) and value > 0:
-                return Tolerance(relative=float(value)) if kind == "rel" else Tolerance(absolute=float(value))
-        self.error(f"tolerance must be a relative fraction in (0, 1), {{rel: x}} or {{abs: x}}, got {raw!r}",
-                   "tolerance")
-        return None
-
-    def wrong_answers(self) -> tuple[WrongAnswer, ...] | None:
-        raw = self.data.get("wrong_answers")
-        if raw is None:
-            return ()
-        if not isinstance(raw, list) or not all(isinstance(e, LineDict) for e in raw):
-            self.error("'wrong_answers' is a list of {formula, message}", "wrong_answers")
-            return None
-        wrong = []
-        for entry in raw:
-            formula = self.formula(entry.get("formula"), "wrong_answers", label="wrong answer formula")
-            message = self.text("message", entry)
-            if formula is not None and message:
-                wrong.append(WrongAnswer(formula, message))
-        return tuple(wrong) if len(wrong) == len(raw) else None
-
-    def check_names(self, question: dict[str, Any]) -> bool:
-        known = {p.name for p in question["params"]}
-        ok = True
-        for name, formula in question["derived"]:
-            ok &= self.names_known(formula, known, "derived")
-            known.add(name)
-        ok &= self.names_known(question["answer"], known, "answer")
-        known.add("answer")
-        for wrong in question["wrong_answers"]:
-            ok &= self.names_known(wrong.formula, known, "wrong_answers")
-        for key in ("prompt", "explanation"):
-            for name in PLACEHOLDER.findall(str(self.data.get(key, ""))):
-                if name not in known:
-                    self.error(f"placeholder {{{{{name}}}}} names no parameter or derived value", key)
-                    ok = False
-        return ok
-
-    def names_known(self, formula: Formula, known: set[str], key: str) -> bool:
-        unknown = sorted(formula.names - known)
-        if unknown:
-            self.error(f"{formula.source!r} uses unknown parameter(s): {', '.join(unknown)}", key)
-        return not unknown
-
-    def check_draws(self, question: dict[str, Any]) -> None:
-        from quizprep.bank.numeric import evaluate_draw
-
-        for values in _sample_draws(question["params"]):
-            try:
-                env = evaluate_draw(question["derived"], question["answer"], values)
-                for wrong in question["wrong_answers"]:
-                    wrong.formula.evaluate(env)
-            except FormulaError as error:
-                shown = ", ".join(f"{k}={v:g}" for k, v in values.items())
-                self.error(f"formula fails for the draw {shown}: {error}", "answer")
-                return
-
-
-def _param_name(name: Any) -> str:
-    if not isinstance(name, str) or not name.isidentifier() or name == "answer":
-        raise ValueError("names are identifiers (letters, digits, _) and 'answer' is reserved")
-    return name
-
-
-def _number(value: Any) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"expected a number, got {value!r}")
-    return value
-
-
-def _param_values(value: Any) -> tuple[int | float, ...]:
-    if not isinstance(value, LineDict):
-        return (_number(value),)
-    if set(value) == {"choices"}:
-        options = value["choices"]
-        if not isinstance(options, list) or not options:
-            raise ValueError("choices must be a non-empty list of numbers")
-        return tuple(_number(v) for v in options)
-    if set(value) in ({"range"}, {"range", "step"}):
-        bounds = value["range"]
-        if not isinstance(bounds, list) or len(bounds) != 2:
-            raise ValueError("range is [low, high]")
-        low, high = map(_number, bounds)
-        step = _number(value.get("step", 1))
-        if step <= 0 or high < low:
-            raise ValueError("range needs low ≤ high and a positive step")
-        count = int(round((high - low) / step)) + 1
-        if count > MAX_PARAM_VALUES:
-            raise ValueError(f"range has {count:,} values; at most {MAX_PARAM_VALUES:,}")
-        integral = all(isinstance(v, int) for v in (low, high, step))
-        return tuple(low + i * step if integral else round(low + i * step, 12) for i in range(count))
-    raise ValueError("a parameter is a number, {choices: [...]} or {range: [low, high], step: s}")
-
-
-def _sample_draws(params: tuple[ParamSpec, ...]) -> Iterator[dict[str, int | float]]:
-    names = [p.name for p in params]
-    sizes = [len(p.values) for p in params]
-    total = 1
-    for size in sizes:
-        total *= size
-    if total <= MAX_CHECKED_DRAWS:
-        for combo in itertools.product(*(p.values for p in params)):
-            yield dict(zip(names, combo))
-        return
-    yield {p.name: min(p.values) for p in params}
-    yield {p.name: max(p.values) for p in params}
-    rng = random.Random(0)
-    for _ in range(MAX_CHECKED_DRAWS):
-        yield {p.name: rng.choice(p.values) for p in params}
+    return read_bank(path)
 
 
 def summarize(result: LoadResult) -> dict[str, Any]:

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import Mapping
 
 from quizprep.bank.formula import Formula, Number, format_number
-from quizprep.bank.loader import PLACEHOLDER
 from quizprep.bank.model import NumericQuestion
 from quizprep.bank.units import UnitError, format_quantity, parse_quantity
+
+PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")  # {{name}} in prompts and explanations
 
 # Slips that apply to every question of a unit: (ratio given/expected, what it means).
 GENERIC_SLIPS: dict[str, tuple[tuple[float, str], ...]] = {

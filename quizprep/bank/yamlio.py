@@ -62,67 +62,84 @@ def _describe(error: yaml.MarkedYAMLError, text: str) -> tuple[int, str]:
 
 
 def _build(events: Any) -> Any:
-    stack: list[Any] = []  # open lists and LineDicts; a LineDict waiting for a value holds its key
-    pending_keys: list[Any] = []
+    # The hot loop of a cold load (tens of thousands of events per bank): one type lookup per
+    # event, the placing of values inlined, and scalars read through a per-file memo.
+    stack: list[Any] = []  # open lists and LineDicts
+    keys: list[Any] = []  # per open container: the key waiting for its value, or _NO_KEY
     root: Any = None
     documents = 0
+    scalars: dict[tuple[Any, ...], Any] = {}
     for event in events:
-        line = event.start_mark.line + 1
-        if isinstance(event, yaml.ScalarEvent):
+        kind = type(event)
+        if kind is _ScalarEvent:
             if event.anchor:
-                raise YamlProblem(line, _ANCHORS)
-            value = _scalar(event, line)
-        elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-            if event.anchor:
-                raise YamlProblem(line, _ANCHORS)
-            _check_tag(event, line)
-            if len(stack) >= MAX_DEPTH:
-                raise YamlProblem(line, f"nested deeper than {MAX_DEPTH} levels")
-            container: Any = [] if isinstance(event, yaml.SequenceStartEvent) else LineDict()
-            if isinstance(container, LineDict):
-                container.line, container.key_lines = line, {}
-            stack.append(container)
-            pending_keys.append(_NO_KEY)
+                raise YamlProblem(event.start_mark.line + 1, _ANCHORS)
+            if event.style and event.implicit[1]:  # quoted or block text, no tag: a string
+                value = event.value
+            else:
+                value = scalars.get((event.value, event.implicit, event.tag, event.style), _UNSEEN)
+                if value is _UNSEEN:
+                    value = _scalar(event, scalars)
+        elif kind is _MappingStart or kind is _SequenceStart:
+            stack.append(_open(event, len(stack)))
+            keys.append(_NO_KEY)
             continue
-        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+        elif kind is _MappingEnd or kind is _SequenceEnd:
             value = stack.pop()
-            pending_keys.pop()
-        elif isinstance(event, yaml.AliasEvent):
-            raise YamlProblem(line, _ANCHORS)
-        elif isinstance(event, yaml.DocumentStartEvent):
+            keys.pop()
+        elif kind is yaml.AliasEvent:
+            raise YamlProblem(event.start_mark.line + 1, _ANCHORS)
+        elif kind is yaml.DocumentStartEvent:
             documents += 1
             if documents > 1:
-                raise YamlProblem(line, "a bank file holds one YAML document")
+                raise YamlProblem(event.start_mark.line + 1, "a bank file holds one YAML document")
             continue
         else:
             continue
         if not stack:
             root = value
-        else:
-            _place(stack, pending_keys, value, line)
+            continue
+        parent = stack[-1]
+        if type(parent) is list:
+            parent.append(value)
+            continue
+        key = keys[-1]
+        if key is not _NO_KEY:
+            parent[key] = value
+            keys[-1] = _NO_KEY
+            continue
+        _note_key(parent, value, event.start_mark.line + 1)
+        keys[-1] = value
     return root
 
 
+def _open(event: Any, depth: int) -> list[Any] | LineDict:
+    line = event.start_mark.line + 1
+    if event.anchor:
+        raise YamlProblem(line, _ANCHORS)
+    _check_tag(event, line)
+    if depth >= MAX_DEPTH:
+        raise YamlProblem(line, f"nested deeper than {MAX_DEPTH} levels")
+    if type(event) is _SequenceStart:
+        return []
+    mapping = LineDict()
+    mapping.line, mapping.key_lines = line, {}
+    return mapping
+
+
+def _note_key(mapping: LineDict, key: Any, line: int) -> None:
+    if isinstance(key, (list, dict)) or key is None:
+        raise YamlProblem(line, "mapping keys must be plain text or numbers")
+    if key in mapping.key_lines:
+        raise YamlProblem(line, f"duplicate key {key!r} (first on line {mapping.key_lines[key]})")
+    mapping.key_lines[key] = line
+
+
 _NO_KEY = object()
+_UNSEEN = object()
 _ANCHORS = "YAML anchors and aliases (&name, *name) are not allowed in banks"
-
-
-def _place(stack: list[Any], pending_keys: list[Any], value: Any, line: int) -> None:
-    parent = stack[-1]
-    if isinstance(parent, list):
-        parent.append(value)
-        return
-    key = pending_keys[-1]
-    if key is _NO_KEY:
-        if isinstance(value, (list, dict)) or value is None:
-            raise YamlProblem(line, "mapping keys must be plain text or numbers")
-        if value in parent.key_lines:
-            raise YamlProblem(line, f"duplicate key {value!r} (first on line {parent.key_lines[value]})")
-        parent.key_lines[value] = line
-        pending_keys[-1] = value
-        return
-    parent[key] = value
-    pending_keys[-1] = _NO_KEY
+_ScalarEvent, _MappingStart, _MappingEnd = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.MappingEndEvent
+_SequenceStart, _SequenceEnd = yaml.SequenceStartEvent, yaml.SequenceEndEvent
 
 
 def _check_tag(event: Any, line: int) -> None:
@@ -130,7 +147,11 @@ def _check_tag(event: Any, line: int) -> None:
         raise YamlProblem(line, f"YAML tags such as {event.tag!r} are not allowed in banks")
 
 
-def _scalar(event: yaml.ScalarEvent, line: int) -> Any:
+def _scalar(event: yaml.ScalarEvent, memo: dict[tuple[Any, ...], Any]) -> Any:
+    """A scalar as YAML 1.1 (PyYAML's safe resolver) reads it: text, number, bool or null.
+    Every result is immutable, so equal spellings (mapping keys above all) share one memo entry."""
+    memo_key = (event.value, event.implicit, event.tag, event.style)
+    line = event.start_mark.line + 1
     if event.tag and event.tag != "!" and not event.implicit[0] and not event.implicit[1]:
         if event.tag not in _SAFE_SCALAR_TAGS:
             raise YamlProblem(line, f"YAML tags such as {event.tag!r} are not allowed in banks")
@@ -140,8 +161,11 @@ def _scalar(event: yaml.ScalarEvent, line: int) -> Any:
     else:
         tag = _resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
     if tag == _STR_TAG:
+        memo[memo_key] = event.value
         return event.value
     try:
-        return _constructor.construct_object(yaml.ScalarNode(tag, event.value, event.start_mark))
+        value = _constructor.construct_object(yaml.ScalarNode(tag, event.value, event.start_mark))
     except ConstructorError as error:
         raise YamlProblem(line, f"cannot read {event.value!r}: {error.problem}") from None
+    memo[memo_key] = value
+    return value

@@ -10,10 +10,11 @@ from __future__ import annotations
 import random
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion, Question, RubricItem
+from quizprep.study.clock import Clock, utc_now
 from quizprep.study.store import Answer, Store
 
 if TYPE_CHECKING:
@@ -21,15 +22,10 @@ if TYPE_CHECKING:
 
     from quizprep.bank.numeric import Draw, NumericVerdict
 
-Clock = Callable[[], datetime]
 MODES = ("practice", "review", "mock")
 MOCK_QUESTIONS = 8
 MOCK_MINUTES = 20
 SEED_LIMIT = 2**31
-
-
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 class InputError(ValueError):

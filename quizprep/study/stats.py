@@ -83,7 +83,7 @@ def compute_stats(store: Store, questions: Sequence[Question], *, now: datetime 
     assessed = [a for a in answers if a.assessed]
     return Stats(
         generated_at=now,
-        topics=tuple(_topic_stats(store, questions, answers, now, titles or {})),
+        topics=tuple(_topic_stats(store, questions, now, titles or {})),
         missed_criteria=tuple(missed_criteria(store, answers)),
         streak_days=streak([_local_day(a.answered_at, tz) for a in answers], today),
         history=tuple(history(answers, today, history_days, tz)),
@@ -95,9 +95,10 @@ def compute_stats(store: Store, questions: Sequence[Question], *, now: datetime 
 
 def topic_overview(store: Store, questions: Sequence[Question], *, now: datetime | None = None,
                    titles: Mapping[str, str] | None = None) -> list[TopicStats]:
-    """Per-topic counts, due cards, accuracy and mastery, for the home screen."""
+    """Per-topic counts, due cards, accuracy and mastery, for the home screen. Aggregated in
+    SQLite: the app's start-up does not grow with the learner's history."""
     now = now or datetime.now(timezone.utc)
-    return _topic_stats(store, questions, store.answers(), now, titles or {})
+    return _topic_stats(store, questions, now, titles or {})
 
 
 def topic_titles(result: LoadResult) -> dict[str, str]:
@@ -109,21 +110,22 @@ def bank_warnings(result: LoadResult) -> list[str]:
     return [str(error) for error in result.errors]
 
 
-def _topic_stats(store: Store, questions: Sequence[Question], answers: Sequence[Answer],
-                 now: datetime, titles: Mapping[str, str]) -> list[TopicStats]:
+def _topic_stats(store: Store, questions: Sequence[Question], now: datetime,
+                 titles: Mapping[str, str]) -> list[TopicStats]:
     from quizprep.study.scheduling import retrievability
 
     cards = store.cards()
+    scores = store.topic_scores()
+    last_right = store.latest_correct()
     by_topic: OrderedDict[str, list[Question]] = OrderedDict()
     for question in questions:
         by_topic.setdefault(question.topic, []).append(question)
-    for answer in answers:  # topics whose bank is gone still have a history
-        by_topic.setdefault(answer.topic, [])
+    for topic in scores:  # topics whose bank is gone still have a history
+        by_topic.setdefault(topic, [])
     horizon = now + MASTERY_HORIZON
-    last_right = {a.question_id: bool(a.correct) for a in answers if a.assessed}
     result = []
     for topic, members in by_topic.items():
-        scores = [a.score for a in answers if a.topic == topic and a.score is not None]
+        attempts, accuracy = scores.get(topic, (0, None))
         topic_cards = [cards.get(q.id) for q in members]
         result.append(TopicStats(
             topic=topic,
@@ -131,8 +133,8 @@ def _topic_stats(store: Store, questions: Sequence[Question], answers: Sequence[
             questions=len(members),
             seen=sum(card is not None for card in topic_cards),
             due=sum(card is not None and card.due <= now for card in topic_cards),
-            attempts=len(scores),
-            accuracy=_mean(scores),
+            attempts=attempts,
+            accuracy=accuracy,
             mastery=_mean(retrievability(store.scheduler, card, horizon) if last_right.get(q.id) else 0.0
                           for q, card in zip(members, topic_cards)),
         ))

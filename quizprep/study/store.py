@@ -308,6 +308,17 @@ class Store:
                           "ORDER BY answered_at, id")
         return [_answer(row) for row in rows]
 
+    def topic_scores(self) -> dict[str, tuple[int, float | None]]:
+        """Per topic with any answer: how many answers are assessed, and their mean score."""
+        rows = self._read("SELECT topic, COUNT(score), AVG(score) FROM answers GROUP BY topic")
+        return {topic: (count, mean) for topic, count, mean in rows}
+
+    def latest_correct(self) -> dict[str, bool]:
+        """Per question: whether its latest assessed answer was right."""
+        rows = self._read("SELECT question_id, correct FROM answers WHERE score IS NOT NULL "
+                          "ORDER BY answered_at, id")
+        return {question_id: bool(correct) for question_id, correct in rows}  # the latest wins
+
     def rubric_marks(self, answer_id: int | None = None) -> list[RubricMark]:
         where, params = ("WHERE answer_id = ?", (answer_id,)) if answer_id is not None else ("", ())
         rows = self._read(f"SELECT answer_id, item, criterion, weight, met FROM rubric_marks {where} "

@@ -6,23 +6,25 @@ import random
 from dataclasses import replace
 from datetime import tzinfo
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from textual import work
 from textual.app import App
 from textual.binding import Binding
 
 from quizprep.bank.loader import LoadResult, default_cache_dir, load_banks
-from quizprep.bank.model import Question
-from quizprep.study import session as sessions
-from quizprep.study.session import Clock, Feedback, PendingAssessment, Session, utc_now
+from quizprep.study.clock import Clock, utc_now
 from quizprep.study.stats import compute_stats, topic_overview, topic_titles
 from quizprep.study.store import Store, StoreError
 from quizprep.tui.outcome import NEXT
 from quizprep.tui.screens.home import HomeScreen
 
-# The other screens (Markdown, TextArea, DataTable...) are imported where they are first pushed:
-# cold start to the home screen is measured and kept close to a bare Textual app's.
+if TYPE_CHECKING:
+    from quizprep.bank.model import Question
+    from quizprep.study.session import Feedback, Session
+
+# Sessions and the other screens (Markdown, TextArea...) are imported where they are first
+# needed: cold start to the home screen is measured and kept close to a bare Textual app's.
 
 DARK, LIGHT = "textual-dark", "textual-light"
 WARNINGS_SHOWN = 4
@@ -63,7 +65,10 @@ class QuizApp(App[None]):
         self.loaded = LoadResult()
         self.questions: list[Question] = []
 
-    def on_mount(self) -> None:
+    def on_load(self) -> None:
+        # Load runs before the first screen is built, so Home can be that screen (no second one
+        # composed and swapped in), and a database that cannot open stops the app before the
+        # terminal is taken over.
         self.theme = DARK
         self.loaded = load_banks(self.bank_paths, cache_dir=default_cache_dir())
         self.questions = [q for q in self.loaded.questions if not self.topics or q.topic in self.topics]
@@ -71,8 +76,11 @@ class QuizApp(App[None]):
             self.store = Store.open(self.db_path)
         except StoreError as error:
             self.exit(return_code=1, message=f"quizprep: {error}")
-            return
-        self.push_screen(HomeScreen(self._overview()))
+
+    def get_default_screen(self) -> HomeScreen:
+        return HomeScreen(self._overview())
+
+    def on_mount(self) -> None:
         self._warn()
         self.resume_and_start()
 
@@ -106,10 +114,18 @@ class QuizApp(App[None]):
     async def resume_and_start(self) -> None:
         """Offer free responses left unassessed last time, then start the --mode session if any."""
         assert self.store is not None
+        if self.store.unassessed():  # checked here first: the session module is not needed at start
+            await self._assess_left_over()
+        if self.start_mode:
+            self._start(self.start_mode, self.topics)
+
+    async def _assess_left_over(self) -> None:
+        from quizprep.study import session as sessions
+        from quizprep.tui.screens.rubric import RubricScreen
+
+        assert self.store is not None
         pending = sessions.unassessed(self.store, self.questions)
         if pending:
-            from quizprep.tui.screens.rubric import RubricScreen
-
             self.notify(f"{len(pending)} free answer(s) from last time still need your rubric "
                         "self-assessment; Esc leaves one for later.", title="Welcome back")
         for answer in pending:
@@ -117,13 +133,13 @@ class QuizApp(App[None]):
             if met is None:
                 break
             self._saved(sessions.assess_answer(self.store, answer, met, self.now()))
-        if self.start_mode:
-            self._start(self.start_mode, self.topics)
 
     def on_home_screen_start(self, message: HomeScreen.Start) -> None:
         self._start(message.mode, message.topics)
 
     def _start(self, mode: str, topics: Sequence[str]) -> None:
+        from quizprep.study import session as sessions
+
         assert self.store is not None
         build = {"practice": sessions.practice, "review": sessions.review, "mock": sessions.mock}[mode]
         try:
@@ -141,6 +157,7 @@ class QuizApp(App[None]):
     @work(exclusive=True, group="session")
     async def run_session(self, session: Session) -> None:
         """Question → feedback (or rubric) until the queue is empty, the learner stops or time is up."""
+        from quizprep.study.session import Feedback, PendingAssessment
         from quizprep.tui.screens.feedback import FeedbackScreen
         from quizprep.tui.screens.question import QuestionScreen, seconds_left
         from quizprep.tui.screens.report import ReportScreen

@@ -6,10 +6,12 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from quizprep.study import store as store_module
 from quizprep.study.scheduling import make_scheduler
@@ -298,3 +300,29 @@ def test_a_write_blocked_by_another_instance_fails_cleanly_and_can_be_retried(db
         blocker.execute("ROLLBACK")
         record(store, "q-blocked")
         assert [a.question_id for a in store.answers()] == ["q-blocked"]
+
+
+HISTORY = st.lists(st.tuples(st.sampled_from(["q1", "q2", "q3"]), st.sampled_from(["t1", "t2"]),
+                             st.sampled_from([None, 0.0, 0.5, 1.0]), st.integers(0, 2)), max_size=25)
+
+
+@settings(max_examples=60, deadline=None)
+@given(history=HISTORY)
+def test_aggregates_match_the_answers_they_summarise(tmp_path_factory, history):
+    """topic_scores and latest_correct (computed in SQLite for the home screen) agree with the
+    same figures computed from every answer, ties in time included."""
+    path = tmp_path_factory.mktemp("aggregates") / "progress.sqlite3"
+    moment = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    with Store.open(path, scheduler=make_scheduler(fuzzing=False)) as store:
+        for question_id, topic, score, minutes in history:
+            moment += timedelta(minutes=minutes)  # 0 minutes: two answers at the same instant
+            store.record_answer(question_id=question_id, topic=topic, kind="free", mode="practice",
+                                response="x", elapsed_s=1.0, answered_at=moment, score=score,
+                                correct=None if score is None else score >= 0.5)
+        answers = store.answers()
+        expected_scores = {}
+        for topic in {a.topic for a in answers}:
+            scores = [a.score for a in answers if a.topic == topic and a.assessed]
+            expected_scores[topic] = (len(scores), sum(scores) / len(scores) if scores else None)
+        assert store.topic_scores() == expected_scores  # scores are halves: sums and means are exact
+        assert store.latest_correct() == {a.question_id: a.correct for a in answers if a.assessed}

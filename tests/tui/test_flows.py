@@ -1,6 +1,8 @@
 """Every flow of the quiz app, driven with Pilot as a learner would, checked against the database."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.widgets import DataTable, Input, Markdown
 
 from quizprep.study.session import Showing
@@ -14,11 +16,16 @@ from quizprep.tui.screens.rubric import RubricScreen
 from quizprep.tui.screens.stats import StatsScreen
 
 SIZE = (80, 24)
+DATA = Path(__file__).parent / "data"
 
 
 def text_of(screen, selector: str) -> str:
     widget = screen.query_one(selector)
     return widget.source if isinstance(widget, Markdown) else str(widget.content)
+
+
+def row_text(table: DataTable, key: str) -> list[str]:
+    return [str(cell) for cell in table.get_row(key)]
 
 
 def showing(app) -> Showing:
@@ -153,14 +160,14 @@ async def test_practice_ends_with_a_report_and_home_shows_progress(make_app):
     async with app.run_test(size=SIZE) as pilot:
         assert isinstance(app.screen, HomeScreen)
         table = app.screen.query_one(DataTable)
-        assert table.get_row("beta")[1:3] == ["0/1", "0"]
+        assert row_text(table, "beta")[1:3] == ["0/1", "0"]
         await pilot.press("down", "enter")  # practise beta
         await pilot.press("1", "enter", "enter")
         assert isinstance(app.screen, ReportScreen)
         assert "| beta | 1 | 100% |" in text_of(app.screen, "#report")
         await pilot.press("enter")
         assert isinstance(app.screen, HomeScreen)
-        assert table.get_row("beta")[1:4] == ["1/1", "0", "100%"]
+        assert row_text(table, "beta")[1:4] == ["1/1", "0", "100%"]
 
 
 async def test_review_asks_what_is_due(make_app, clock, stored):
@@ -173,7 +180,7 @@ async def test_review_asks_what_is_due(make_app, clock, stored):
     clock.advance(days=1)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
-        assert app.screen.query_one(DataTable).get_row("beta")[2] == "1"
+        assert row_text(app.screen.query_one(DataTable), "beta")[2] == "1"
         await pilot.press("r")
         assert showing(app).question.id == "beta-choice"
         assert app.screen.query_one("#question-meta").content.startswith("Review 1/1")
@@ -230,7 +237,7 @@ async def test_invalid_questions_are_skipped_with_a_warning_naming_file_and_line
     async with app.run_test(size=SIZE):
         warnings = [n.message for n in app._notifications if n.severity == "warning"]
         assert any("beta.yaml:17: [beta-broken]" in w for w in warnings)
-        assert app.screen.query_one(DataTable).get_row("beta")[1] == "0/1"
+        assert row_text(app.screen.query_one(DataTable), "beta")[1] == "0/1"
 
 
 async def test_help_theme_stats_and_quit_keys(make_app):
@@ -266,3 +273,24 @@ async def test_store_notices_are_shown(make_app, db):
     async with app.run_test(size=SIZE):
         errors = [n.message for n in app._notifications if n.severity == "error"]
         assert any("moved to" in e for e in errors)
+
+
+async def test_home_shows_bank_titles_as_written_not_as_markup(make_app, tmp_path):
+    bank = (DATA / "beta.yaml").read_text(encoding="utf-8")
+    title = next(line for line in bank.splitlines() if line.startswith("title:"))
+    (tmp_path / "beta.yaml").write_text(bank.replace(title, "title: Masks [bold]and[/bold] [red]"),
+                                        encoding="utf-8")
+    app = make_app(banks=[tmp_path / "beta.yaml"])
+    async with app.run_test(size=SIZE):
+        first_row = app.screen.query_one(DataTable).render_line(1).text  # below the header
+        assert "Masks [bold]and[/bold] [red]" in first_row
+
+
+def test_a_database_that_cannot_be_opened_stops_the_app_with_the_reason(make_app, tmp_path, capfd):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    app = make_app(db=blocker / "progress.sqlite3")
+    app.run(headless=True)
+    assert app.return_code == 1
+    printed = "".join("".join(capfd.readouterr()).split())  # the console wraps long paths anywhere
+    assert "quizprep:cannotcreatethefolderfor" in printed and "not-a-folder/progress.sqlite3" in printed

@@ -1,9 +1,8 @@
 """The pieces of the screens that carry logic of their own."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -14,6 +13,7 @@ from quizprep.study.session import Showing
 from quizprep.tui.screens.feedback import due_phrase
 from quizprep.tui.screens.home import bar, shorten
 from quizprep.tui.screens.question import header_line
+from quizprep.tui.widgets.numeric_answer import answer_hint
 from quizprep.tui.widgets.round_timer import format_clock
 from quizprep.tui.widgets.rubric_checklist import weighted_score
 
@@ -53,3 +53,13 @@ def test_header_marks_follow_ups():
     assert header_line(session, Showing(question, 3, NOW, follow_up_of="alpha-numeric")) == (
         "Mock interview 3/5 · alpha · free response · follow-up · ★★★")
     assert "follow-up" not in header_line(session, Showing(question, 3, NOW))
+
+
+@pytest.mark.parametrize("unit, display_unit, hint", [
+    ("B", "MiB", "Answer in bytes with a unit such as MiB (a bare number counts as bytes)."),
+    ("B", None, 'Answer in bytes, e.g. "32 GiB", "3.4e10 B" or "512 MB".'),
+    ("FLOP", "FLOP", 'Answer in FLOPs, e.g. "1.5 TFLOP" or "2.7e8".'),
+    ("", None, 'Answer with a number, e.g. "0.73", "2.7e8" or "268M".'),
+])
+def test_numeric_hint_warns_when_a_bare_number_is_not_in_the_unit_asked_for(unit, display_unit, hint):
+    assert answer_hint(unit, display_unit) == hint

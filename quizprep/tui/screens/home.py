@@ -1,6 +1,7 @@
 """Home: every topic with its question count, what is due and how well it is known."""
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
@@ -19,6 +20,12 @@ def shorten(text: str, width: int) -> str:
 
 def percent(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
+
+
+def plain(*cells: str) -> list[Text]:
+    """DataTable cells shown as written: DataTable reads a str cell as Rich markup, so a bank
+    title with [brackets] would lose them."""
+    return [Text(cell) for cell in cells]
 
 
 def bar(value: float | None, width: int = 10) -> str:
@@ -55,8 +62,8 @@ class HomeScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_column("Topic", width=TOPIC_WIDTH)
-        table.add_columns("Seen", "Due", "Accuracy", "Mastery")
+        table.add_column(Text("Topic"), width=TOPIC_WIDTH)
+        table.add_columns(*plain("Seen", "Due", "Accuracy", "Mastery"))
         self.show(self.topics)
         table.focus()
 
@@ -67,9 +74,9 @@ class HomeScreen(Screen[None]):
         row = table.cursor_row
         table.clear()
         for stats in topics:
-            table.add_row(shorten(stats.title, TOPIC_WIDTH), f"{stats.seen}/{stats.questions}", str(stats.due),
-                          percent(stats.accuracy), f"{bar(stats.mastery)} {percent(stats.mastery)}",
-                          key=stats.topic)
+            table.add_row(*plain(shorten(stats.title, TOPIC_WIDTH), f"{stats.seen}/{stats.questions}",
+                                 str(stats.due), percent(stats.accuracy),
+                                 f"{bar(stats.mastery)} {percent(stats.mastery)}"), key=stats.topic)
         table.move_cursor(row=min(row, max(0, len(topics) - 1)))
         due = sum(t.due for t in topics)
         total = sum(t.questions for t in topics)

@@ -60,7 +60,7 @@ class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
         if isinstance(question, ChoiceQuestion):
             yield ChoicePicker(question, id="answer")
         elif isinstance(question, NumericQuestion):
-            yield NumericAnswer(question.unit, id="answer")
+            yield NumericAnswer(question.unit, question.display_unit, id="answer")
         else:
             yield Static("Answer as you would in an interview; Ctrl+S compares it with the model answer.",
                          classes="hint")

@@ -1,6 +1,7 @@
 """Stats: accuracy and mastery per topic, most-missed rubric criteria, streak, history, what is due."""
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -8,7 +9,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
 from quizprep.study.stats import Stats
-from quizprep.tui.screens.home import TOPIC_WIDTH, bar, percent, shorten
+from quizprep.tui.screens.home import TOPIC_WIDTH, bar, percent, plain, shorten
 
 
 class StatsScreen(Screen[None]):
@@ -44,12 +45,12 @@ class StatsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#topic-stats", DataTable)
-        table.add_column("Topic", width=TOPIC_WIDTH)
-        table.add_columns("Seen", "Answers", "Accuracy", "Mastery", "Due")
+        table.add_column(Text("Topic"), width=TOPIC_WIDTH)
+        table.add_columns(*plain("Seen", "Answers", "Accuracy", "Mastery", "Due"))
         for topic in self.stats.topics:
-            table.add_row(shorten(topic.title, TOPIC_WIDTH), f"{topic.seen}/{topic.questions}", str(topic.attempts),
-                          percent(topic.accuracy), f"{bar(topic.mastery)} {percent(topic.mastery)}",
-                          str(topic.due))
+            table.add_row(*plain(shorten(topic.title, TOPIC_WIDTH), f"{topic.seen}/{topic.questions}",
+                                 str(topic.attempts), percent(topic.accuracy),
+                                 f"{bar(topic.mastery)} {percent(topic.mastery)}", str(topic.due)))
         self.query_one("#stats-body").focus()
 
     def action_close(self) -> None:

@@ -8,7 +8,7 @@ from textual.widgets import Input, Static
 
 from quizprep.bank.units import UnitError, example_for, parse_quantity
 
-UNIT_WORDS = {"B": "bytes", "FLOP": "FLOPs", "params": "parameters", "s": "seconds", "": "a number"}
+UNIT_WORDS = {"B": "bytes", "FLOP": "FLOPs", "params": "parameters", "s": "seconds"}
 
 
 class NumberInput(Input):
@@ -17,15 +17,27 @@ class NumberInput(Input):
     BINDINGS = [Binding("enter", "submit", "Submit"), Binding("f1", "app.help", "Help")]
 
 
+def answer_hint(unit: str, display_unit: str | None) -> str:
+    """What to type. A question asked in, say, MiB gets a warning that a bare number is read in
+    the base unit: "64" for 64 MiB would otherwise be judged as 64 bytes."""
+    if not unit:
+        return f"Answer with a number, e.g. {example_for(unit)}."
+    if display_unit and display_unit != unit:
+        words = UNIT_WORDS[unit]
+        return f"Answer in {words} with a unit such as {display_unit} (a bare number counts as {words})."
+    return f"Answer in {UNIT_WORDS[unit]}, e.g. {example_for(unit)}."
+
+
 class NumericAnswer(VerticalGroup):
     """An Input for a number in `unit`, with a live "understood as" line beneath it."""
 
-    def __init__(self, unit: str, *, id: str | None = None) -> None:
+    def __init__(self, unit: str, display_unit: str | None = None, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.unit = unit
+        self.display_unit = display_unit
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Answer in {UNIT_WORDS[self.unit]}, e.g. {example_for(self.unit)}.", classes="hint")
+        yield Static(answer_hint(self.unit, self.display_unit), classes="hint", markup=False)
         yield NumberInput(placeholder=f"e.g. {example_for(self.unit)}", id="numeric-input")
         yield Static("", id="understood", markup=False)
 

@@ -56,7 +56,7 @@ def test_header_marks_follow_ups():
 
 
 @pytest.mark.parametrize("unit, display_unit, hint", [
-    ("B", "MiB", "Answer in bytes with a unit such as MiB (a bare number counts as bytes)."),
+    ("B", "MiB", "Include the unit, e.g. MiB: a bare number counts as bytes."),
     ("B", None, 'Answer in bytes, e.g. "32 GiB", "3.4e10 B" or "512 MB".'),
     ("FLOP", "FLOP", 'Answer in FLOPs, e.g. "1.5 TFLOP" or "2.7e8".'),
     ("", None, 'Answer with a number, e.g. "0.73", "2.7e8" or "268M".'),

@@ -23,8 +23,7 @@ def answer_hint(unit: str, display_unit: str | None) -> str:
     if not unit:
         return f"Answer with a number, e.g. {example_for(unit)}."
     if display_unit and display_unit != unit:
-        words = UNIT_WORDS[unit]
-        return f"Answer in {words} with a unit such as {display_unit} (a bare number counts as {words})."
+        return f"Include the unit, e.g. {display_unit}: a bare number counts as {UNIT_WORDS[unit]}."
     return f"Answer in {UNIT_WORDS[unit]}, e.g. {example_for(unit)}."
 
 

@@ -207,6 +207,8 @@ class WorkerSession:
                 self.process.wait(timeout=5)
             except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail
                 pass
+            if self.output is not None:
+                self.output.thread.join(timeout=1)  # the pipe is at its end: let the reader finish
             if self.process.stdout is not None:
                 self.process.stdout.close()
             self.process = None

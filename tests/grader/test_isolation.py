@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from quizprep.grader.grade import GradeOptions, grade
-from quizprep.grader.session import Limits, WorkerSession
+from quizprep.grader.session import Limits, OutputCapture, WorkerSession
 
 CHECK_SECONDS = 2.0
 HEADER = "# quizprep: exercise=attention\nimport math, os, sys\nimport torch\n\n"
@@ -179,6 +179,19 @@ def test_patching_the_comparison_cannot_forge_a_pass(tmp_path):
     """)
     report, _, _ = run_grade(tmp_path, source)
     assert "differ" in failed(report, "values").message
+
+
+def test_output_printed_before_a_failure_is_reported_even_when_the_reader_lags(tmp_path, monkeypatch):
+    keep = OutputCapture._keep
+
+    def late_keep(capture: OutputCapture, data: bytes, syncs: int) -> None:
+        if data:
+            time.sleep(0.3)  # the drain thread not scheduled before the result arrives
+        keep(capture, data, syncs)
+
+    monkeypatch.setattr(OutputCapture, "_keep", late_keep)
+    report, _, _ = run_grade(tmp_path, function("print('reached the softmax')\nraise ValueError('boom')"))
+    assert "reached the softmax" in failed(report, "values").output
 
 
 def test_printed_output_is_captured_and_truncated(tmp_path, shared_worker):

@@ -7,7 +7,9 @@ file descriptors; it never sees a reference result. Before the learner's file is
 * drops the grader's directory from ``sys.path`` and blocks importing ``quizprep`` (a meta-path
   finder), so the reference engine cannot be borrowed;
 * wraps the functions an exercise forbids (``F.scaled_dot_product_attention``,
-  ``nn.MultiheadAttention``, ...) so that calling them is recorded with the learner's line;
+  ``nn.MultiheadAttention``, ...) so that calling them is recorded with the learner's line, and
+  runs each call under a TorchFunctionMode that catches the same kernels reached by other routes
+  (``torch.ops.aten``, ``torch._C._VariableFunctions``);
 * sets a memory limit (``RLIMIT_AS``, measured above what importing torch already reserved),
   disables core dumps and arms ``faulthandler`` so a segfault or a hang leaves a traceback.
 """
@@ -41,6 +43,41 @@ def _load_protocol() -> ModuleType:
 
 class ForbiddenCall(BaseException):
     """Raised inside learner code; a BaseException so `except Exception` cannot swallow it."""
+
+
+# What each guard group forbids, by parts of torch function names. The patched attributes in
+# `_install_guards` name the public routes; these catch the same kernels reached any other way
+# (torch.ops.aten._scaled_dot_product_flash_attention_for_cpu, torch._C._VariableFunctions...).
+FORBIDDEN_NAME_PARTS = {
+    "sdpa": ("scaled_dot_product", "scaled_dot_attention", "flash_attention", "efficient_attention",
+             "cudnn_attention"),
+    "mha": ("multi_head_attention",),
+    "softmax": ("softmax",),
+}
+
+
+def _torch_label(func: Any) -> str:
+    module = getattr(func, "__module__", None) or ""
+    name = getattr(func, "__name__", repr(func))
+    if module.startswith("torch._ops."):
+        return f"torch.ops.{module.removeprefix('torch._ops.')}.{name}"
+    return f"{module}.{name}" if module.startswith("torch") else f"torch.{name}"
+
+
+def _forbidden_kernels(worker: "Worker") -> Any:
+    """A TorchFunctionMode that sees every torch function the learner's call reaches, however."""
+    from torch.overrides import TorchFunctionMode
+
+    class ForbiddenKernels(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            name = getattr(func, "__name__", "")
+            if any(part in name for group in worker.active for part in FORBIDDEN_NAME_PARTS.get(group, ())):
+                label = _torch_label(func)
+                worker.record_violation(label)
+                raise ForbiddenCall(f"{label} is not allowed in this exercise")
+            return func(*args, **(kwargs or {}))
+
+    return ForbiddenKernels()
 
 
 class Worker:
@@ -310,7 +347,7 @@ class Worker:
         kwargs = {k: prepare(v) for k, v in request.get("kwargs", {}).items()}
         grad_output = request.get("grad_output")
         context = torch.enable_grad() if grad_output is not None else torch.no_grad()
-        with context:
+        with context, _forbidden_kernels(self):
             value = target(*args, **kwargs)
         response: dict[str, Any] = {"ok": True, "value": value}
         if grad_output is not None:

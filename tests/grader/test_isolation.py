@@ -153,6 +153,10 @@ def test_wrong_return_types(tmp_path, shared_worker, body, expected):
      "    return q, q", "scaled_dot_product_attention"),
     ("mha = torch.nn.MultiheadAttention(q.shape[-1], 1)\nreturn q, q", "torch.nn.MultiheadAttention"),
     ("from quizprep.grader import reference\nreturn reference.attention(q, k, v, mask)", "import quizprep"),
+    ("return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(q, k, v)[0], None",
+     "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu"),
+    ("return torch._C._VariableFunctions._scaled_dot_product_attention_math(q, k, v)",
+     "torch._scaled_dot_product_attention_math"),
 ])
 def test_forbidden_calls_are_named(tmp_path, shared_worker, body, named):
     report, _, path = run_grade(tmp_path, function(body), shared=shared_worker)

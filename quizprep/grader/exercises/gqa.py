@@ -176,7 +176,7 @@ def check_not_mutated(ctx: CheckContext) -> None:
                                {}, {"return_inputs": True})
     after = reply.inputs_after.get("args", [None])[0]
     if after is None or not torch.equal(after, case.data["query"]):
-        raise CheckFailure("x was modified in place", tried=case.label, hint="Avoid in-place ops on the input.")
+        raise CheckFailure("`x` was modified in place", tried=case.label, hint="Avoid in-place ops on the input.")
 
 
 SPEC = ExerciseSpec(

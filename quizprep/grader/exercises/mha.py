@@ -214,9 +214,22 @@ def check_gradients(ctx: CheckContext) -> str:
     return "query, key, value and every projection, float64"
 
 
-def check_deterministic_and_pure(ctx: CheckContext) -> None:
+def check_not_mutated(ctx: CheckContext) -> None:
+    case = build({"batch": 2, "n": 4, "d_model": 8, "heads": 2}, {"dtype": F32, "mask": "causal"}, ctx.seed + 50)
+    data, layout = case.data, case.data["layout"]
+    reply = shared.call_module(ctx, CLASS, (layout.d_model, layout.n_heads), case, layout, recompute,
+                               (data["query"], data["key"], data["value"]), {"mask": data["mask"]},
+                               {"return_inputs": True})
+    after = reply.inputs_after.get("args", []) + [reply.inputs_after.get("kwargs", {}).get("mask")]
+    for name, now in zip(("query", "key", "value", "mask"), after):
+        if now is None or not torch.equal(data[name], now):
+            raise CheckFailure(f"`{name}` was modified in place", tried=case.label,
+                               hint="Avoid in-place ops (x.mul_(), x -= ..., mask.logical_not_()) on the inputs.")
+
+
+def check_deterministic(ctx: CheckContext) -> None:
     case = build({"batch": 2, "n": 4, "d_model": 8, "heads": 2}, {"dtype": F32, "mask": "causal"}, ctx.seed + 40)
-    first = run(ctx, case, {"return_inputs": True})
+    first = run(ctx, case)
     second = run(ctx, case)
     for name in first:
         if not torch.equal(first[name], second[name]):
@@ -238,6 +251,7 @@ SPEC = ExerciseSpec(
         Check("causal-leakage", "causal leakage probe", check_leakage),
         Check("dtypes", "dtypes and device", check_dtypes),
         Check("gradients", "gradients for inputs and weights", check_gradients),
-        Check("deterministic", "same inputs, same outputs", check_deterministic_and_pure),
+        Check("no-mutation", "inputs are not modified", check_not_mutated),
+        Check("deterministic", "same inputs, same outputs", check_deterministic),
     ),
 )

@@ -177,7 +177,7 @@ def check_not_mutated(ctx: CheckContext) -> None:
     reply = ctx.call(TARGET, case.data["x"], options={"return_inputs": True})
     after = reply.inputs_after.get("args", [None])[0]
     if after is None or not torch.equal(after, case.data["x"]):
-        raise CheckFailure("x was modified in place", tried=case.label,
+        raise CheckFailure("`x` was modified in place", tried=case.label,
                            hint="`x -= x.max(...)` or `x.exp_()` change the caller's tensor; use x - ... instead.")
 
 

@@ -43,17 +43,23 @@ class Minimal(App):
 Minimal().run(headless=True)
 """
 
+# The quiz starts through the command line, as `quizprep quiz --db PATH` does; the two patches
+# only make it headless and leave after its first refresh, like the minimal app.
 QUIZ = """
 import sys
+from quizprep import cli
 from quizprep.tui.app import QuizApp
 
-class FirstScreen(QuizApp):
-    def on_mount(self):
-        super().on_mount()
-        self.call_after_refresh(self.exit)
+run, on_mount = QuizApp.run, QuizApp.on_mount
+QuizApp.run = lambda self, **options: run(self, **options, headless=True)
 
-FirstScreen(db=sys.argv[1]).run(headless=True)
-assert "torch" not in sys.modules, "the quiz app imported torch"
+def first_screen_then_exit(self):
+    on_mount(self)
+    self.call_after_refresh(self.exit)
+
+QuizApp.on_mount = first_screen_then_exit
+code = cli.main(["quiz", "--db", sys.argv[1]])
+assert code == 0 and "torch" not in sys.modules, "the quiz app failed or imported torch"
 """
 
 

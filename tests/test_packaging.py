@@ -43,6 +43,15 @@ def test_cli_imports_no_torch() -> None:
     assert run.stdout.strip() == "False", run.stderr
 
 
+def test_opening_the_quiz_registers_only_its_own_command() -> None:
+    probe = ("import sys, contextlib, io, quizprep.cli as c\n"
+             "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()) as out:\n"
+             "    c.main(['quiz', '--help'])\n"
+             "print('--mode' in out.getvalue(), sorted(m for m in c.COMMAND_MODULES if m in sys.modules))")
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert run.stdout.strip() == "True ['quizprep.tui.command']", run.stdout + run.stderr
+
+
 def test_built_wheel_ships_banks_stubs_and_stylesheet(tmp_path: Path) -> None:
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                             "-q", "-w", str(tmp_path), str(ROOT)], capture_output=True, text=True)

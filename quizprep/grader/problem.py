@@ -14,7 +14,7 @@ import torch
 from torch import Tensor
 
 from quizprep.grader.compare import Mismatch, Tolerance, close_elements, find_mismatch
-from quizprep.grader.context import CheckContext
+from quizprep.grader.context import CheckContext, Reply
 from quizprep.grader.spec import CheckFailure
 
 MAX_SHRINK_STEPS = 12
@@ -187,6 +187,19 @@ def reject_shortcuts(case: Case, output: str, shortcuts: dict[str, Tensor]) -> N
     for name, guess in shortcuts.items():
         if guess.shape == expected.shape and bool(close_elements(guess, expected, tolerance.scaled(4.0)).all()):
             raise GeneratorError(f"{name} would pass: {case.label}")
+
+
+def expect_unchanged(reply: Reply, args: tuple[tuple[str, Tensor], ...], tried: str, hint: str,
+                     kwargs: tuple[tuple[str, Tensor], ...] = ()) -> None:
+    """Fail naming the first input the call changed in place. `args` names the leading positional
+    arguments in order; `kwargs` names keyword ones. The call needs options={"return_inputs": True}."""
+    args_after = reply.inputs_after.get("args", [])
+    kwargs_after = reply.inputs_after.get("kwargs", {})
+    pairs = [(name, before, args_after[i] if i < len(args_after) else None) for i, (name, before) in enumerate(args)]
+    pairs += [(name, before, kwargs_after.get(name)) for name, before in kwargs]
+    for name, before, now in pairs:
+        if now is None or not torch.equal(before, now):
+            raise CheckFailure(f"`{name}` was modified in place", tried=tried, hint=hint)
 
 
 def first_output_checks(actual: Any, names: tuple[str, ...], what: str) -> dict[str, Tensor]:

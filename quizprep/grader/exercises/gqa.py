@@ -12,7 +12,7 @@ from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises import _modules as shared
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
-from quizprep.grader.problem import Case, Hypothesis, first_output_checks, verify
+from quizprep.grader.problem import Case, Hypothesis, expect_unchanged, first_output_checks, verify
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
 CLASS = "GroupedQueryAttention"
@@ -174,9 +174,7 @@ def check_not_mutated(ctx: CheckContext) -> None:
     case = build({"batch": 2, "n": 4, "d_model": 8, "heads": 4, "kv_heads": 2}, {"dtype": F32}, ctx.seed + 30)
     reply = shared.call_module(ctx, CLASS, (8, 4, 2), case, case.data["layout"], recompute, (case.data["query"],),
                                {}, {"return_inputs": True})
-    after = reply.inputs_after.get("args", [None])[0]
-    if after is None or not torch.equal(after, case.data["query"]):
-        raise CheckFailure("`x` was modified in place", tried=case.label, hint="Avoid in-place ops on the input.")
+    expect_unchanged(reply, (("x", case.data["query"]),), case.label, "Avoid in-place ops on the input.")
 
 
 SPEC = ExerciseSpec(

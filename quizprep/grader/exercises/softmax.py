@@ -10,7 +10,9 @@ from quizprep.grader import reference
 from quizprep.grader.compare import UNIT_ROUNDOFF, Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
-from quizprep.grader.problem import Case, Hypothesis, first_output_checks, reject_shortcuts, verify
+from quizprep.grader.problem import (
+    Case, Hypothesis, expect_unchanged, first_output_checks, reject_shortcuts, verify,
+)
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
 TARGET = "stable_softmax"
@@ -175,10 +177,8 @@ def check_gradients(ctx: CheckContext) -> str:
 def check_not_mutated(ctx: CheckContext) -> None:
     case = build({"d0": 4, "d1": 5}, {"dtype": torch.float32}, ctx.seed + 50)
     reply = ctx.call(TARGET, case.data["x"], options={"return_inputs": True})
-    after = reply.inputs_after.get("args", [None])[0]
-    if after is None or not torch.equal(after, case.data["x"]):
-        raise CheckFailure("`x` was modified in place", tried=case.label,
-                           hint="`x -= x.max(...)` or `x.exp_()` change the caller's tensor; use x - ... instead.")
+    expect_unchanged(reply, (("x", case.data["x"]),), case.label,
+                     "`x -= x.max(...)` or `x.exp_()` change the caller's tensor; use x - ... instead.")
 
 
 SPEC = ExerciseSpec(

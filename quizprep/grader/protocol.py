@@ -187,9 +187,12 @@ def write_message(fd: int, payload: Any) -> None:
         view = view[written:]
 
 
-def read_exact(fd: int, size: int) -> bytes:
+def read_exact(fd: int, size: int, wait: Callable[[int], None] | None = None) -> bytes:
+    """`size` bytes from `fd`; `wait(fd)`, if given, runs before each read (the grader's deadline)."""
     chunks, remaining = [], size
     while remaining:
+        if wait is not None:
+            wait(fd)
         chunk = os.read(fd, min(remaining, 1 << 20))
         if not chunk:
             raise EOFError("channel closed")

@@ -332,20 +332,12 @@ class _DeadlineReader:
         self.deadline = deadline
 
     def __call__(self, fd: int, size: int) -> bytes:
-        chunks, remaining = [], size
-        while remaining:
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            ready, _, _ = select.select([fd], [], [], left)
-            if not ready:
-                raise TimeoutError
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                raise EOFError("channel closed")
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+        return protocol.read_exact(fd, size, wait=self._until_readable)
+
+    def _until_readable(self, fd: int) -> None:
+        left = self.deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise TimeoutError
 
 
 def _plain_message(kind: str, error: dict[str, Any]) -> str:

@@ -41,6 +41,15 @@ class Layout:
         return {"W_q": (q_width, self.d_model), "W_k": (kv_width, self.d_model),
                 "W_v": (kv_width, self.d_model), "W_o": (self.d_model, q_width)}
 
+    def wrong_weight(self, parameters: dict[str, Tensor]) -> tuple[str, tuple[int, int], str] | None:
+        """The first projection whose weight is missing or misshapen in a learner's module's
+        `parameters`: its name, the shape expected, and what was found instead."""
+        for name, shape in self.weight_shapes().items():
+            weight = parameters.get(f"{name}.weight")
+            if weight is None or tuple(weight.shape) != shape:
+                return name, shape, "missing" if weight is None else f"shape {tuple(weight.shape)}"
+        return None
+
 
 def random_params(layout: Layout, generator: torch.Generator, dtype: torch.dtype, spread: float) -> dict[str, Tensor]:
     params = {}

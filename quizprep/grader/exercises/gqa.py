@@ -90,13 +90,12 @@ PROBLEM = GQAProblem()
 def check_structure(ctx: CheckContext) -> str:
     layout = shared.Layout(16, 4, 2)
     module = ctx.new_module(CLASS, 16, 4, 2)
-    for name, shape in layout.weight_shapes().items():
-        weight = module.parameters.get(f"{name}.weight")
-        if weight is None or tuple(weight.shape) != shape:
-            found = "missing" if weight is None else f"shape {tuple(weight.shape)}"
-            raise CheckFailure(f"{name}.weight is {found}; expected {shape}", tried=f"{CLASS}(16, 4, 2)",
-                               hint="W_k and W_v produce n_kv_heads·d_head features, not d_model.",
-                               quiz=lesson("gqa-head-mapping"))
+    wrong = layout.wrong_weight(module.parameters)
+    if wrong:
+        name, shape, found = wrong
+        raise CheckFailure(f"{name}.weight is {found}; expected {shape}", tried=f"{CLASS}(16, 4, 2)",
+                           hint="W_k and W_v produce n_kv_heads·d_head features, not d_model.",
+                           quiz=lesson("gqa-head-mapping"))
     return "W_k, W_v: Linear(16, 8) for 4 query heads sharing 2 KV heads"
 
 

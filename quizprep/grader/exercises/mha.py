@@ -122,12 +122,11 @@ PROBLEM = MHAProblem()
 def check_structure(ctx: CheckContext) -> str:
     module = ctx.new_module(CLASS, 12, 3)
     layout = shared.Layout(12, 3, 3)
-    for name, shape in layout.weight_shapes().items():
-        weight = module.parameters.get(f"{name}.weight")
-        if weight is None or tuple(weight.shape) != shape:
-            found = "missing" if weight is None else f"shape {tuple(weight.shape)}"
-            raise CheckFailure(f"{name}.weight is {found}; expected nn.Linear(12, 12) with weight {shape}",
-                               tried=f"{CLASS}(12, 3)", hint="Name the projections W_q, W_k, W_v, W_o.")
+    wrong = layout.wrong_weight(module.parameters)
+    if wrong:
+        name, shape, found = wrong
+        raise CheckFailure(f"{name}.weight is {found}; expected nn.Linear(12, 12) with weight {shape}",
+                           tried=f"{CLASS}(12, 3)", hint="Name the projections W_q, W_k, W_v, W_o.")
     return "W_q, W_k, W_v, W_o are Linear(d_model, d_model)"
 
 

@@ -76,10 +76,11 @@ def _build(events: Any) -> Any:
                 raise YamlProblem(event.start_mark.line + 1, _ANCHORS)
             if event.style and event.implicit[1]:  # quoted or block text, no tag: a string
                 value = event.value
-            else:
-                value = scalars.get((event.value, event.implicit, event.tag, event.style), _UNSEEN)
+            else:  # every result is immutable, so equal spellings (keys above all) share one entry
+                key = (event.value, event.implicit, event.tag, event.style)
+                value = scalars.get(key, _UNSEEN)
                 if value is _UNSEEN:
-                    value = _scalar(event, scalars)
+                    value = scalars[key] = _scalar(event)
         elif kind is _MappingStart or kind is _SequenceStart:
             stack.append(_open(event, len(stack)))
             keys.append(_NO_KEY)
@@ -147,10 +148,8 @@ def _check_tag(event: Any, line: int) -> None:
         raise YamlProblem(line, f"YAML tags such as {event.tag!r} are not allowed in banks")
 
 
-def _scalar(event: yaml.ScalarEvent, memo: dict[tuple[Any, ...], Any]) -> Any:
-    """A scalar as YAML 1.1 (PyYAML's safe resolver) reads it: text, number, bool or null.
-    Every result is immutable, so equal spellings (mapping keys above all) share one memo entry."""
-    memo_key = (event.value, event.implicit, event.tag, event.style)
+def _scalar(event: yaml.ScalarEvent) -> Any:
+    """A scalar as YAML 1.1 (PyYAML's safe resolver) reads it: text, number, bool or null."""
     line = event.start_mark.line + 1
     if event.tag and event.tag != "!" and not event.implicit[0] and not event.implicit[1]:
         if event.tag not in _SAFE_SCALAR_TAGS:
@@ -161,11 +160,8 @@ def _scalar(event: yaml.ScalarEvent, memo: dict[tuple[Any, ...], Any]) -> Any:
     else:
         tag = _resolver.resolve(yaml.ScalarNode, event.value, event.implicit)
     if tag == _STR_TAG:
-        memo[memo_key] = event.value
         return event.value
     try:
-        value = _constructor.construct_object(yaml.ScalarNode(tag, event.value, event.start_mark))
+        return _constructor.construct_object(yaml.ScalarNode(tag, event.value, event.start_mark))
     except ConstructorError as error:
         raise YamlProblem(line, f"cannot read {event.value!r}: {error.problem}") from None
-    memo[memo_key] = value
-    return value

@@ -91,6 +91,7 @@ class Worker:
         self.modules: dict[int, Any] = {}
         self.learner: ModuleType | None = None
         self.active: set[str] = set(config.get("forbidden", ()))
+        self.kernel_guard: Any = None  # the TorchFunctionMode each call runs under, made with the guards
 
     # ---- set-up -------------------------------------------------------------------------
     def prepare(self) -> None:
@@ -121,6 +122,7 @@ class Worker:
         import torch.nn.functional as F
 
         # Every guard is installed; only the groups the current exercise forbids are active.
+        self.kernel_guard = _forbidden_kernels(self)
         label = "torch.nn.functional.scaled_dot_product_attention"
         self._guard("sdpa", F, "scaled_dot_product_attention", label)
         self._guard("sdpa", torch._C._nn, "scaled_dot_product_attention", label)
@@ -347,7 +349,7 @@ class Worker:
         kwargs = {k: prepare(v) for k, v in request.get("kwargs", {}).items()}
         grad_output = request.get("grad_output")
         context = torch.enable_grad() if grad_output is not None else torch.no_grad()
-        with context, _forbidden_kernels(self):
+        with context, self.kernel_guard:
             value = target(*args, **kwargs)
         response: dict[str, Any] = {"ok": True, "value": value}
         if grad_output is not None:

@@ -10,28 +10,45 @@ from pathlib import Path
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "check", help="validate question banks (default: the shipped ones)",
-        description="Validate question banks. Exit 0 when clean, 1 on any error, 2 on usage errors.",
+        description="Validate question banks. Exit 0 when clean, 1 on any error (or, with --similar, "
+                    "any pair of near-duplicate prompts), 2 on usage errors.",
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="bank files or folders")
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+    parser.add_argument("--similar", action="store_true",
+                        help="also report pairs of questions, across all the banks given, whose prompts are near-duplicates")
+    parser.add_argument("--threshold", type=float, default=None, metavar="X",
+                        help="with --similar: the share of distinct prompt words two questions must "
+                             "have in common to be reported, in (0, 1] (default 0.6)")
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from quizprep.bank.audit import DEFAULT_SIMILARITY, similar_prompts, wrong_answers_accepted
     from quizprep.bank.loader import load_banks, summarize
 
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:
         print(f"quizprep check: no such file or folder: {', '.join(missing)}", file=sys.stderr)
         return 2
+    if args.threshold is not None and not (args.similar and 0 < args.threshold <= 1):
+        print("quizprep check: --threshold takes a number in (0, 1] and needs --similar", file=sys.stderr)
+        return 2
     result = load_banks(args.paths or None)
+    result.errors.extend(wrong_answers_accepted(result.questions))
+    threshold = DEFAULT_SIMILARITY if args.threshold is None else args.threshold
+    similar = similar_prompts(result.questions, threshold) if args.similar else []
     summary = summarize(result)
     if args.json:
+        if args.similar:
+            summary["similar"] = [pair.to_json() for pair in similar]
         print(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
-        for error in result.errors:
-            print(error)
+        for line in [*result.errors, *similar]:
+            print(line)
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(summary["by_kind"].items()))
         status = f"{len(result.errors)} error(s)" if result.errors else "no errors"
+        if args.similar:
+            status += f", {len(similar)} near-duplicate pair(s) at ≥ {threshold:.0%} shared prompt words"
         print(f"{summary['questions']} questions ({kinds or 'none'}) in {len(result.banks)} bank(s): {status}")
-    return 1 if result.errors else 0
+    return 1 if result.errors or similar else 0

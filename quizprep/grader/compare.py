@@ -26,21 +26,48 @@ UNIT_ROUNDOFF = {
     torch.float16: 2.0**-11,
 }
 SAFETY = {torch.float64: 4096.0, torch.float32: 32.0, torch.bfloat16: 2.0, torch.float16: 4.0}
+# The least precise arithmetic a correct attention may use for inputs of each dtype. Production
+# code (Llama, Hugging Face) runs the softmax in float32 on purpose, whatever the input dtype, so
+# float64 inputs are held to float32's tolerance; half inputs to their own.
+WORKING_PRECISION = {torch.float64: torch.float32, torch.float32: torch.float32,
+                     torch.bfloat16: torch.bfloat16, torch.float16: torch.float16}
+# Coarser precisions an error may be traced to, finest first.
+COARSER = (torch.float32, torch.float16, torch.bfloat16)
 
 
 @dataclass(frozen=True)
 class Tolerance:
     atol: float
+    magnitude: float = 1.0  # atol / (c·u) of its dtype: the same rule at another precision
 
     @classmethod
     def for_dtype(cls, dtype: torch.dtype, logit_scale: float = 0.0, value_scale: float = 1.0,
                   factor: float = 1.0) -> "Tolerance":
         """The documented tolerance for outputs of this dtype at this logit and value scale."""
-        base = SAFETY[dtype] * UNIT_ROUNDOFF[dtype]
-        return cls(factor * base * (1.0 + logit_scale) * max(1.0, value_scale))
+        magnitude = factor * (1.0 + logit_scale) * max(1.0, value_scale)
+        return cls(SAFETY[dtype] * UNIT_ROUNDOFF[dtype] * magnitude, magnitude)
+
+    @classmethod
+    def working(cls, dtype: torch.dtype, logit_scale: float = 0.0, value_scale: float = 1.0,
+                factor: float = 1.0) -> "Tolerance":
+        """The tolerance for attention outputs of inputs in `dtype`, at the working precision."""
+        return cls.for_dtype(WORKING_PRECISION[dtype], logit_scale, value_scale, factor)
 
     def scaled(self, factor: float) -> "Tolerance":
-        return Tolerance(self.atol * factor)
+        return Tolerance(self.atol * factor, self.magnitude * factor)
+
+    def at_precision(self, dtype: torch.dtype) -> "Tolerance":
+        return Tolerance(SAFETY[dtype] * UNIT_ROUNDOFF[dtype] * self.magnitude, self.magnitude)
+
+
+def precision_explaining(actual: Tensor, expected: Tensor, tolerance: Tolerance) -> torch.dtype | None:
+    """The finest precision coarser than `tolerance`'s whose rounding accounts for every
+    difference: errors of that size mean something ran in that dtype."""
+    for dtype in COARSER:
+        wider = tolerance.at_precision(dtype)
+        if wider.atol > tolerance.atol and bool(close_elements(actual, expected, wider).all()):
+            return dtype
+    return None
 
 
 def close_elements(actual: Tensor, expected: Tensor, tolerance: Tolerance) -> Tensor:

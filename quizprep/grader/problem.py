@@ -13,7 +13,7 @@ from typing import Any, Callable, Protocol
 import torch
 from torch import Tensor
 
-from quizprep.grader.compare import Mismatch, Tolerance, close_elements, find_mismatch
+from quizprep.grader.compare import Mismatch, Tolerance, close_elements, find_mismatch, precision_explaining
 from quizprep.grader.context import CheckContext, Reply
 from quizprep.grader.spec import CheckFailure
 
@@ -37,14 +37,25 @@ class Case:
 
 
 @dataclass(frozen=True)
-class Hypothesis:
-    """A classic mistake, computed in the grader (float64 unless the mistake is about precision)."""
+class Diagnosis:
+    """A named cause of wrong outputs, with what to do about it and the question that teaches it."""
 
     id: str
     title: str
     hint: str
     quiz: str
+
+
+@dataclass(frozen=True)
+class Hypothesis(Diagnosis):
+    """A classic mistake, computed in the grader (float64 unless the mistake is about precision).
+
+    Rows a mistake leaves with no visible key are NaN in its prediction and are not compared:
+    code that fills with -1e9 or finfo.min returns a uniform average there instead. Set
+    `nonfinite_must_match` when the NaNs are the mistake itself (overflow)."""
+
     predict: Callable[[Case], dict[str, Tensor] | None]
+    nonfinite_must_match: bool = False
 
 
 class Problem(Protocol):
@@ -55,6 +66,8 @@ class Problem(Protocol):
     def run(self, ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> dict[str, Tensor]: ...
 
     def shrink(self, sizes: dict[str, int]) -> list[dict[str, int]]: ...
+
+    def alternatives(self, sizes: dict[str, int]) -> list[dict[str, int]]: ...
 
 
 def mismatches(case: Case, actual: dict[str, Tensor]) -> list[Mismatch]:
@@ -67,17 +80,26 @@ def mismatches(case: Case, actual: dict[str, Tensor]) -> list[Mismatch]:
     return found
 
 
-def matches(case: Case, actual: dict[str, Tensor], predicted: dict[str, Tensor], slack: float = 2.0) -> bool:
-    """Does `actual` agree with a hypothesis' prediction wherever the reference is defined?
-    Non-finite values must line up: a mistake that overflows predicts where the NaNs appear."""
+def _compared(case: Case, name: str, guess: Tensor, hypothesis: Hypothesis) -> Tensor:
+    """Where a prediction is compared: the reference is defined and, unless NaNs are the
+    mistake, so is the prediction."""
+    reference = case.expected[name]
+    where = ~torch.isnan(reference) if reference.shape == guess.shape else torch.ones_like(guess, dtype=torch.bool)
+    if not hypothesis.nonfinite_must_match:
+        where = where & ~torch.isnan(guess)
+    return where
+
+
+def matches(case: Case, actual: dict[str, Tensor], hypothesis: Hypothesis, predicted: dict[str, Tensor],
+            slack: float = 2.0) -> bool:
+    """Does `actual` agree with a hypothesis' prediction wherever both are defined? When the NaNs
+    are the mistake (overflow), non-finite values must line up."""
     for name, guess in predicted.items():
-        got, reference = actual.get(name), case.expected[name]
+        got = actual.get(name)
         if got is None or tuple(got.shape) != tuple(guess.shape):
             return False
-        if reference.shape == guess.shape:
-            defined = ~torch.isnan(reference)
-            got, guess = got[defined], guess[defined]
-        got, guess = got.double(), guess.double()
+        where = _compared(case, name, guess, hypothesis)
+        got, guess = got[where].double(), guess[where].double()
         both_nonfinite = ~torch.isfinite(got) & ~torch.isfinite(guess)
         near = (got - guess).abs() <= case.tolerance[name].atol * slack
         if not bool((both_nonfinite | near).all()):
@@ -85,20 +107,56 @@ def matches(case: Case, actual: dict[str, Tensor], predicted: dict[str, Tensor],
     return True
 
 
-def differs_from_reference(case: Case, predicted: dict[str, Tensor]) -> bool:
-    return any(
-        guess.shape != case.expected[name].shape
-        or not bool(close_elements(guess.nan_to_num(1e30), case.expected[name], case.tolerance[name]).all())
-        for name, guess in predicted.items()
-    )
+def differs_from_reference(case: Case, hypothesis: Hypothesis, predicted: dict[str, Tensor]) -> bool:
+    for name, guess in predicted.items():
+        expected = case.expected[name]
+        if guess.shape != expected.shape:
+            return True
+        where = _compared(case, name, guess, hypothesis)
+        if hypothesis.nonfinite_must_match and bool((where & ~torch.isfinite(guess)).any()):
+            return True
+        if not bool(close_elements(guess[where], expected[where], case.tolerance[name]).all()):
+            return True
+    return False
 
 
-def diagnose(problem: Problem, case: Case, actual: dict[str, Tensor]) -> Hypothesis | None:
+def candidates(problem: Problem, case: Case, actual: dict[str, Tensor]) -> list[Hypothesis]:
+    """Every hypothesis that predicts something other than the reference and agrees with `actual`."""
+    found = []
     for hypothesis in problem.hypotheses:
         predicted = hypothesis.predict(case)
-        if predicted and differs_from_reference(case, predicted) and matches(case, actual, predicted):
-            return hypothesis
-    return None
+        if predicted and differs_from_reference(case, hypothesis, predicted) and \
+                matches(case, actual, hypothesis, predicted):
+            found.append(hypothesis)
+    return found
+
+
+def diagnose(problem: Problem, case: Case, actual: dict[str, Tensor], ctx: CheckContext | None = None,
+             seed: int = 0, options: dict[str, Any] | None = None) -> Hypothesis | None:
+    """The one hypothesis that explains `actual`. When several do (the case cannot tell them
+    apart), the learner is run on other sizes until one survives; never two names."""
+    found = candidates(problem, case, actual)
+    if len(found) > 1 and ctx is not None:
+        found = _separate(ctx, problem, case, found, seed, options)
+    return found[0] if found else None
+
+
+def _separate(ctx: CheckContext, problem: Problem, case: Case, found: list[Hypothesis], seed: int,
+              options: dict[str, Any] | None) -> list[Hypothesis]:
+    alternatives = getattr(problem, "alternatives", None)
+    for sizes in (alternatives(case.sizes) if alternatives else []):
+        try:
+            other = problem.build(sizes, case.variant, seed + 104729)
+            actual = problem.run(ctx, other, options)
+        except Exception:  # noqa: BLE001 - a case the learner cannot run tells nothing apart
+            continue
+        surviving = [h for h in found if (p := h.predict(other)) and differs_from_reference(other, h, p)
+                     and matches(other, actual, h, p)]
+        if surviving:
+            found = surviving
+        if len(found) == 1:
+            break
+    return found
 
 
 def smallest_failing(ctx: CheckContext, problem: Problem, case: Case, seed: int,
@@ -140,27 +198,76 @@ def verify(ctx: CheckContext, problem: Problem, sizes: dict[str, int], variant: 
 def failure_for(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, Tensor],
                 found: list[Mismatch], seed: int, options: dict[str, Any] | None,
                 message: str = "") -> CheckFailure:
-    hypothesis = diagnose(problem, case, actual)
+    diagnosis = diagnose(problem, case, actual, ctx, seed, options)
     shrunk = smallest_failing(ctx, problem, case, seed, options)
-    if hypothesis is None and shrunk is not None:
-        hypothesis = diagnose(problem, *shrunk)
+    if diagnosis is None and shrunk is not None:
+        diagnosis = diagnose(problem, *shrunk, ctx, seed, options)
+    if diagnosis is None:
+        from quizprep.grader.invariants import explain
+
+        diagnosis = explain(ctx, problem, case, actual, options)
     smallest = describe_small(*shrunk) if shrunk is not None else f"no smaller case fails than: {case.label}"
-    if hypothesis is not None:
-        diagnosis, diagnosis_id = hypothesis.title, hypothesis.id
-        hint, quiz = hypothesis.hint, hypothesis.quiz
-    else:
-        diagnosis, diagnosis_id = "no known mistake matches these outputs; see the smallest failing case", ""
-        hint, quiz = "", ""
     return CheckFailure(
         message=message or found[0].summary.split(";")[0],
         tried=case.label,
         smallest=smallest,
         where="\n".join(m.describe() for m in found),
-        diagnosis=diagnosis,
-        hint=hint,
-        quiz=quiz,
-        diagnosis_id=diagnosis_id,
+        diagnosis=diagnosis.title if diagnosis else "no known mistake matches these outputs; see the smallest "
+                                                      "failing case",
+        hint=diagnosis.hint if diagnosis else "",
+        quiz=diagnosis.quiz if diagnosis else "",
+        diagnosis_id=diagnosis.id if diagnosis else "",
     )
+
+
+def expect_gradient(name: str, got: Tensor | None, want: Tensor, logit_scale: float, tried: str,
+                    dims: tuple[str, ...] = ()) -> None:
+    """Compare one gradient in float64 inputs at the working precision (a float32 softmax is fine)."""
+    if got is None:
+        raise CheckFailure(f"no gradient reaches `{name}`", tried=tried,
+                           hint="Something detaches the computation from it: .detach(), .data, torch.no_grad(), "
+                                "or a round trip through numpy or Python numbers.")
+    tolerance = Tolerance.working(torch.float64, logit_scale, float(want.abs().max()), factor=4)
+    mismatch = find_mismatch(f"d(out)/d({name})", got, want, tolerance, dims)
+    if mismatch is None:
+        return
+    coarse = precision_explaining(got, want, tolerance)
+    raise CheckFailure(
+        f"the gradient with respect to `{name}` differs from the reference", tried=tried, where=mismatch.describe(),
+        diagnosis=f"the gradient carries {str(coarse).removeprefix('torch.')}-sized errors" if coarse else "",
+        diagnosis_id="low-precision" if coarse else "",
+        hint="The forward pass matches, its gradient does not: look for .detach(), .data, torch.no_grad(), or an "
+             "in-place op on a tensor autograd saved for the backward pass.")
+
+
+def expect_deterministic(ctx: CheckContext, problem: Problem, case: Case) -> None:
+    from quizprep.grader.invariants import nondeterminism, same_values
+
+    if not same_values(problem.run(ctx, case), problem.run(ctx, case)):
+        cause = nondeterminism()
+        raise CheckFailure("two calls with the same inputs returned different outputs", tried=case.label,
+                           diagnosis=cause.title, hint=cause.hint, quiz=cause.quiz, diagnosis_id=cause.id)
+
+
+def expect_no_leak(ctx: CheckContext, problem: Problem, case: Case, altered: Case,
+                   leak: Callable[[dict[str, Tensor], dict[str, Tensor]], Mismatch | None],
+                   message: str, hint: str, quiz: str) -> None:
+    """Fail with `message` when `leak(before, after)` finds outputs that moved. When the outputs
+    were wrong to begin with, the cause is that mistake, and the failure names it."""
+    before, after = problem.run(ctx, case), problem.run(ctx, altered)
+    moved = leak(before, after)
+    if moved is None:
+        return
+    for wrong_case, actual in ((case, before), (altered, after)):
+        found = mismatches(wrong_case, actual)
+        if found:
+            failure = failure_for(ctx, problem, wrong_case, actual, found, ctx.seed, None, message=message)
+            failure.where = moved.describe() + "\n" + failure.where
+            if not failure.diagnosis_id:
+                failure.hint = ("The outputs differ from the reference even before anything is perturbed; "
+                                "fix the first failing check and this one follows.")
+            raise failure
+    raise CheckFailure(message, tried=case.label, where=moved.describe(), hint=hint, quiz=quiz)
 
 
 def describe_small(case: Case, actual: dict[str, Tensor]) -> str:

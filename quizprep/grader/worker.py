@@ -321,6 +321,7 @@ class Worker:
         if not isinstance(instance, torch.nn.Module):
             return {"ok": False, "error": {"kind": "wrong_type", "type": "TypeError", "frames": [],
                                            "message": f"{request['target']}(...) is not an nn.Module"}}
+        instance.eval()  # the contract: graded as at inference, so dropout layers are identities
         handle = len(self.modules)
         self.modules[handle] = instance
         kinds = {name: f"{type(sub).__module__}.{type(sub).__qualname__}" for name, sub in instance.named_children()}

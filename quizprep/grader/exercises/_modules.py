@@ -15,7 +15,7 @@ import torch
 from torch import Tensor
 
 from quizprep.grader import mistakes, reference
-from quizprep.grader.compare import Tolerance
+from quizprep.grader.compare import Mismatch, Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import Case, GeneratorError, Hypothesis, reject_shortcuts
@@ -116,8 +116,8 @@ def tolerances(case_dtype: torch.dtype, query: Tensor, key: Tensor, params: dict
     # Projections add rounding proportional to the width they sum over.
     widen = math.sqrt(layout.d_model)
     out_scale = float(out[~torch.isnan(out)].abs().max()) if out.numel() else 1.0
-    return {"out": Tolerance.for_dtype(case_dtype, logit_scale + widen, out_scale),
-            "weights": Tolerance.for_dtype(case_dtype, logit_scale + widen)}
+    return {"out": Tolerance.working(case_dtype, logit_scale + widen, out_scale),
+            "weights": Tolerance.working(case_dtype, logit_scale + widen)}
 
 
 def shortcut_guard(case: Case) -> None:
@@ -145,6 +145,9 @@ def attention_hypotheses(predict: Callable[..., Callable[[Case], dict[str, Tenso
                    "The standard deviation of q·k grows like √d_k.", scaling, predict(scale_by="d_head")),
         Hypothesis("scale-d-model", "scores divided by √d_model instead of √d_head",
                    "Scale by the width of one head: d_model // n_heads.", scaling, predict(scale_by="d_model")),
+        Hypothesis("scale-seq-len", "scores divided by √(sequence length) instead of √d_head: d_k was read from "
+                   "the length axis (size(-2) or size(1))", "d_k is the last axis of each head's q and k: "
+                   "q.size(-1), or d_model // n_heads.", scaling, predict(scale_by="length")),
         Hypothesis("softmax-axis", "softmax taken over the query axis instead of the keys",
                    "softmax(scores, dim=-1): each query's weights over the keys sum to 1.",
                    lesson("softmax-axis"), predict(softmax_dim=-2)),
@@ -175,14 +178,15 @@ def attention_hypotheses(predict: Callable[..., Callable[[Case], dict[str, Tenso
     )
 
 
-def scale_value(scale_by: str, layout: Layout) -> float:
-    return {"one": 1.0, "d_head": 1.0 / layout.d_head, "d_model": 1.0 / math.sqrt(layout.d_model)}[scale_by]
+def scale_value(scale_by: str, layout: Layout, length: int) -> float:
+    return {"one": 1.0, "d_head": 1.0 / layout.d_head, "d_model": 1.0 / math.sqrt(layout.d_model),
+            "length": 1.0 / math.sqrt(length)}[scale_by]
 
 
-def translate_mistake(mistake: dict[str, Any], layout: Layout) -> dict[str, Any]:
+def translate_mistake(mistake: dict[str, Any], layout: Layout, length: int) -> dict[str, Any]:
     mistake = dict(mistake)
     if "scale_by" in mistake:
-        mistake["scale"] = scale_value(mistake.pop("scale_by"), layout)
+        mistake["scale"] = scale_value(mistake.pop("scale_by"), layout, length)
     return mistake
 
 
@@ -217,9 +221,29 @@ def module_predictor(outputs: tuple[str, ...]) -> Callable[..., Callable[[Case],
             if mistake.get("mask_mode") and data["mask"] is None:
                 return None
             out, weights = module_attention(data["query"], data["key"], data["value"], data["params"], layout,
-                                            data["mask"], **translate_mistake(mistake, layout))
+                                            data["mask"], **translate_mistake(mistake, layout,
+                                                                              data["query"].shape[1]))
             return {name: value for name, value in (("out", out), ("weights", weights)) if name in outputs}
 
         return prediction
 
     return predict
+
+
+def perturbed_from(case: Case, cut: int, generator: torch.Generator, recompute: Callable[[Case], None]) -> Case:
+    """The same self-attention case with tokens from position `cut` on replaced by other values."""
+    x = case.data["query"].clone()
+    x[:, cut:] = (torch.randn(x[:, cut:].shape, generator=generator) * 3).to(x.dtype)
+    altered = Case(case.label, case.sizes, case.variant, {**case.data, "query": x, "key": x, "value": x}, {}, {},
+                   case.dims)
+    recompute(altered)
+    return altered
+
+
+def moved_before(cut: int, tolerance: Tolerance) -> Callable[[dict[str, Tensor], dict[str, Tensor]], Mismatch | None]:
+    """Did the outputs of tokens before `cut` move between two runs?"""
+    def leak(before: dict[str, Tensor], after: dict[str, Tensor]) -> Mismatch | None:
+        return find_mismatch("out", after["out"][:, :cut], before["out"][:, :cut], tolerance,
+                             ("batch", "query", "feature"))
+
+    return leak

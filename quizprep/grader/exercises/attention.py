@@ -13,7 +13,7 @@ from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
 from quizprep.grader.perf import perf_phase
 from quizprep.grader.problem import (
-    Case, GeneratorError, Hypothesis, expect_unchanged, failure_for, first_output_checks, mismatches,
+    Case, GeneratorError, Hypothesis, expect_deterministic, expect_gradient, expect_unchanged, failure_for, first_output_checks, mismatches,
     reject_shortcuts, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
@@ -96,8 +96,8 @@ def make_case(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, sizes: dict[
         label=label, sizes=dict(sizes), variant=dict(variant),
         data={"q": q, "k": k, "v": v, "mask": mask},
         expected={"out": out, "weights": weights},
-        tolerance={"out": Tolerance.for_dtype(dtype, logit_scale, value_scale),
-                   "weights": Tolerance.for_dtype(dtype, logit_scale)},
+        tolerance={"out": Tolerance.working(dtype, logit_scale, value_scale),
+                   "weights": Tolerance.working(dtype, logit_scale)},
         dims={"out": (*lead, "query", "feature"), "weights": (*lead, "query", "key")},
         regions=regions,
     )
@@ -166,6 +166,9 @@ HYPOTHESES = (
     Hypothesis("scale-dv", "scores divided by √d_v instead of √d_k",
                "Scale by the query/key width d_k = q.shape[-1], not the value width.",
                lesson("scaling-why-sqrt-dk"), _predict(scale_of=lambda d: 1.0 / math.sqrt(d["v"].shape[-1]))),
+    Hypothesis("scale-seq-len", "scores divided by √n (the number of queries) instead of √d_k: d_k was read "
+               "from the length axis, q.size(-2)", "d_k is the last axis: q.size(-1).",
+               lesson("scaling-why-sqrt-dk"), _predict(scale_of=lambda d: 1.0 / math.sqrt(d["q"].shape[-2]))),
     Hypothesis("softmax-axis", "softmax taken over the query axis (dim=-2) instead of the keys (dim=-1)",
                "Each query's weights over the keys must sum to 1: softmax(scores, dim=-1).",
                lesson("softmax-axis"), _predict(softmax_dim=-2)),
@@ -183,8 +186,13 @@ HYPOTHESES = (
                lesson("masking-before-softmax"), _predict(mask_mode="ignored")),
     Hypothesis("no-max-shift", "softmax without subtracting the row maximum: exp overflows to inf and NaN",
                "Subtract scores.amax(dim=-1, keepdim=True) before exp; softmax is unchanged by the shift.",
-               lesson("softmax-max-shift"), _predict(shift=False, compute_dtype="input")),
+               lesson("softmax-max-shift"), _predict(shift=False, compute_dtype="input"), nonfinite_must_match=True),
 )
+
+
+def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
+    """Larger cases whose sizes are pairwise distinct, to tell apart mistakes that coincide on a small one."""
+    return [_sizes(_lead(sizes), n, m, dk, dv) for n, m, dk, dv in ((5, 9, 7, 3), (11, 6, 13, 4))]
 
 
 class AttentionProblem:
@@ -192,6 +200,7 @@ class AttentionProblem:
     build = staticmethod(build)
     run = staticmethod(run)
     shrink = staticmethod(shrink)
+    alternatives = staticmethod(alternatives)
 
 
 PROBLEM = AttentionProblem()
@@ -268,17 +277,10 @@ def check_gradients(ctx: CheckContext) -> str:
     leaves = [data[name].detach().clone().requires_grad_(True) for name in ("q", "k", "v")]
     out, _ = reference.attention(*leaves, data["mask"])
     expected = torch.autograd.grad(out, leaves, grad_out)
+    logit_scale = case.tolerance["weights"].magnitude - 1.0
     for index, (name, want) in enumerate(zip(("q", "k", "v"), expected)):
-        got = reply.grads.get(f"arg{index}")
-        if got is None:
-            raise CheckFailure(f"no gradient reaches `{name}`", tried=case.label,
-                               hint="Something detaches the computation from this input.")
-        tolerance = Tolerance.for_dtype(F64, case.tolerance["out"].atol, float(want.abs().max()), factor=64)
-        mismatch = find_mismatch(f"d(out)/d{name}", got, want, tolerance, case.dims["out"][:-2] + ("row", "col"))
-        if mismatch:
-            raise CheckFailure(f"the gradient with respect to `{name}` differs from the reference",
-                               tried=case.label, where=mismatch.describe(),
-                               hint="Usually an in-place op or a detach() in the forward pass.")
+        expect_gradient(name, reply.grads.get(f"arg{index}"), want, logit_scale, case.label,
+                        case.dims["out"][:-2] + ("row", "col"))
     return "d/dq, d/dk, d/dv in float64 with a mask"
 
 
@@ -292,13 +294,8 @@ def check_not_mutated(ctx: CheckContext) -> None:
 
 
 def check_deterministic(ctx: CheckContext) -> None:
-    case = build(_sizes((2, 2), 5, 6, 4, 4), {"dtype": F32, "mask": "causal"}, ctx.seed + 70)
-    first = run(ctx, case)
-    second = run(ctx, case)
-    for name in first:
-        if not torch.equal(first[name], second[name]):
-            raise CheckFailure(f"two calls with the same inputs returned different `{name}`", tried=case.label,
-                               hint="No randomness (dropout, torch.rand) and no state kept between calls.")
+    expect_deterministic(ctx, PROBLEM, build(_sizes((2, 2), 5, 6, 4, 3), {"dtype": F32, "mask": "causal"},
+                                             ctx.seed + 70))
 
 
 def check_noncontiguous(ctx: CheckContext) -> str:

@@ -7,12 +7,13 @@ import torch
 from torch import Tensor
 
 from quizprep.grader import reference
-from quizprep.grader.compare import Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises import _modules as shared
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
-from quizprep.grader.problem import Case, Hypothesis, expect_unchanged, first_output_checks, verify
+from quizprep.grader.problem import (
+    Case, Hypothesis, expect_gradient, expect_no_leak, expect_unchanged, first_output_checks, verify,
+)
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
 CLASS = "GroupedQueryAttention"
@@ -77,11 +78,17 @@ HYPOTHESES = (
 ) + shared.attention_hypotheses(predict)
 
 
+def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
+    """Other lengths and head widths (d_head ≠ √d_model), the head counts kept, to separate coinciding mistakes."""
+    return [{**sizes, "n": n, "d_model": sizes["heads"] * d_head} for n, d_head in ((5, 6), (7, 5))]
+
+
 class GQAProblem:
     hypotheses = HYPOTHESES
     build = staticmethod(build)
     run = staticmethod(run)
     shrink = staticmethod(shrink)
+    alternatives = staticmethod(alternatives)
 
 
 PROBLEM = GQAProblem()
@@ -100,44 +107,36 @@ def check_structure(ctx: CheckContext) -> str:
 
 
 def check_grouped(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, {"batch": 2, "n": 5, "d_model": 16, "heads": 4, "kv_heads": 2}, {"dtype": F32}, ctx.seed)
-    verify(ctx, PROBLEM, {"batch": 1, "n": 4, "d_model": 24, "heads": 6, "kv_heads": 2}, {"dtype": F32}, ctx.seed + 1)
+    verify(ctx, PROBLEM, {"batch": 2, "n": 5, "d_model": 24, "heads": 4, "kv_heads": 2}, {"dtype": F32}, ctx.seed)
+    verify(ctx, PROBLEM, {"batch": 1, "n": 5, "d_model": 24, "heads": 6, "kv_heads": 2}, {"dtype": F32}, ctx.seed + 1)
     return "4 heads / 2 KV heads and 6 / 2"
 
 
 def check_extremes(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, {"batch": 2, "n": 4, "d_model": 12, "heads": 3, "kv_heads": 3}, {"dtype": F32}, ctx.seed + 2)
-    verify(ctx, PROBLEM, {"batch": 2, "n": 4, "d_model": 12, "heads": 4, "kv_heads": 1}, {"dtype": F32}, ctx.seed + 3)
+    verify(ctx, PROBLEM, {"batch": 2, "n": 5, "d_model": 12, "heads": 3, "kv_heads": 3}, {"dtype": F32}, ctx.seed + 2)
+    verify(ctx, PROBLEM, {"batch": 2, "n": 5, "d_model": 12, "heads": 4, "kv_heads": 1}, {"dtype": F32}, ctx.seed + 3)
     return "n_kv_heads = n_heads (MHA) and n_kv_heads = 1 (MQA)"
 
 
 def check_causal(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, {"batch": 2, "n": 6, "d_model": 16, "heads": 4, "kv_heads": 2},
+    verify(ctx, PROBLEM, {"batch": 2, "n": 7, "d_model": 24, "heads": 4, "kv_heads": 2},
            {"dtype": F32, "mask": "causal"}, ctx.seed + 4)
     return "causal (T, T) mask"
 
 
 def check_leakage(ctx: CheckContext) -> str:
-    sizes = {"batch": 2, "n": 6, "d_model": 16, "heads": 4, "kv_heads": 2}
+    sizes = {"batch": 2, "n": 7, "d_model": 24, "heads": 4, "kv_heads": 2}
     case = build(sizes, {"dtype": F32, "mask": "causal"}, ctx.seed + 5)
-    before = run(ctx, case)["out"]
-    x = case.data["query"].clone()
-    x[:, 3:] = torch.randn(x[:, 3:].shape, generator=ctx.generator(6)).to(F32) * 3
-    altered = Case(case.label, case.sizes, case.variant, {**case.data, "query": x, "key": x, "value": x}, {}, {},
-                   case.dims)
-    recompute(altered)
-    after = run(ctx, altered)["out"]
-    mismatch = find_mismatch("out", after[:, :3], before[:, :3], case.tolerance["out"], ("batch", "query", "feature"))
-    if mismatch:
-        raise CheckFailure("changing tokens 3–5 moved the outputs of tokens 0–2 under a causal mask",
-                           tried=case.label, where=mismatch.describe(), quiz=lesson("masking-causal-diagonal"),
-                           hint="Apply the mask to every head's scores before the softmax.")
+    expect_no_leak(ctx, PROBLEM, case, shared.perturbed_from(case, 3, ctx.generator(6), recompute),
+                   shared.moved_before(3, case.tolerance["out"]),
+                   "changing tokens 3–6 moved the outputs of tokens 0–2 under a causal mask",
+                   "Apply the mask to every head's scores before the softmax.", lesson("masking-causal-diagonal"))
     return "tokens ≥ 3 perturbed"
 
 
 def check_dtypes(ctx: CheckContext) -> str:
     for i, dtype in enumerate((F64, torch.bfloat16)):
-        case, actual = verify(ctx, PROBLEM, {"batch": 2, "n": 4, "d_model": 16, "heads": 4, "kv_heads": 2},
+        case, actual = verify(ctx, PROBLEM, {"batch": 2, "n": 5, "d_model": 24, "heads": 4, "kv_heads": 2},
                               {"dtype": dtype, "mask": "causal"}, ctx.seed + 10 + i)
         expect_dtype_and_device(ctx, "out", actual["out"], dtype, case.label)
     return "fp64, bf16"
@@ -158,14 +157,7 @@ def check_gradients(ctx: CheckContext) -> str:
     wanted = dict(zip(["x", *params], torch.autograd.grad(out, [x, *params.values()], grad_out)))
     got_by_name = {"x": reply.grads.get("arg0"), **{n: reply.grads.get(f"param:{n}") for n in params}}
     for name, want in wanted.items():
-        got = got_by_name.get(name)
-        if got is None:
-            raise CheckFailure(f"no gradient reaches `{name}`", tried=case.label)
-        tolerance = Tolerance.for_dtype(F64, 10.0, float(want.abs().max()), factor=64)
-        mismatch = find_mismatch(f"d(out)/d({name})", got, want, tolerance)
-        if mismatch:
-            raise CheckFailure(f"the gradient with respect to `{name}` differs from the reference", tried=case.label,
-                               where=mismatch.describe())
+        expect_gradient(name, got_by_name.get(name), want, 10.0, case.label)
     return "x and every projection, float64"
 
 

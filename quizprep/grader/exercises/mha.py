@@ -7,12 +7,13 @@ import torch
 from torch import Tensor
 
 from quizprep.grader import reference
-from quizprep.grader.compare import Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises import _modules as shared
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
-from quizprep.grader.problem import Case, Hypothesis, expect_unchanged, first_output_checks, verify
+from quizprep.grader.problem import (
+    Case, Hypothesis, expect_deterministic, expect_gradient, expect_no_leak, expect_unchanged, first_output_checks, verify,
+)
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
 CLASS = "MultiHeadAttention"
@@ -109,11 +110,18 @@ HYPOTHESES = shared.attention_hypotheses(predict) + (
 )
 
 
+def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
+    """Other sizes, pairwise distinct and with d_head ≠ √d_model, to separate coinciding mistakes."""
+    cross = {"m": 7} if "m" in sizes else {}
+    return [{**sizes, "n": 5, "d_model": 18, "heads": 3, **cross}, {**sizes, "n": 6, "d_model": 20, "heads": 4}]
+
+
 class MHAProblem:
     hypotheses = HYPOTHESES
     build = staticmethod(build)
     run = staticmethod(run)
     shrink = staticmethod(shrink)
+    alternatives = staticmethod(alternatives)
 
 
 PROBLEM = MHAProblem()
@@ -136,47 +144,38 @@ def check_self(ctx: CheckContext) -> str:
 
 
 def check_cross(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, {"batch": 2, "n": 4, "m": 6, "d_model": 8, "heads": 2}, {"dtype": F32, "cross": True},
+    verify(ctx, PROBLEM, {"batch": 2, "n": 3, "m": 7, "d_model": 10, "heads": 2}, {"dtype": F32, "cross": True},
            ctx.seed + 1)
-    return "query (2, 4, 8), distinct key and value (2, 6, 8)"
+    return "query (2, 3, 10), distinct key and value (2, 7, 10)"
 
 
 def check_masks(ctx: CheckContext) -> str:
     verify(ctx, PROBLEM, {"batch": 2, "n": 5, "d_model": 12, "heads": 3}, {"dtype": F32, "mask": "causal"},
            ctx.seed + 2)
-    verify(ctx, PROBLEM, {"batch": 3, "n": 4, "m": 6, "d_model": 8, "heads": 2},
+    verify(ctx, PROBLEM, {"batch": 3, "n": 3, "m": 6, "d_model": 10, "heads": 2},
            {"dtype": F32, "mask": "padding", "cross": True}, ctx.seed + 3)
     return "causal (n, n) and padding (B, 1, 1, m)"
 
 
 def check_shapes(ctx: CheckContext) -> str:
-    for i, (d_model, heads, n) in enumerate(((16, 4, 3), (6, 1, 4), (10, 5, 1))):
+    for i, (d_model, heads, n) in enumerate(((20, 4, 3), (6, 1, 4), (10, 5, 1))):
         verify(ctx, PROBLEM, {"batch": 1 + i % 2, "n": n, "d_model": d_model, "heads": heads}, {"dtype": F64},
                ctx.seed + 4 + i)
-    return "16/4 heads, one head, length 1"
+    return "20/4 heads, one head, length 1"
 
 
 def check_leakage(ctx: CheckContext) -> str:
     case = build({"batch": 2, "n": 6, "d_model": 8, "heads": 2}, {"dtype": F32, "mask": "causal"}, ctx.seed + 10)
-    before = run(ctx, case)["out"]
-    perturbed = case.data["query"].clone()
-    perturbed[:, 3:] = torch.randn(perturbed[:, 3:].shape, generator=ctx.generator(11)).to(F32) * 3
-    altered = Case(case.label, case.sizes, case.variant, {**case.data, "query": perturbed, "key": perturbed,
-                                                          "value": perturbed}, {}, {}, case.dims)
-    recompute(altered)
-    after = run(ctx, altered)["out"]
-    mismatch = find_mismatch("out", after[:, :3], before[:, :3], case.tolerance["out"], ("batch", "query", "feature"))
-    if mismatch:
-        raise CheckFailure("changing tokens 3–5 moved the outputs of tokens 0–2 under a causal mask",
-                           tried=case.label, where=mismatch.describe(),
-                           hint="Apply the mask to every head's scores before the softmax.",
-                           quiz=lesson("masking-causal-diagonal"))
+    expect_no_leak(ctx, PROBLEM, case, shared.perturbed_from(case, 3, ctx.generator(11), recompute),
+                   shared.moved_before(3, case.tolerance["out"]),
+                   "changing tokens 3–5 moved the outputs of tokens 0–2 under a causal mask",
+                   "Apply the mask to every head's scores before the softmax.", lesson("masking-causal-diagonal"))
     return "tokens ≥ 3 perturbed"
 
 
 def check_dtypes(ctx: CheckContext) -> str:
     for i, dtype in enumerate((F64, F32, torch.bfloat16)):
-        case, actual = verify(ctx, PROBLEM, {"batch": 2, "n": 4, "d_model": 8, "heads": 2},
+        case, actual = verify(ctx, PROBLEM, {"batch": 2, "n": 5, "d_model": 8, "heads": 2},
                               {"dtype": dtype, "mask": "causal"}, ctx.seed + 20 + i)
         for name, tensor in actual.items():
             expect_dtype_and_device(ctx, name, tensor, dtype, case.label)
@@ -184,7 +183,7 @@ def check_dtypes(ctx: CheckContext) -> str:
 
 
 def check_gradients(ctx: CheckContext) -> str:
-    case = build({"batch": 2, "n": 3, "m": 4, "d_model": 6, "heads": 2}, {"dtype": F64, "cross": True}, ctx.seed + 30)
+    case = build({"batch": 2, "n": 4, "m": 5, "d_model": 6, "heads": 2}, {"dtype": F64, "cross": True}, ctx.seed + 30)
     data = case.data
     grad_out = torch.randn(case.expected["out"].shape, generator=ctx.generator(31), dtype=F64)
     reply = shared.call_module(ctx, CLASS, (6, 2), case, data["layout"], recompute,
@@ -201,15 +200,7 @@ def check_gradients(ctx: CheckContext) -> str:
     got_by_name = {names[i]: reply.grads.get(f"arg{i}") for i in range(3)}
     got_by_name.update({name: reply.grads.get(f"param:{name}") for name in params})
     for name, want in wanted.items():
-        got = got_by_name.get(name)
-        if got is None:
-            raise CheckFailure(f"no gradient reaches `{name}`", tried=case.label,
-                               hint="Something detaches the computation from it.")
-        tolerance = Tolerance.for_dtype(F64, 10.0, float(want.abs().max()), factor=64)
-        mismatch = find_mismatch(f"d(out)/d({name})", got, want, tolerance)
-        if mismatch:
-            raise CheckFailure(f"the gradient with respect to `{name}` differs from the reference", tried=case.label,
-                               where=mismatch.describe())
+        expect_gradient(name, got_by_name.get(name), want, 10.0, case.label)
     return "query, key, value and every projection, float64"
 
 
@@ -225,13 +216,8 @@ def check_not_mutated(ctx: CheckContext) -> None:
 
 
 def check_deterministic(ctx: CheckContext) -> None:
-    case = build({"batch": 2, "n": 4, "d_model": 8, "heads": 2}, {"dtype": F32, "mask": "causal"}, ctx.seed + 40)
-    first = run(ctx, case)
-    second = run(ctx, case)
-    for name in first:
-        if not torch.equal(first[name], second[name]):
-            raise CheckFailure(f"two calls with the same inputs returned different `{name}`", tried=case.label,
-                               hint="No dropout or randomness in forward; call .eval() semantics by default.")
+    case = build({"batch": 2, "n": 5, "d_model": 8, "heads": 2}, {"dtype": F32, "mask": "causal"}, ctx.seed + 40)
+    expect_deterministic(ctx, PROBLEM, case)
 
 
 SPEC = ExerciseSpec(

@@ -88,10 +88,10 @@ def _shift_by(amount: Tensor, x: Tensor, dim: int) -> Tensor:
 HYPOTHESES = (
     Hypothesis("no-max-shift", "exp without subtracting the maximum: large logits overflow to inf (then NaN)",
                "Subtract x.amax(dim, keepdim=True) first; softmax(x - c) = softmax(x) for any constant c per row.",
-               lesson("softmax-max-shift"), _in_dtype(_naive)),
+               lesson("softmax-max-shift"), _in_dtype(_naive), nonfinite_must_match=True),
     Hypothesis("global-max", "shifted by the maximum of the whole tensor, not of each row: rows far below it "
                "underflow to 0/0", "Take the max along `dim` with keepdim=True.", lesson("softmax-max-shift"),
-               _in_dtype(lambda x, dim: _shift_by(x.amax(), x, dim))),
+               _in_dtype(lambda x, dim: _shift_by(x.amax(), x, dim)), nonfinite_must_match=True),
     Hypothesis("dim-ignored", "the `dim` argument is ignored: always normalised over the last axis",
                "Use `dim` everywhere: amax(dim=dim, keepdim=True) and sum(dim=dim, keepdim=True).",
                lesson("softmax-axis"), lambda case: {"out": reference.softmax(case.data["x"], -1)}

@@ -1,0 +1,167 @@
+"""Naming what broke when no classic mistake reproduces the learner's outputs.
+
+The hypotheses in each exercise predict whole outputs; code nobody here wrote often has a bug
+none of them predicts. Then a structural property of the outputs still says what kind of bug
+it is: errors of one precision's size, dropout left on, weight on masked-out keys, weight rows
+that do not sum to 1, or differences confined to some heads or rows. Each finding is a
+:class:`~quizprep.grader.problem.Diagnosis` like the hypotheses', so reports treat them alike.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import Tensor
+
+from quizprep.grader.compare import close_elements, precision_explaining
+from quizprep.grader.lessons import lesson
+
+if TYPE_CHECKING:
+    from quizprep.grader.context import CheckContext
+    from quizprep.grader.problem import Case, Diagnosis, Problem
+
+MASKED_REGION = "at masked-out keys (should be 0)"
+
+
+def explain(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, Tensor],
+            options: dict[str, Any] | None) -> Diagnosis | None:
+    """The first structural property that `actual` breaks, cheapest tests first."""
+    return (_precision(case, actual) or _dropout(ctx, problem, case, actual, options)
+            or _masked_keys(case, actual) or _unnormalised(case, actual) or _partial(case, actual))
+
+
+def same_values(first: dict[str, Tensor], second: dict[str, Tensor]) -> bool:
+    """Equal outputs, NaN equal to NaN (a fully masked row may be NaN in both)."""
+    return all(first[name].shape == second[name].shape
+               and bool(torch.equal(first[name].isnan(), second[name].isnan()))
+               and bool((first[name].nan_to_num() == second[name].nan_to_num()).all()) for name in first)
+
+
+def _diagnosis(*fields: str) -> Diagnosis:
+    from quizprep.grader.problem import Diagnosis
+
+    return Diagnosis(*fields)
+
+
+def _defined(case: Case, name: str, actual: Tensor) -> tuple[Tensor, Tensor]:
+    expected = case.expected[name]
+    where = ~torch.isnan(expected)
+    return actual.double()[where], expected[where]
+
+
+def _precision(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
+    traced = set()
+    for name, expected in case.expected.items():
+        got, want = _defined(case, name, actual[name])
+        if bool(close_elements(got, want, case.tolerance[name]).all()):
+            continue
+        dtype = precision_explaining(got, want, case.tolerance[name])
+        if dtype is None:
+            return None
+        traced.add(dtype)
+    if not traced:
+        return None
+    coarsest = _name(max(traced, key=lambda d: torch.finfo(d).eps))
+    inputs = _name(case.variant.get("dtype", torch.float32))
+    return _diagnosis(
+        "low-precision", f"your result carries {coarsest}-sized errors on {inputs} inputs: something runs in "
+        f"{coarsest}", f"Find the cast to {coarsest} (.half(), .bfloat16(), autocast, a dtype= argument) and "
+        "compute in the input's dtype, or in float32 for half inputs.", lesson("softmax-max-shift"))
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _dropout(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, Tensor],
+             options: dict[str, Any] | None) -> Diagnosis | None:
+    keep_scale = _dropout_scale(case, actual)
+    if keep_scale is None:
+        try:
+            again = problem.run(ctx, case, options)
+        except Exception:  # noqa: BLE001 - a second call that fails shows no randomness
+            return None
+        return None if same_values(actual, again) else nondeterminism()
+    return nondeterminism(f"the weights are the expected ones times 0 or {keep_scale:.4g}, which is 1/(1−p) for "
+                          f"p = {1 - 1 / keep_scale:.2g}: dropout is on")
+
+
+def nondeterminism(title: str = "two calls with the same inputs return different outputs: dropout (or other "
+                                "randomness) is on") -> Diagnosis:
+    return _diagnosis("dropout-active", title,
+                      "Grading runs at inference: F.dropout(x, p) defaults to training=True, so pass "
+                      "training=self.training (or use nn.Dropout, which .eval() turns off).",
+                      lesson("sdpa-f-dropout-training"))
+
+
+def _dropout_scale(case: Case, actual: dict[str, Tensor]) -> float | None:
+    """1/(1-p) when every weight is 0 or one constant multiple (> 1) of the expected one."""
+    if "weights" not in actual:
+        return None
+    got, want = _defined(case, "weights", actual["weights"])
+    visible = want > 1e-3
+    if int(visible.sum()) < 4:
+        return None
+    ratio = got[visible] / want[visible]
+    dropped = ratio.abs() < 1e-3
+    kept = ratio[~dropped]
+    if not bool(dropped.any()) or kept.numel() == 0:
+        return None
+    scale = float(kept.median())
+    if scale <= 1.0 or not bool(((kept - scale).abs() <= 1e-2 * scale).all()):
+        return None
+    return scale
+
+
+def _masked_keys(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
+    region = case.regions.get("weights", {}).get(MASKED_REGION)
+    if region is None or "weights" not in actual:
+        return None
+    weights = actual["weights"].double()
+    hidden = region.expand_as(weights) & ~torch.isnan(case.expected["weights"])
+    leaked = (weights.abs() > case.tolerance["weights"].atol) & hidden
+    if not bool(leaked.any()):
+        return None
+    return _diagnosis("masked-keys-leak", f"{int(leaked.sum())} masked-out (query, key) pairs get non-zero weight: "
+                      "the mask does not reach every score it should",
+                      "Apply the mask to the scores of every batch element and head before the softmax; print "
+                      "its shape and check that it broadcasts to (..., n, m) as the contract says.",
+                      lesson("masking-before-softmax"))
+
+
+def _unnormalised(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
+    if "weights" not in actual:
+        return None
+    rows = actual["weights"].double().sum(dim=-1)
+    defined = ~torch.isnan(case.expected["weights"]).any(dim=-1)
+    off = (rows - 1.0).abs() > case.tolerance["weights"].atol * case.expected["weights"].shape[-1]
+    off &= defined
+    if not bool(off.any()):
+        return None
+    typical = float(rows[off].median())
+    return _diagnosis("weights-not-normalised", f"rows of the attention weights sum to {typical:.4g}, not 1: "
+                      "something scales, masks or renormalises after the softmax",
+                      "Scale and mask the scores, then take the softmax last: its rows sum to 1.",
+                      lesson("softmax-axis"))
+
+
+def _partial(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
+    for name, expected in case.expected.items():
+        dims = case.dims.get(name, ())
+        bad = ~close_elements(actual[name], expected, case.tolerance[name])
+        for axis_name, diagnosis_id, hint in (
+                ("head", "some-heads-wrong", "Check what differs between heads: the slice of features each head "
+                                             "gets ([h·d, (h+1)·d)), a loop bound, or a reshape."),
+                ("query", "some-rows-wrong", "Check what is special about those positions: how the mask lines up "
+                                             "with them, or an off-by-one in a slice.")):
+            if axis_name not in dims or bad.dim() != len(dims):
+                continue
+            axis = dims.index(axis_name)
+            hit = bad.any(dim=[d for d in range(bad.dim()) if d != axis])
+            wrong = [int(i) for i in torch.nonzero(hit).reshape(-1)]
+            if 0 < len(wrong) < hit.numel():
+                return _diagnosis(diagnosis_id, f"only {axis_name}s {', '.join(map(str, wrong))} of "
+                                  f"0–{hit.numel() - 1} differ: the others are right", hint,
+                                  lesson("multihead-split-transpose" if axis_name == "head"
+                                         else "masking-before-softmax"))
+    return None

@@ -15,7 +15,11 @@ Conventions, stated once so every number in quizprep means the same thing:
   ``n·m - n·(n-1)/2`` pairs in all — a little more than half of ``n·m`` because the
   diagonal is included.
 * The KV cache stores one K and one V vector per layer, per KV head, per token:
-  ``2·L·G·d_head`` elements per token.
+  ``2·L·G·d_head`` elements per token. G is the number of KV heads: G = H is
+  multi-head attention, G = 1 multi-query, anything between grouped-query.
+* A sliding window of W keys (Mistral-7B-v0.1: W = 4096) lets a query attend only
+  the last W positions, itself included. The KV cache is then a rolling buffer of
+  ``min(seq, W)`` positions, and a decode step attends ``min(context, W)`` keys.
 """
 from __future__ import annotations
 
@@ -94,23 +98,34 @@ def attention_params(d_model: int, n_heads: int, n_kv_heads: int, bias: bool) ->
     return attention_params_with_head_dim(d_model, n_heads, n_kv_heads, d_model // n_heads, bias)
 
 
-def attended_pairs(n: int, m: int, causal: bool) -> int:
-    """(query, key) pairs that take part: ``n·m``, or the causal count with queries last."""
+def attended_pairs(n: int, m: int, causal: bool, window: int | None = None) -> int:
+    """(query, key) pairs that take part: ``n·m``, or the causal count with queries last,
+    each query seeing at most ``window`` keys (itself included) when a window is given."""
     _positive(n=n, m=m)
+    if window is not None:
+        _positive(window=window)
+        if not causal:
+            raise ValueError("a sliding window is a causal mask: pass causal=True with it")
     if not causal:
         return n * m
-    if m >= n:
-        return n * m - n * (n - 1) // 2
     # More queries than keys: the first n - m queries see no key at all.
-    return m * (m + 1) // 2
+    first = max(m - n, 0)
+    return _causal_pairs_before(m, window) - _causal_pairs_before(first, window)
+
+
+def _causal_pairs_before(positions: int, window: int | None) -> int:
+    """Σ min(p + 1, window) over positions p < ``positions``: the pairs of a causal prefix."""
+    if window is None or positions <= window:
+        return positions * (positions + 1) // 2
+    return window * (window + 1) // 2 + (positions - window) * window
 
 
 def attention_flops(
-    batch: int, heads: int, n: int, m: int, head_dim: int, causal: bool
+    batch: int, heads: int, n: int, m: int, head_dim: int, causal: bool, window: int | None = None
 ) -> int:
     """Forward FLOPs of ``QKᵀ`` and ``PV``: ``4·B·H·d`` per attended (query, key) pair."""
     _positive(batch=batch, heads=heads, head_dim=head_dim)
-    return 4 * batch * heads * head_dim * attended_pairs(n, m, causal)
+    return 4 * batch * heads * head_dim * attended_pairs(n, m, causal, window)
 
 
 # --------------------------------------------------------------------------- models
@@ -134,6 +149,8 @@ class ModelConfig:
     layer_norm: bool = False  # LayerNorm has a bias; RMSNorm does not
     learned_positions: int = 0
     tied_embeddings: bool = False
+    sliding_window: int | None = None  # keys a query may attend, itself included
+    context_length: int | None = None  # max_position_embeddings (GPT-2: n_positions)
     source: str = ""
 
     @property
@@ -145,36 +162,51 @@ class ModelConfig:
         """The same model with one KV head per query head (what GQA saves against)."""
         return replace(self, name=f"{self.name} as MHA", kv_heads=self.heads)
 
+    @property
+    def attention_kind(self) -> str:
+        """MHA (G = H), MQA (G = 1) or GQA, G being the number of KV heads."""
+        if self.kv_heads == self.heads:
+            return "MHA"
+        return "MQA" if self.kv_heads == 1 else "GQA"
+
+    def cached_tokens(self, seq: int) -> int:
+        """Positions the KV cache holds per sequence: a rolling buffer under a sliding window."""
+        return seq if self.sliding_window is None else min(seq, self.sliding_window)
+
 
 # Each preset copies its numbers from the published Hugging Face config.json cited in
-# `source`; head_dim is hidden_size / num_attention_heads for all of them.
+# `source`; head_dim is hidden_size / num_attention_heads for all of them, and
+# context_length is max_position_embeddings (n_positions for GPT-2).
 PRESETS: dict[str, ModelConfig] = {
     config.name.lower(): config
     for config in (
         ModelConfig(
             name="Llama-3-8B", layers=32, d_model=4096, heads=32, kv_heads=8, head_dim=128,
-            ffn_dim=14336, vocab=128256,
+            ffn_dim=14336, vocab=128256, context_length=8192,
             source="https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json",
         ),
         ModelConfig(
             name="Llama-3-70B", layers=80, d_model=8192, heads=64, kv_heads=8, head_dim=128,
-            ffn_dim=28672, vocab=128256,
+            ffn_dim=28672, vocab=128256, context_length=8192,
             source="https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json",
         ),
         ModelConfig(
             name="Mistral-7B-v0.1", layers=32, d_model=4096, heads=32, kv_heads=8, head_dim=128,
-            ffn_dim=14336, vocab=32000,
+            ffn_dim=14336, vocab=32000, sliding_window=4096, context_length=32768,
+            # The paper (Jiang et al. 2023, Table 1) lists window_size 4096 and a training
+            # context_len of 8192; the config allows 32,768 positions, the length at which
+            # §2 quotes the rolling buffer's 8× cache saving.
             source="https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json",
         ),
         ModelConfig(
             name="Llama-2-7B", layers=32, d_model=4096, heads=32, kv_heads=32, head_dim=128,
-            ffn_dim=11008, vocab=32000,
+            ffn_dim=11008, vocab=32000, context_length=4096,
             source="https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json",
         ),
         ModelConfig(
             name="GPT-2", layers=12, d_model=768, heads=12, kv_heads=12, head_dim=64,
             ffn_dim=3072, vocab=50257, gated_mlp=False, attention_bias=True, mlp_bias=True,
-            layer_norm=True, learned_positions=1024, tied_embeddings=True,
+            layer_norm=True, learned_positions=1024, tied_embeddings=True, context_length=1024,
             # n_inner is null in the config, which means 4 * n_embd = 3072.
             source="https://huggingface.co/openai-community/gpt2/blob/main/config.json",
         ),
@@ -249,16 +281,26 @@ def kv_cache_bytes_per_token(config: ModelConfig, dtype: Any) -> int:
     return kv_cache_bytes(config.layers, config.kv_heads, config.head_dim, 1, 1, dtype)
 
 
+def _layers_attention_flops(config: ModelConfig, n: int, m: int) -> int:
+    return config.layers * attention_flops(
+        1, config.heads, n, m, config.head_dim, True, config.sliding_window
+    )
+
+
 def prefill_flops_per_token(config: ModelConfig, seq: int) -> int:
     """Average forward FLOPs per token of a causal prompt of ``seq`` tokens (rounded down)."""
-    attention = config.layers * attention_flops(1, config.heads, seq, seq, config.head_dim, True)
-    return (2 * matmul_params(config) * seq + attention) // seq
+    return (2 * matmul_params(config) * seq + _layers_attention_flops(config, seq, seq)) // seq
+
+
+def decode_attention_flops_per_token(config: ModelConfig, context: int) -> int:
+    """Attention FLOPs of one new token over ``context`` positions (itself included), of
+    which it attends the last ``sliding_window`` at most."""
+    return _layers_attention_flops(config, 1, context)
 
 
 def decode_flops_per_token(config: ModelConfig, context: int) -> int:
     """Forward FLOPs for one new token that attends ``context`` positions (itself included)."""
-    attention = config.layers * attention_flops(1, config.heads, 1, context, config.head_dim, True)
-    return 2 * matmul_params(config) + attention
+    return 2 * matmul_params(config) + decode_attention_flops_per_token(config, context)
 
 
 @dataclass(frozen=True)
@@ -274,6 +316,7 @@ class ModelBudget:
     weights_bytes: int | None
     attention_weights_bytes_per_layer: int
     kv_cache_bytes_per_token: int
+    kv_cache_tokens: int
     kv_cache_bytes: int
     scores_bytes_per_layer: int
     prefill_flops_per_token: int | None
@@ -296,14 +339,14 @@ def model_budget(config: ModelConfig, seq: int, batch: int, dtype: str) -> Model
         weights_bytes=None if params is None else params * size,
         attention_weights_bytes_per_layer=layer_attention_params(config) * size,
         kv_cache_bytes_per_token=kv_cache_bytes_per_token(config, dtype),
+        kv_cache_tokens=config.cached_tokens(seq),
         kv_cache_bytes=kv_cache_bytes(
-            config.layers, config.kv_heads, config.head_dim, seq, batch, dtype
+            config.layers, config.kv_heads, config.head_dim, config.cached_tokens(seq), batch, dtype
         ),
         scores_bytes_per_layer=attention_scores_bytes(batch, config.heads, seq, seq, dtype),
         prefill_flops_per_token=prefill_flops_per_token(config, seq) if config.is_complete else None,
         decode_flops_per_token=decode_flops_per_token(config, seq) if config.is_complete else None,
-        decode_attention_flops_per_token=config.layers
-        * attention_flops(1, config.heads, 1, seq, config.head_dim, True),
+        decode_attention_flops_per_token=decode_attention_flops_per_token(config, seq),
     )
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict
 
 from quizprep import budget
@@ -28,11 +29,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     architecture = parser.add_argument_group("or describe the attention yourself")
     architecture.add_argument("--layers", type=_positive_int, metavar="L")
     architecture.add_argument("--heads", type=_positive_int, metavar="H", help="query heads")
-    architecture.add_argument("--kv-heads", type=_positive_int, metavar="G", help="K/V heads")
+    architecture.add_argument("--kv-heads", type=_positive_int, metavar="G",
+                              help="K/V heads: G = H is MHA, G = 1 is MQA, between is GQA")
     architecture.add_argument("--head-dim", type=_positive_int, metavar="D")
     architecture.add_argument("--d-model", type=_positive_int, help="default: H × D")
     architecture.add_argument("--ffn", type=_positive_int, help="SwiGLU MLP width (whole-model numbers)")
     architecture.add_argument("--vocab", type=_positive_int, help="vocabulary size (whole-model numbers)")
+    architecture.add_argument("--window", type=_positive_int, metavar="W",
+                              help="sliding window: keys a query may attend, itself included")
     parser.add_argument("--seq", type=_positive_int, default=DEFAULT_SEQ, metavar="N",
                         help=f"tokens per sequence (default {DEFAULT_SEQ})")
     parser.add_argument("--batch", type=_positive_int, default=1, metavar="B", help="default 1")
@@ -64,7 +68,7 @@ def config_from_args(args: argparse.Namespace) -> ModelConfig:
     """The model the flags describe; raises ValueError with a sentence a user can act on."""
     given = [flag for flag in _ARCH_FLAGS if getattr(args, flag) is not None]
     if args.model:
-        if given or args.d_model or args.ffn or args.vocab:
+        if given or args.d_model or args.ffn or args.vocab or args.window:
             raise ValueError("give either --model or --layers/--heads/--kv-heads/--head-dim, not both")
         try:
             return budget.preset(args.model)
@@ -85,7 +89,16 @@ def config_from_args(args: argparse.Namespace) -> ModelConfig:
         head_dim=args.head_dim,
         ffn_dim=args.ffn,
         vocab=args.vocab,
+        sliding_window=args.window,
     )
+
+
+def seq_warnings(config: ModelConfig, seq: int) -> list[str]:
+    """What a user should know before trusting the numbers for this sequence length."""
+    if config.context_length is None or seq <= config.context_length:
+        return []
+    return [f"--seq {seq:,} exceeds {config.name}'s context length of {config.context_length:,} "
+            "tokens (max_position_embeddings in its config.json); the numbers are extrapolated."]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -97,8 +110,11 @@ def run(args: argparse.Namespace) -> int:
     mha = None if config.kv_heads == config.heads else budget.model_budget(
         config.as_mha(), args.seq, args.batch, args.dtype
     )
+    warnings = seq_warnings(config, args.seq)
+    for warning in warnings:
+        print(f"quizprep budget: warning: {warning}", file=sys.stderr)
     if args.json:
-        print(json.dumps(to_json(config, ours, mha), indent=2))
+        print(json.dumps({**to_json(config, ours, mha), "warnings": warnings}, indent=2))
     else:
         from rich.console import Console
 
@@ -114,6 +130,8 @@ def to_json(config: ModelConfig, ours: ModelBudget, mha: ModelBudget | None) -> 
             "layers": config.layers, "d_model": config.d_model, "heads": config.heads,
             "kv_heads": config.kv_heads, "head_dim": config.head_dim,
             "ffn_dim": config.ffn_dim, "vocab": config.vocab,
+            "sliding_window": config.sliding_window, "context_length": config.context_length,
+            "attention": config.attention_kind,
         },
         "seq": ours.seq,
         "batch": ours.batch,
@@ -137,11 +155,18 @@ def render(config: ModelConfig, ours: ModelBudget, mha: ModelBudget | None):
     from rich.table import Table
     from rich.text import Text
 
-    kind = "MHA" if mha is None else f"GQA, {config.heads // config.kv_heads} query heads per KV head"
+    kind = {
+        "MHA": "MHA",
+        "MQA": f"MQA, all {config.heads} query heads share one KV head",
+        "GQA": f"GQA, {config.heads // config.kv_heads} query heads per KV head",
+    }[config.attention_kind]
+    window = config.sliding_window
     title = (
         f"{config.name} — {config.layers} layers, {config.heads} heads × {config.head_dim}, "
-        f"{config.kv_heads} KV heads ({kind})"
+        f"{config.kv_heads} KV head{'' if config.kv_heads == 1 else 's'} ({kind})"
+        + (f", sliding window {window:,}" if window else "")
     )
+    rolling = window is not None and ours.seq > window
     table = Table(title=title, title_justify="left", header_style="bold")
     table.add_column("")
     table.add_column(f"{config.name}", justify="right")
@@ -165,10 +190,13 @@ def render(config: ModelConfig, ours: ModelBudget, mha: ModelBudget | None):
     row(f"weights ({ours.dtype})", lambda r: r.weights_bytes, budget.format_bytes)
     row("attention weights per layer", lambda r: r.attention_weights_bytes_per_layer, budget.format_bytes)
     row("KV cache per token", lambda r: r.kv_cache_bytes_per_token, budget.format_bytes)
-    row(f"KV cache, {ours.batch} × {ours.seq} tokens", lambda r: r.kv_cache_bytes, budget.format_bytes)
+    buffer = " (rolling buffer)" if rolling else ""
+    row(f"KV cache, {ours.batch} × {ours.kv_cache_tokens} tokens{buffer}", lambda r: r.kv_cache_bytes,
+        budget.format_bytes)
     row("score matrix per layer, if materialised", lambda r: r.scores_bytes_per_layer, budget.format_bytes)
     row(f"prefill FLOPs per token (prompt of {ours.seq})", lambda r: r.prefill_flops_per_token, flops)
-    row(f"decode FLOPs per token (context {ours.seq})", lambda r: r.decode_flops_per_token, flops)
+    attends = f", attends the last {window:,}" if rolling else ""
+    row(f"decode FLOPs per token (context {ours.seq}{attends})", lambda r: r.decode_flops_per_token, flops)
     row("  of which attention (QKᵀ and PV)", lambda r: r.decode_attention_flops_per_token, flops)
 
     notes = [
@@ -181,6 +209,12 @@ def render(config: ModelConfig, ours: ModelBudget, mha: ModelBudget | None):
         f"{budget.dtype_bytes(ours.dtype)}: what a naive implementation holds per layer; "
         "FlashAttention never stores it.",
     ]
+    if window is not None:
+        notes.append(
+            f"Sliding window W = {window:,}: a query attends at most W keys, itself included, so the "
+            f"KV cache is a rolling buffer of min(seq, W) = {ours.kv_cache_tokens:,} positions per "
+            "sequence and a decode step attends min(context, W) keys."
+        )
     if not config.is_complete:
         notes.append("Whole-model weights and FLOPs need --ffn and --vocab.")
     if config.source:

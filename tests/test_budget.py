@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -58,6 +59,19 @@ def test_attended_pairs_matches_counting_the_mask(n: int, m: int, causal: bool) 
     offset = m - n  # queries are the last n of m positions
     allowed = sum(1 for i in range(n) for j in range(m) if not causal or j <= offset + i)
     assert budget.attended_pairs(n, m, causal) == allowed
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=st.integers(1, 40), m=st.integers(1, 40), window=st.integers(1, 12))
+def test_windowed_pairs_match_counting_the_mask(n: int, m: int, window: int) -> None:
+    offset = m - n  # query i sits at position offset + i and sees the last `window` positions
+    allowed = sum(1 for i in range(n) for j in range(m) if offset + i - window < j <= offset + i)
+    assert budget.attended_pairs(n, m, True, window) == allowed
+
+
+def test_a_window_needs_a_causal_mask() -> None:
+    with pytest.raises(ValueError, match="causal=True"):
+        budget.attended_pairs(4, 4, False, 2)
 
 
 def test_causal_is_about_half_but_more() -> None:
@@ -127,6 +141,31 @@ def test_gqa_saves_kv_cache_by_the_group_size() -> None:
     mha = budget.model_budget(config.as_mha(), 8192, 1, "bf16")
     assert mha.kv_cache_bytes == 4 * ours.kv_cache_bytes
     assert mha.decode_attention_flops_per_token == ours.decode_attention_flops_per_token
+
+
+def test_mistral_window_makes_the_kv_cache_a_rolling_buffer() -> None:
+    config = budget.preset("mistral-7b")
+    assert (config.sliding_window, config.context_length) == (4096, 32768)
+    long = budget.model_budget(config, 32768, 1, "bf16")
+    # 128 KiB per token × 4096 buffered positions = 512 MiB, not 128 KiB × 32768 = 4 GiB.
+    assert (long.kv_cache_tokens, long.kv_cache_bytes) == (4096, 512 * 2**20)
+    # One decode step attends 4096 keys in each of 32 layers: 32 × 4 × 32 heads × 128 × 4096.
+    assert long.decode_attention_flops_per_token == 32 * 4 * 32 * 128 * 4096
+    unwindowed = budget.model_budget(replace(config, sliding_window=None), 32768, 1, "bf16")
+    assert unwindowed.kv_cache_bytes == 8 * long.kv_cache_bytes
+    assert unwindowed.decode_attention_flops_per_token == 8 * long.decode_attention_flops_per_token
+    assert unwindowed.prefill_flops_per_token > long.prefill_flops_per_token
+
+
+def test_within_the_window_nothing_changes() -> None:
+    config = budget.preset("mistral-7b")
+    assert budget.model_budget(config, 4096, 2, "bf16") == budget.model_budget(
+        replace(config, sliding_window=None), 4096, 2, "bf16")
+
+
+def test_attention_kind_follows_the_number_of_kv_heads() -> None:
+    config = budget.preset("llama-3-8b")
+    assert [replace(config, kv_heads=g).attention_kind for g in (32, 8, 1)] == ["MHA", "GQA", "MQA"]
 
 
 def test_decode_flops_are_twice_the_matmul_params_plus_attention() -> None:

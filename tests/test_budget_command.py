@@ -43,6 +43,48 @@ def test_table_shows_gqa_beside_mha(capsys: pytest.CaptureFixture[str]) -> None:
     assert "mistralai/Mistral-7B-v0.1" in out
 
 
+def test_mistral_past_its_window_keeps_a_rolling_buffer(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # rich wraps table cells to the terminal width
+    status, out, err = run(capsys, "--model", "mistral-7b", "--seq", "32768", "--json")
+    data = json.loads(out)
+    assert status == 0 and err == "" and data["warnings"] == []
+    assert data["config"]["sliding_window"] == 4096
+    ours, mha = data["model_attention"], data["mha"]
+    assert (ours["kv_cache_tokens"], ours["kv_cache_bytes"]) == (4096, 512 * 2**20)
+    assert mha["kv_cache_bytes"] == 2 * 2**30  # the window applies to the MHA comparison too
+    assert ours["decode_attention_flops_per_token"] == 32 * 4 * 32 * 128 * 4096
+    status, out, _ = run(capsys, "--model", "mistral-7b", "--seq", "32768")
+    assert "1 × 4096 tokens (rolling buffer)" in out and "sliding window 4,096" in out
+
+
+def test_seq_beyond_the_context_length_warns(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "--model", "llama-3-8b", "--seq", "16384", "--json")
+    assert status == 0
+    expected = ("--seq 16,384 exceeds Llama-3-8B's context length of 8,192 tokens "
+                "(max_position_embeddings in its config.json); the numbers are extrapolated.")
+    assert json.loads(out)["warnings"] == [expected]
+    assert err == f"quizprep budget: warning: {expected}\n"
+    assert run(capsys, "--model", "llama-3-8b", "--seq", "8192")[2] == ""
+
+
+def test_one_kv_head_is_labelled_mqa(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # rich wraps the title to the terminal width
+    argv = ("--layers", "32", "--heads", "32", "--kv-heads", "1", "--head-dim", "128", "--seq", "1024")
+    status, out, _ = run(capsys, *argv)
+    assert status == 0
+    assert "1 KV head (MQA, all 32 query heads share one KV head)" in out
+    assert "GQA" not in out
+    assert json.loads(run(capsys, *argv, "--json")[1])["config"]["attention"] == "MQA"
+
+
+def test_hand_described_window(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ("--layers", "2", "--heads", "4", "--kv-heads", "2", "--head-dim", "16", "--window", "100")
+    data = json.loads(run(capsys, *argv, "--seq", "1000", "--json")[1])
+    assert data["model_attention"]["kv_cache_bytes"] == 2 * 2 * 2 * 16 * 100 * 2
+
+
 def test_mha_model_has_no_comparison_column(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "--model", "gpt2", "--seq", "1024", "--dtype", "fp32")
     assert status == 0
@@ -67,6 +109,7 @@ def test_hand_described_attention(capsys: pytest.CaptureFixture[str]) -> None:
         (("--layers", "32", "--heads", "32"), "missing --kv-heads, --head-dim"),
         (("--model", "llama-9"), "unknown model 'llama-9'"),
         (("--model", "gpt2", "--layers", "3"), "not both"),
+        (("--model", "mistral-7b", "--window", "1024"), "not both"),
         (("--layers", "2", "--heads", "6", "--kv-heads", "4", "--head-dim", "8"), "multiple of --kv-heads"),
         (("--model", "gpt2", "--dtype", "fp12"), "unknown dtype"),
         (("--model", "gpt2", "--seq", "0"), "positive"),

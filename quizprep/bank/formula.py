@@ -15,7 +15,12 @@ from typing import Callable, Mapping
 Number = int | float
 
 MAX_FORMULA_LENGTH = 1000
-MAX_INT_BITS = 4096  # keeps `10**10**10`-style inputs from stalling the checker
+MAX_FORMULA_DEPTH = 100  # nesting levels (a 100-term sum); evaluating and rendering recurse per level
+MAX_LITERAL = 1e100  # largest number a formula (or a parameter) may write out
+# Integers may pass the float range a little on the way (results may not); the bound keeps every
+# step cheap, so that the checker's work budget, counted in steps, bounds its time.
+MAX_INT_BITS = 1100
+MAX_RESULT_BITS = 1023  # an int result must convert to a finite float (the judge compares floats)
 
 FUNCTIONS: dict[str, Callable[..., Number]] = {
     "min": min,
@@ -63,13 +68,15 @@ class Formula:
     source: str
     tree: ast.Expression = field(repr=False, compare=False)
     names: frozenset[str] = field(compare=False)
+    size: int = field(default=1, compare=False)  # syntax-tree nodes: the cost of one evaluation
 
     def evaluate(self, env: Mapping[str, Number]) -> Number:
+        """The formula's value: always a finite float or an int that converts to one."""
         missing = self.names - env.keys()
         if missing:
             raise FormulaError(f"unknown name(s) {', '.join(sorted(missing))} in {self.source!r}")
         try:
-            return _evaluate(self.tree.body, env)
+            return _finite(_evaluate(self.tree.body, env))
         except (ArithmeticError, ValueError, TypeError) as error:
             if isinstance(error, FormulaError):
                 raise
@@ -91,29 +98,36 @@ def parse_formula(source: str) -> Formula:
         raise FormulaError(f"cannot parse {source!r}: {error.msg}") from None
     except (ValueError, RecursionError, MemoryError):
         raise FormulaError(f"cannot parse {source!r}") from None
-    return Formula(source, tree, _checked_names(tree, source))
+    names, size = _checked_names(tree, source)
+    return Formula(source, tree, names, size)
 
 
-def _checked_names(tree: ast.Expression, source: str) -> frozenset[str]:
-    """Checks every node against the whitelist and returns the variable names the formula reads,
-    in one pass (a cold load parses thousands of formulas; `ast.walk` costs twice as much)."""
+def _checked_names(tree: ast.Expression, source: str) -> tuple[frozenset[str], int]:
+    """Checks every node against the whitelist and the depth limit; returns the variable names
+    the formula reads and its node count, in one pass (a cold load parses thousands of formulas;
+    `ast.walk` costs twice as much)."""
     names = set()
-    stack: list[ast.AST] = [tree]
+    size = 0
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
     while stack:
-        node = stack.pop()
+        node, depth = stack.pop()
+        size += 1
+        if depth > MAX_FORMULA_DEPTH:
+            raise FormulaError(f"formula is nested more than {MAX_FORMULA_DEPTH} levels deep")
         _check_node(node, source)
         if type(node) is ast.Name:
             names.add(node.id)
         elif type(node) is ast.Call:
-            stack.extend(node.args)  # its func is a checked name from FUNCTIONS, not a variable
+            # its func is a checked name from FUNCTIONS, not a variable
+            stack.extend((arg, depth + 1) for arg in node.args)
             continue
         for name in node._fields:
             value = getattr(node, name)
             if isinstance(value, ast.AST):
-                stack.append(value)
+                stack.append((value, depth + 1))
             elif type(value) is list:
-                stack.extend(value)
-    return frozenset(names)
+                stack.extend((item, depth + 1) for item in value)
+    return frozenset(names), size
 
 
 _ALLOWED = (
@@ -130,6 +144,9 @@ def _check_node(node: ast.AST, source: str) -> None:
         isinstance(node.value, bool) or not isinstance(node.value, (int, float))
     ):
         raise FormulaError(f"only numbers may appear as constants: {source!r}")
+    if isinstance(node, ast.Constant) and not abs(node.value) <= MAX_LITERAL:
+        raise FormulaError(f"the number {_clipped(node.value)} is not finite or larger than "
+                           f"{MAX_LITERAL:g}: {source!r}")
     if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
             allowed = ", ".join(sorted(FUNCTIONS))
@@ -175,11 +192,25 @@ def _evaluate(node: ast.AST, env: Mapping[str, Number]) -> Number:
 def _power(base: Number, exponent: Number) -> Number:
     if isinstance(base, int) and isinstance(exponent, int) and exponent >= 0:
         if base not in (0, 1, -1) and exponent * max(abs(base), 2).bit_length() > MAX_INT_BITS:
-            raise FormulaError("value too large")
+            raise FormulaError(f"a value on the way is too large (over {MAX_INT_BITS:,} bits)")
     result = base**exponent
     if isinstance(result, complex):
         raise FormulaError("a negative number raised to a fractional power")
     return _bounded(result)
+
+
+def _finite(value: Number) -> Number:
+    if type(value) is float:
+        if not math.isfinite(value):
+            raise FormulaError("result is not a finite number")
+    elif value.bit_length() > MAX_RESULT_BITS:
+        raise FormulaError("result is too large to be a number (beyond ±1.8e308)")
+    return value
+
+
+def _clipped(value: Number) -> str:
+    """A literal short enough for an error message (a 4,000-digit one is named, not printed)."""
+    return repr(value) if isinstance(value, float) or value.bit_length() < 200 else "(a huge integer)"
 
 
 def _bounded(value: Number) -> Number:
@@ -187,7 +218,7 @@ def _bounded(value: Number) -> Number:
         if not math.isfinite(value):
             raise FormulaError("result is not a finite number")
     elif isinstance(value, int) and value.bit_length() > MAX_INT_BITS:
-        raise FormulaError("value too large")
+        raise FormulaError(f"a value on the way is too large (over {MAX_INT_BITS:,} bits)")
     return value
 
 

@@ -15,6 +15,10 @@ from typing import Any, Iterable, Iterator
 
 from quizprep.bank.model import Bank, BankError, Question, Source
 
+# Bumped whenever validation gets stricter, so that a bank cached under the old rules is checked
+# again (e.g. rule 2: no infinite or NaN values, bounded formulas).
+CACHE_RULES = 2
+
 
 @dataclass
 class LoadResult:
@@ -94,7 +98,7 @@ def _load_cached(path: Path, cache_dir: Path) -> tuple[Bank | None, list[BankErr
         content = path.read_bytes()
     except OSError:
         return load_bank_file(path)
-    owner = hashlib.sha256(f"{__version__}\0{sys.version}\0{path}".encode()).hexdigest()[:16]
+    owner = hashlib.sha256(f"{__version__}\0{CACHE_RULES}\0{sys.version}\0{path}".encode()).hexdigest()[:16]
     entry = cache_dir / f"bank-{owner}-{hashlib.sha256(content).hexdigest()[:32]}.pickle"
     cached = _read_cache_entry(entry)
     if cached is not None:

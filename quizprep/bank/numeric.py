@@ -6,11 +6,12 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from quizprep.bank.formula import Formula, Number, format_number
+from quizprep.bank.formula import Formula, FormulaError, Number, format_number
 from quizprep.bank.model import NumericQuestion
 from quizprep.bank.units import UnitError, format_quantity, parse_quantity
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")  # {{name}} in prompts and explanations
+DRAW_ATTEMPTS = 20
 
 # Slips that apply to every question of a unit: (ratio given/expected, what it means).
 GENERIC_SLIPS: dict[str, tuple[tuple[float, str], ...]] = {
@@ -61,11 +62,22 @@ def evaluate_draw(derived: tuple[tuple[str, Formula], ...], answer: Formula,
 
 
 def draw(question: NumericQuestion, seed: int) -> Draw:
-    """Parameters drawn reproducibly from `seed`: the same seed gives the same numbers."""
+    """Parameters drawn reproducibly from `seed`: the same seed gives the same numbers.
+
+    `quizprep check` evaluates a sample of the draws of a question with many; should one it did
+    not try fail, the next parameters from the same seed are taken (still reproducible)."""
     rng = random.Random(f"{question.id}:{seed}")
-    params = {p.name: rng.choice(p.values) for p in question.params}
     assert question.answer is not None
-    return Draw(seed, evaluate_draw(question.derived, question.answer, params))
+    for _ in range(DRAW_ATTEMPTS - 1):
+        try:
+            return Draw(seed, evaluate_draw(question.derived, question.answer, _params(question, rng)))
+        except FormulaError:
+            continue
+    return Draw(seed, evaluate_draw(question.derived, question.answer, _params(question, rng)))
+
+
+def _params(question: NumericQuestion, rng: random.Random) -> dict[str, Number]:
+    return {p.name: rng.choice(p.values) for p in question.params}
 
 
 def fill_placeholders(text: str, draw: Draw) -> str:
@@ -105,7 +117,12 @@ def judge(question: NumericQuestion, draw: Draw, text: str) -> NumericVerdict:
 def diagnose(question: NumericQuestion, draw: Draw, given: float) -> str | None:
     """Name the typical slip that explains a wrong number, question-specific ones first."""
     expected = float(draw.answer)
-    candidates = [(float(w.formula.evaluate(draw.values)), w.message) for w in question.wrong_answers]
+    candidates = []
+    for wrong in question.wrong_answers:
+        try:
+            candidates.append((float(wrong.formula.evaluate(draw.values)), wrong.message))
+        except FormulaError:
+            continue  # a slip that cannot happen with these numbers
     candidates += [(expected * ratio, message) for ratio, message in GENERIC_SLIPS.get(question.unit, ())]
     for value, message in candidates:
         # A slip only counts when this tolerance tells it apart from the right answer.

@@ -4,12 +4,11 @@ validated-bank cache)."""
 from __future__ import annotations
 
 import difflib
-import itertools
-import random
 import re
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable
 
+from quizprep.bank import values
 from quizprep.bank.formula import Formula, FormulaError, parse_formula
 from quizprep.bank.linedict import LineDict
 from quizprep.bank.model import (
@@ -20,9 +19,8 @@ from quizprep.bank.numeric import PLACEHOLDER, evaluate_draw
 from quizprep.bank.units import UNITS, UnitError, scale_of
 from quizprep.bank.yamlio import YamlProblem, read_yaml
 
-ID_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-MAX_PARAM_VALUES = 10_000
-MAX_CHECKED_DRAWS = 400
+ID_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # always used with fullmatch
+_sample_draws = values.sample_draws  # the draws `quizprep check` evaluates, shared with quizprep.bank.audit
 
 COMMON_REQUIRED = ("id", "kind", "difficulty", "tags", "prompt", "explanation", "references")
 COMMON_OPTIONAL = ("topic", "pitfalls", "follow_ups", "chain")
@@ -55,14 +53,22 @@ def read_bank(path: Path) -> tuple[Bank | None, list[BankError]]:
             errors.append(BankError(name, data.line_of(key), None, f"bank needs a non-empty {key!r}"))
     if errors:
         return None, errors
-    questions = []
-    for item in items:
-        reader = _QuestionReader(name, topic, item, data.line_of("questions"))
-        question = reader.read()
+    readers = [_QuestionReader(name, topic, item, data.line_of("questions")) for item in items]
+    read = [(reader, reader.read()) for reader in readers]
+    numeric = [(reader, q) for reader, q in read if isinstance(q, NumericQuestion)]
+    granted = values.share_draws([(values.draw_count(q.params), values.draw_cost(q.params, _steps(q)))
+                                  for _, q in numeric])
+    failed = {id(q) for (reader, q), draws in zip(numeric, granted) if not reader.check_draws(q, draws)}
+    for reader in readers:
         errors.extend(reader.errors)
-        if question is not None:
-            questions.append(question)
-    return Bank(topic, title, name, tuple(questions)), errors
+    questions = tuple(q for _, q in read if q is not None and id(q) not in failed)
+    return Bank(topic, title, name, questions), errors
+
+
+def _steps(question: NumericQuestion) -> int:
+    """Formula steps evaluated per draw of a question."""
+    formulas = [f for _, f in question.derived] + [question.answer] + [w.formula for w in question.wrong_answers]
+    return sum(f.size for f in formulas if f is not None)
 
 
 def _unknown_field_message(key: Any, known: Iterable[str]) -> str:
@@ -92,10 +98,10 @@ class _QuestionReader:
             return None
         qid = self.data.get("id")
         self.id = qid if isinstance(qid, str) else None
-        if not isinstance(qid, str) or not ID_PATTERN.match(qid):
+        if not isinstance(qid, str) or not ID_PATTERN.fullmatch(qid):
             self.error("id must be lowercase letters, digits and dashes, e.g. scaling-why-sqrt-dk", "id")
         kind = self.data.get("kind")
-        if kind not in KIND_FIELDS:
+        if not isinstance(kind, str) or kind not in KIND_FIELDS:
             self.error(f"kind must be one of {', '.join(KIND_FIELDS)}, got {kind!r}", "kind")
             return None
         required, optional = KIND_FIELDS[kind]
@@ -106,10 +112,9 @@ class _QuestionReader:
         for key in COMMON_REQUIRED + required:
             if key not in self.data:
                 self.error(f"missing required field {key!r}")
-        before = len(self.errors)
         common = self.common_fields()
         specific = {"choice": self.choice_fields, "numeric": self.numeric_fields, "free": self.free_fields}[kind]()
-        if len(self.errors) > before or specific is None or common is None:
+        if self.errors or specific is None or common is None:  # any error skips the question
             return None
         cls = {"choice": ChoiceQuestion, "numeric": NumericQuestion, "free": FreeQuestion}[kind]
         return cls(**common, **specific)
@@ -149,7 +154,7 @@ class _QuestionReader:
             self.error("'tags' must be a list", "tags")
         chain = self.text_list("chain")
         for target in chain:
-            if not ID_PATTERN.match(target):
+            if not ID_PATTERN.fullmatch(target):
                 self.error(f"chain entry {target!r} is not a question id", "chain")
         return dict(
             id=self.id or "", topic=self.topic, difficulty=difficulty,
@@ -195,9 +200,12 @@ class _QuestionReader:
         rubric = []
         for entry in self.entries("rubric", 3, 8, "rubric items"):
             weight = entry.get("weight")
-            if isinstance(weight, bool) or not isinstance(weight, (int, float)) or weight <= 0:
+            try:
+                if values.number(weight) <= 0:
+                    raise ValueError
+            except ValueError:
                 self.errors.append(BankError(self.file, entry.line_of("weight"), self.id,
-                                             f"rubric weight must be a positive number, got {weight!r}"))
+                                             f"rubric weight must be a finite positive number, got {weight!r}"))
                 weight = 0
             rubric.append(RubricItem(self.text("criterion", entry), float(weight)))
         return {"model_answer": self.text("model_answer"), "rubric": tuple(rubric)}
@@ -228,8 +236,7 @@ class _QuestionReader:
             return None
         question = dict(params=params, derived=derived, answer=answer, unit=unit,
                         display_unit=display_unit, tolerance=tolerance, wrong_answers=wrong)
-        if self.check_names(question):
-            self.check_draws(question)
+        self.check_names(question)  # the draws are checked once the whole file is read
         return question
 
     def params(self) -> tuple[ParamSpec, ...] | None:
@@ -240,7 +247,7 @@ class _QuestionReader:
         specs = []
         for name, value in raw.items():
             try:
-                specs.append(ParamSpec(_param_name(name), _param_values(value)))
+                specs.append(ParamSpec(values.param_name(name), values.param_values(value)))
             except ValueError as error:
                 self.errors.append(BankError(self.file, raw.line_of(name), self.id, f"param {name!r}: {error}"))
         return tuple(specs) if len(specs) == len(raw) else None
@@ -256,7 +263,7 @@ class _QuestionReader:
         for name, source in raw.items():
             formula = self.formula(source, "derived", label=f"derived {name!r}")
             try:
-                steps.append((_param_name(name), formula))
+                steps.append((values.param_name(name), formula))
             except ValueError as error:
                 self.error(f"derived {name!r}: {error}", "derived")
         if any(f is None for _, f in steps) or len(steps) != len(raw):
@@ -284,16 +291,11 @@ class _QuestionReader:
         return str(value)
 
     def tolerance(self) -> Tolerance | None:
-        raw = self.data.get("tolerance")
-        if isinstance(raw, (int, float)) and not isinstance(raw, bool) and 0 < raw < 1:
-            return Tolerance(relative=float(raw))
-        if isinstance(raw, LineDict) and len(raw) == 1:
-            (kind, value), = raw.items()
-            if kind in ("rel", "abs") and isinstance(value, (int, float)) and value > 0:
-                return Tolerance(relative=float(value)) if kind == "rel" else Tolerance(absolute=float(value))
-        self.error(f"tolerance must be a relative fraction in (0, 1), {{rel: x}} or {{abs: x}}, got {raw!r}",
-                   "tolerance")
-        return None
+        try:
+            return values.tolerance_from(self.data.get("tolerance"))
+        except ValueError as error:
+            self.error(str(error), "tolerance")
+            return None
 
     def wrong_answers(self) -> tuple[WrongAnswer, ...] | None:
         raw = self.data.get("wrong_answers")
@@ -333,66 +335,21 @@ class _QuestionReader:
             self.error(f"{formula.source!r} uses unknown parameter(s): {', '.join(unknown)}", key)
         return not unknown
 
-    def check_draws(self, question: dict[str, Any]) -> None:
-        for values in _sample_draws(question["params"]):
+    def check_draws(self, question: NumericQuestion, draws: int) -> bool:
+        """Evaluate every formula over `draws` draws; False (with an error) when one fails or
+        results are not finite numbers, or when the file's work budget left too few draws."""
+        if not draws:
+            self.error(f"not checked: the numeric questions of this file need more formula work than "
+                       f"one bank may use ({values.FILE_WORK_BUDGET:,} steps); split it into smaller files", "answer")
+            return False
+        assert question.answer is not None
+        for draw in values.sample_draws(question.params, draws):
             try:
-                env = evaluate_draw(question["derived"], question["answer"], values)
-                for wrong in question["wrong_answers"]:
+                env = evaluate_draw(question.derived, question.answer, draw)
+                for wrong in question.wrong_answers:
                     wrong.formula.evaluate(env)
             except FormulaError as error:
-                shown = ", ".join(f"{k}={v:g}" for k, v in values.items())
+                shown = ", ".join(f"{k}={v:g}" for k, v in draw.items())
                 self.error(f"formula fails for the draw {shown}: {error}", "answer")
-                return
-
-
-def _param_name(name: Any) -> str:
-    if not isinstance(name, str) or not name.isidentifier() or name == "answer":
-        raise ValueError("names are identifiers (letters, digits, _) and 'answer' is reserved")
-    return name
-
-
-def _number(value: Any) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ValueError(f"expected a number, got {value!r}")
-    return value
-
-
-def _param_values(value: Any) -> tuple[int | float, ...]:
-    if not isinstance(value, LineDict):
-        return (_number(value),)
-    if set(value) == {"choices"}:
-        options = value["choices"]
-        if not isinstance(options, list) or not options:
-            raise ValueError("choices must be a non-empty list of numbers")
-        return tuple(_number(v) for v in options)
-    if set(value) in ({"range"}, {"range", "step"}):
-        bounds = value["range"]
-        if not isinstance(bounds, list) or len(bounds) != 2:
-            raise ValueError("range is [low, high]")
-        low, high = map(_number, bounds)
-        step = _number(value.get("step", 1))
-        if step <= 0 or high < low:
-            raise ValueError("range needs low ≤ high and a positive step")
-        count = int(round((high - low) / step)) + 1
-        if count > MAX_PARAM_VALUES:
-            raise ValueError(f"range has {count:,} values; at most {MAX_PARAM_VALUES:,}")
-        integral = all(isinstance(v, int) for v in (low, high, step))
-        return tuple(low + i * step if integral else round(low + i * step, 12) for i in range(count))
-    raise ValueError("a parameter is a number, {choices: [...]} or {range: [low, high], step: s}")
-
-
-def _sample_draws(params: tuple[ParamSpec, ...]) -> Iterator[dict[str, int | float]]:
-    names = [p.name for p in params]
-    sizes = [len(p.values) for p in params]
-    total = 1
-    for size in sizes:
-        total *= size
-    if total <= MAX_CHECKED_DRAWS:
-        for combo in itertools.product(*(p.values for p in params)):
-            yield dict(zip(names, combo))
-        return
-    yield {p.name: min(p.values) for p in params}
-    yield {p.name: max(p.values) for p in params}
-    rng = random.Random(0)
-    for _ in range(MAX_CHECKED_DRAWS):
-        yield {p.name: rng.choice(p.values) for p in params}
+                return False
+        return True

@@ -165,3 +165,6 @@ def _scalar(event: yaml.ScalarEvent) -> Any:
         return _constructor.construct_object(yaml.ScalarNode(tag, event.value, event.start_mark))
     except ConstructorError as error:
         raise YamlProblem(line, f"cannot read {event.value!r}: {error.problem}") from None
+    except ValueError:  # an integer of more digits than Python converts (4,300)
+        shown = event.value if len(event.value) <= 40 else f"{event.value[:20]}…"
+        raise YamlProblem(line, f"cannot read {shown!r}: too many digits for a number") from None

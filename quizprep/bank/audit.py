@@ -7,10 +7,10 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+from quizprep.bank import values
 from quizprep.bank.formula import FormulaError, format_number
 from quizprep.bank.model import BankError, NumericQuestion, Question
 from quizprep.bank.numeric import evaluate_draw
-from quizprep.bank.validate import _sample_draws
 
 DEFAULT_SIMILARITY = 0.6
 
@@ -23,26 +23,38 @@ _WORD = re.compile(r"[a-z0-9_]+")
 
 
 def wrong_answers_accepted(questions: Iterable[Question]) -> Iterator[BankError]:
-    """One error per listed wrong answer that the tolerance accepts as right in some draw (the
-    draws the validator checks: all of them, or its fixed sample when there are too many)."""
+    """One error per listed wrong answer that the tolerance accepts as right in some draw. The
+    draws are the validator's (all of them, or its fixed sample when there are too many), within
+    the same per-file work budget, so a hostile bank costs this check no more than validation."""
+    by_file: dict[str, list[NumericQuestion]] = {}
     for question in questions:
         if isinstance(question, NumericQuestion) and question.wrong_answers:
-            yield from _accepted_in_some_draw(question)
+            by_file.setdefault(question.source.file, []).append(question)
+    for numeric in by_file.values():
+        granted = values.share_draws(
+            [(values.draw_count(q.params), values.draw_cost(q.params, _formula_steps(q))) for q in numeric])
+        for question, draws in zip(numeric, granted):
+            yield from _accepted_in_some_draw(question, draws)
 
 
-def _accepted_in_some_draw(question: NumericQuestion) -> Iterator[BankError]:
+def _formula_steps(question: NumericQuestion) -> int:
+    formulas = [f for _, f in question.derived] + [question.answer] + [w.formula for w in question.wrong_answers]
+    return sum(f.size for f in formulas if f is not None)
+
+
+def _accepted_in_some_draw(question: NumericQuestion, draws: int) -> Iterator[BankError]:
     assert question.answer is not None
     pending = list(question.wrong_answers)
-    for values in _sample_draws(question.params):
+    for draw in values.sample_draws(question.params, draws) if draws else ():
         try:
-            env = evaluate_draw(question.derived, question.answer, values)
+            env = evaluate_draw(question.derived, question.answer, draw)
             accepted = [w for w in pending
                         if question.tolerance.accepts(float(w.formula.evaluate(env)), float(env["answer"]))]
         except FormulaError:
             return  # the validator has already reported a formula that fails
         for wrong in accepted:
             pending.remove(wrong)
-            shown = ", ".join(f"{name}={format_number(value)}" for name, value in values.items())
+            shown = ", ".join(f"{name}={format_number(value)}" for name, value in draw.items())
             yield BankError(
                 question.source.file, question.source.line, question.id,
                 f"wrong answer {wrong.formula.source!r} is within the tolerance {question.tolerance} "

@@ -38,7 +38,8 @@ def wrong_answers_accepted(questions: Iterable[Question]) -> Iterator[BankError]
 
 
 def _formula_steps(question: NumericQuestion) -> int:
-    formulas = [f for _, f in question.derived] + [question.answer] + [w.formula for w in question.wrong_answers]
+    formulas = [f for _, f in question.derived] + [question.answer]
+    formulas += [wrong.formula for wrong in question.wrong_answers]
     return sum(f.size for f in formulas if f is not None)
 
 

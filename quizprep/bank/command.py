@@ -16,7 +16,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="bank files or folders")
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
     parser.add_argument("--similar", action="store_true",
-                        help="also report pairs of questions, across all the banks given, whose prompts are near-duplicates")
+                        help="also report pairs of questions, across all the banks given, "
+                             "whose prompts are near-duplicates")
     parser.add_argument("--threshold", type=float, default=None, metavar="X",
                         help="with --similar: the share of distinct prompt words two questions must "
                              "have in common to be reported, in (0, 1] (default 0.6)")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from quizprep.bank import load_banks
+from quizprep.bank import load_banks, values
 from quizprep.bank.audit import prompt_words, similar_prompts, similarity, wrong_answers_accepted
 
 SAMPLE = Path(__file__).parent / "data" / "valid.yaml"
@@ -43,6 +43,12 @@ def test_wrong_answer_equal_to_the_answer_is_reported_once(tmp_path: Path) -> No
     bank = sample_with_wrong_answer(tmp_path, "per_token * seq * batch")
     errors = list(wrong_answers_accepted(load_banks([bank]).questions))
     assert len(errors) == 1 and "'per_token * seq * batch'" in errors[0].message
+
+
+def test_the_audit_stays_within_the_validators_work_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    questions = load_banks([sample_with_wrong_answer(tmp_path, "per_token * seq * batch")]).questions
+    monkeypatch.setattr(values, "FILE_WORK_BUDGET", 1)  # too little work for a single draw
+    assert list(wrong_answers_accepted(questions)) == []
 
 
 def test_wrong_answers_outside_tolerance_in_every_draw_pass(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ Rules: write the maths yourself with basic torch operations (matmul, softmax, ma
 torch.nn.functional.scaled_dot_product_attention and nn.MultiheadAttention are off limits.
 Return tensors of the input's dtype on the input's device, keep gradients flowing, and do not
 modify the inputs. A row whose keys are all masked has no defined answer: any output is accepted
-there.
+there. No dropout: this is attention at inference (F.dropout defaults to training=True).
 
 What the interviewer expects you to say:
 - why divide by √d_k: with unit-variance components, q·k has variance d_k; unscaled scores push

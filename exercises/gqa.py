@@ -11,7 +11,8 @@ own random weights). Query head h reads KV head h // (n_heads // n_kv_heads). ma
 multi-head attention; n_kv_heads == 1 is multi-query attention.
 
 Write the attention yourself: F.scaled_dot_product_attention and nn.MultiheadAttention are off
-limits. No dropout.
+limits. The grader puts your module in eval mode (.eval()) before calling it, as at inference:
+an nn.Dropout layer is fine (it is then the identity); F.dropout(..., training=True) is not.
 
 What the interviewer expects you to say:
 - GQA shrinks the KV cache by n_heads / n_kv_heads at almost no quality cost (Ainslie et al. 2023);

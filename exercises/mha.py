@@ -12,7 +12,9 @@ broadcastable to (B, n_heads, n, m). Returns out (B, n, d_model) and the attenti
 
 Heads: d_k = d_model // n_heads; head h uses features [h*d_k, (h+1)*d_k) of each projection.
 Write the attention yourself: F.scaled_dot_product_attention and nn.MultiheadAttention are off
-limits (copying your attention.py solution in is fine). No dropout.
+limits (copying your attention.py solution in is fine). The grader puts your module in eval
+mode (.eval()) before calling it, as at inference: an nn.Dropout layer is fine (it is then the
+identity); F.dropout(..., training=True) is not.
 
 What the interviewer expects you to say:
 - split heads with view(B, T, H, d_k).transpose(1, 2), merge with the inverse transpose;

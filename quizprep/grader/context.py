@@ -33,6 +33,11 @@ class CheckContext:
         self.seed = seed
         self.device = device
 
+    def reseeded(self, salt: int) -> "CheckContext":
+        """The same learner with another seed for the modules it builds: a second call then draws
+        other random numbers, as a second forward of one module would (dropout shows up)."""
+        return CheckContext(self.session, seed=self.seed + salt, device=self.device)
+
     def generator(self, salt: int = 0) -> torch.Generator:
         return torch.Generator().manual_seed(self.seed * 1_000_003 + salt)
 

@@ -27,6 +27,10 @@ FAILURE_HINTS = {
     "forbidden": "This exercise is about writing that part yourself; basic torch operations are fine.",
 }
 FORBIDDEN_QUIZ = "sdpa-is-causal-vs-attn-mask"
+HALF_OVERFLOW = re.compile(r"cannot be converted to type (c10::Half|c10::BFloat16|at::Half|at::BFloat16) "
+                           r"without overflow")
+BROADCAST = re.compile(r"must match the size of tensor b|is not broadcastable|expanded size of the tensor|"
+                       r"shape mismatch|shapes cannot be multiplied|invalid for input of size")
 
 
 @dataclass
@@ -113,7 +117,8 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
                 report.checks.append(CheckResult(check.id, check.title, "skip",
                                                  f"the overall time limit ({options.limits.total_seconds:g} s) ran out"))
                 continue
-            report.checks.append(run_check(check.id, check.title, check.run, ctx))
+            report.checks.append(run_check(check.id, check.title, check.run, ctx, spec.mask_layout))
+        _point_shape_errors_to_the_named_cause(report.checks)
         if options.perf:
             _run_perf(spec, ctx, report)
     finally:
@@ -121,6 +126,20 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
             session.close()
     report.environment["worker_starts"] = session.starts
     return report
+
+
+def _point_shape_errors_to_the_named_cause(checks: list[CheckResult]) -> None:
+    """A shape error next to one named mistake is most often that mistake's consequence (attending
+    over the wrong sequence gives scores of the wrong shape): say so instead of a generic hint."""
+    named = [c for c in checks if c.status == "fail" and c.diagnosis_id]
+    if len({c.diagnosis_id for c in named}) != 1:
+        return
+    first = named[0]
+    for check in checks:
+        if check.status == "fail" and not check.diagnosis_id and BROADCAST.search(check.message):
+            check.hint = (f"Probably a consequence of the mistake named in {first.id} ({first.diagnosis}): "
+                          f"fix that first. {check.hint}")
+            check.quiz = check.quiz or first.quiz
 
 
 def _load_check(session: WorkerSession, spec: ExerciseSpec, path: Path, fresh: bool) -> CheckResult:
@@ -137,16 +156,16 @@ def _load_check(session: WorkerSession, spec: ExerciseSpec, path: Path, fresh: b
     return CheckResult("load", title, "pass", seconds=time.monotonic() - started)
 
 
-def run_check(check_id: str, title: str, body: Any, ctx: Any) -> CheckResult:
+def run_check(check_id: str, title: str, body: Any, ctx: Any, mask_layout: str = "") -> CheckResult:
     started = time.monotonic()
     try:
         note = body(ctx)
     except CheckFailure as failure:
         return CheckResult(check_id, title, "fail", failure.message, failure.diagnosis, failure.hint, failure.quiz,
                            failure.tried, failure.smallest, failure.where, failure.traceback, failure.output,
-                           time.monotonic() - started, failure.diagnosis_id)
+                           time.monotonic() - started, failure.diagnosis_id, failure.diagnosis_id)
     except LearnerFailure as failure:
-        return _failed(check_id, title, failure, started)
+        return _failed(check_id, title, failure, started, mask_layout)
     except CheckSkipped as skipped:
         return CheckResult(check_id, title, "skip", str(skipped))
     except Exception as error:  # noqa: BLE001 - a grader bug must not hide the other checks
@@ -157,16 +176,32 @@ def run_check(check_id: str, title: str, body: Any, ctx: Any) -> CheckResult:
     return CheckResult(check_id, title, "pass", note or "", seconds=time.monotonic() - started)
 
 
-def _failed(check_id: str, title: str, failure: LearnerFailure, started: float) -> CheckResult:
+def _failed(check_id: str, title: str, failure: LearnerFailure, started: float,
+            mask_layout: str = "") -> CheckResult:
+    hint, quiz = _runtime_hint(failure, mask_layout)
+    frames = [str(frame) for frame in failure.frames]
     return CheckResult(
         check_id, title, "fail", failure.message,
         diagnosis="",
-        hint=FAILURE_HINTS.get(failure.kind, ""),
-        quiz=FORBIDDEN_QUIZ if failure.kind == "forbidden" else "",
-        traceback=[str(frame) for frame in failure.frames],
+        hint=hint,
+        quiz=quiz,
+        traceback=frames,
         output=failure.output,
         seconds=time.monotonic() - started,
+        cause=f"{failure.kind} at {frames[-1]}" if frames else f"{failure.kind}: {failure.message}",
     )
+
+
+def _runtime_hint(failure: LearnerFailure, mask_layout: str) -> tuple[str, str]:
+    """A plain hint for the errors attention code commonly raises, else the one for its kind."""
+    if HALF_OVERFLOW.search(failure.message):
+        return ("A fill such as -1e9 does not fit in float16 (largest ≈ 65504): use float('-inf') or "
+                "torch.finfo(scores.dtype).min, which fit every dtype.", "masking-additive-constants")
+    if failure.kind == "exception" and BROADCAST.search(failure.message):
+        layout = f" The checks pass {mask_layout}; use them as given, without adding dimensions." if mask_layout \
+            else ""
+        return "Two shapes do not line up: print the shapes at the line above." + layout, ""
+    return FAILURE_HINTS.get(failure.kind, ""), FORBIDDEN_QUIZ if failure.kind == "forbidden" else ""
 
 
 def _run_perf(spec: ExerciseSpec, ctx: Any, report: GradeReport) -> None:

@@ -25,9 +25,10 @@ MASKED_REGION = "at masked-out keys (should be 0)"
 
 def explain(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, Tensor],
             options: dict[str, Any] | None) -> Diagnosis | None:
-    """The first structural property that `actual` breaks, cheapest tests first."""
-    return (_precision(case, actual) or _dropout(ctx, problem, case, actual, options)
-            or _masked_keys(case, actual) or _unnormalised(case, actual) or _partial(case, actual))
+    """The first structural property that `actual` breaks, the most specific first: at large logits
+    any wrong answer is within a coarse precision's reach, so precision comes after the others."""
+    return (_dropout(ctx, problem, case, actual, options) or _masked_keys(case, actual)
+            or _unnormalised(case, actual) or _precision(case, actual) or _partial(case, actual))
 
 
 def same_values(first: dict[str, Tensor], second: dict[str, Tensor]) -> bool:
@@ -78,7 +79,7 @@ def _dropout(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, 
     keep_scale = _dropout_scale(case, actual)
     if keep_scale is None:
         try:
-            again = problem.run(ctx, case, options)
+            again = problem.run(ctx.reseeded(1), case, options)
         except Exception:  # noqa: BLE001 - a second call that fails shows no randomness
             return None
         return None if same_values(actual, again) else nondeterminism()
@@ -134,7 +135,9 @@ def _unnormalised(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
         return None
     rows = actual["weights"].double().sum(dim=-1)
     defined = ~torch.isnan(case.expected["weights"]).any(dim=-1)
-    off = (rows - 1.0).abs() > case.tolerance["weights"].atol * case.expected["weights"].shape[-1]
+    # Rounding in a coarse dtype moves row sums by ~1e-3; a misplaced scale or mask moves them by far more.
+    slack = max(case.tolerance["weights"].atol * case.expected["weights"].shape[-1], 2e-2)
+    off = (rows - 1.0).abs() > slack
     off &= defined
     if not bool(off.any()):
         return None

@@ -47,6 +47,12 @@ def split_interleaved(x: Tensor, heads: int) -> Tensor:
     return x.reshape(batch, length, width // heads, heads).permute(0, 3, 1, 2)
 
 
+def merge_interleaved(x: Tensor) -> Tensor:
+    """The inverse of split_interleaved: feature j·H + h of the output comes from head h."""
+    batch, heads, length, d = x.shape
+    return x.permute(0, 2, 3, 1).reshape(batch, length, d * heads)
+
+
 def merge_no_transpose(x: Tensor) -> Tensor:
     batch, heads, length, d = x.shape
     return x.reshape(batch, length, heads * d)

@@ -36,6 +36,9 @@ class Case:
     regions: dict[str, dict[str, Tensor]] = field(default_factory=dict)
 
 
+Prediction = dict[str, Tensor] | list[dict[str, Tensor]] | None
+
+
 @dataclass(frozen=True)
 class Diagnosis:
     """A named cause of wrong outputs, with what to do about it and the question that teaches it."""
@@ -54,8 +57,28 @@ class Hypothesis(Diagnosis):
     code that fills with -1e9 or finfo.min returns a uniform average there instead. Set
     `nonfinite_must_match` when the NaNs are the mistake itself (overflow)."""
 
-    predict: Callable[[Case], dict[str, Tensor] | None]
+    predict: Callable[[Case], Prediction]
     nonfinite_must_match: bool = False
+
+    def forms(self, case: Case) -> list[dict[str, Tensor]]:
+        """The outputs this mistake gives, in each form code takes (e.g. a split made without its
+        transpose, merged back with or without one)."""
+        predicted = self.predict(case)
+        if not predicted:
+            return []
+        return predicted if isinstance(predicted, list) else [predicted]
+
+    def explains(self, case: Case, actual: dict[str, Tensor]) -> bool:
+        return any(differs_from_reference(case, self, form) and matches(case, actual, self, form)
+                   for form in self.forms(case))
+
+
+def either(*predictors: Callable[[Case], dict[str, Tensor] | None]) -> Callable[[Case], Prediction]:
+    """One mistake with several forms: every form that applies to the case."""
+    def predict(case: Case) -> list[dict[str, Tensor]] | None:
+        return [form for form in (p(case) for p in predictors) if form] or None
+
+    return predict
 
 
 class Problem(Protocol):
@@ -122,13 +145,7 @@ def differs_from_reference(case: Case, hypothesis: Hypothesis, predicted: dict[s
 
 def candidates(problem: Problem, case: Case, actual: dict[str, Tensor]) -> list[Hypothesis]:
     """Every hypothesis that predicts something other than the reference and agrees with `actual`."""
-    found = []
-    for hypothesis in problem.hypotheses:
-        predicted = hypothesis.predict(case)
-        if predicted and differs_from_reference(case, hypothesis, predicted) and \
-                matches(case, actual, hypothesis, predicted):
-            found.append(hypothesis)
-    return found
+    return [hypothesis for hypothesis in problem.hypotheses if hypothesis.explains(case, actual)]
 
 
 def diagnose(problem: Problem, case: Case, actual: dict[str, Tensor], ctx: CheckContext | None = None,
@@ -150,8 +167,7 @@ def _separate(ctx: CheckContext, problem: Problem, case: Case, found: list[Hypot
             actual = problem.run(ctx, other, options)
         except Exception:  # noqa: BLE001 - a case the learner cannot run tells nothing apart
             continue
-        surviving = [h for h in found if (p := h.predict(other)) and differs_from_reference(other, h, p)
-                     and matches(other, actual, h, p)]
+        surviving = [h for h in found if h.explains(other, actual)]
         if surviving:
             found = surviving
         if len(found) == 1:
@@ -220,6 +236,14 @@ def failure_for(ctx: CheckContext, problem: Problem, case: Case, actual: dict[st
     )
 
 
+def expect_forward(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, Tensor]) -> None:
+    """Before judging gradients: a wrong forward pass is the cause, and is named as such."""
+    found = mismatches(case, actual)
+    if found:
+        raise failure_for(ctx, problem, case, actual, found, ctx.seed, None,
+                          message="the forward pass already differs, so its gradients do too")
+
+
 def expect_gradient(name: str, got: Tensor | None, want: Tensor, logit_scale: float, tried: str,
                     dims: tuple[str, ...] = ()) -> None:
     """Compare one gradient in float64 inputs at the working precision (a float32 softmax is fine)."""
@@ -243,7 +267,7 @@ def expect_gradient(name: str, got: Tensor | None, want: Tensor, logit_scale: fl
 def expect_deterministic(ctx: CheckContext, problem: Problem, case: Case) -> None:
     from quizprep.grader.invariants import nondeterminism, same_values
 
-    if not same_values(problem.run(ctx, case), problem.run(ctx, case)):
+    if not same_values(problem.run(ctx, case), problem.run(ctx.reseeded(1), case)):
         cause = nondeterminism()
         raise CheckFailure("two calls with the same inputs returned different outputs", tried=case.label,
                            diagnosis=cause.title, hint=cause.hint, quiz=cause.quiz, diagnosis_id=cause.id)

@@ -36,23 +36,18 @@ def _check_json(check: Any) -> dict[str, Any]:
 
 def render(report: GradeReport, console: Console) -> None:
     console.print(Text.assemble((f"{report.title}", "bold"), f"  ({report.exercise} · {report.file})"))
+    stub = _untouched_stub(report)
+    if stub is not None:
+        console.print(stub)
+        return
     for check in report.checks:
         mark, style = MARKS[check.status]
         line = Text.assemble((f" {mark} ", f"bold {style}"), check.title)
         if check.message and check.message != check.title:
             line.append(f"  — {check.message}", style="dim" if check.status == "pass" else style)
         console.print(line)
-    explained: dict[str, str] = {}
-    for check in report.checks:
-        if check.status not in {"fail", "error"}:
-            continue
-        first = explained.get(check.diagnosis_id) if check.diagnosis_id else None
-        if first is None:
-            console.print(_details(check))
-            explained.setdefault(check.diagnosis_id, check.id)
-        else:
-            console.print(Text.assemble(("✗ ", "bold red"), (check.id, "bold"),
-                                        f": {check.message} — same diagnosis as {first}", style=""))
+    for group in _by_cause([c for c in report.checks if c.status in {"fail", "error"}]):
+        console.print(_details(group[0], [c.id for c in group[1:]]))
     if report.extra.get("perf"):
         from quizprep.grader.perf import render_data
 
@@ -64,8 +59,29 @@ def render(report: GradeReport, console: Console) -> None:
     console.print(f"\n{verdict}  (score {report.score:.0%})")
 
 
-def _details(check: Any) -> Panel:
+def _by_cause(failures: list[Any]) -> list[list[Any]]:
+    """Failures grouped by cause, in report order; a failure with no known cause stands alone."""
+    groups: dict[str, list[Any]] = {}
+    for check in failures:
+        groups.setdefault(check.cause or f"check:{check.id}", []).append(check)
+    return list(groups.values())
+
+
+def _untouched_stub(report: GradeReport) -> Text | None:
+    """One line for a file whose every check stops at a `raise NotImplementedError`."""
+    failures = [c for c in report.checks if c.id != "load" and c.status != "skip"]
+    if not failures or not all(c.status == "fail" and c.cause.startswith("not_implemented") for c in failures):
+        return None
+    where = failures[0].traceback[-1] if failures[0].traceback else report.file
+    return Text.assemble(("Not started yet: ", "bold yellow"), f"{where}. ",
+                         "Replace that `raise NotImplementedError` with your implementation; the docstring at the "
+                         f"top of the file states the contract. {len(failures)} checks are waiting.")
+
+
+def _details(check: Any, same_cause: list[str]) -> Panel:
     parts: list[Any] = [Text(check.message, style="bold")]
+    if same_cause:
+        parts.append(Text.assemble(("Same cause: ", "bold cyan"), f"also fails {', '.join(same_cause)}"))
     for label, value in (("Tried", check.tried), ("Smallest failing case", check.smallest),
                          ("Where", check.where), ("Diagnosis", check.diagnosis), ("Hint", check.hint)):
         if value:

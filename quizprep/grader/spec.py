@@ -70,6 +70,7 @@ class CheckResult:
     output: str = ""
     seconds: float = 0.0
     diagnosis_id: str = ""
+    cause: str = ""  # failures with the same cause share one panel: a diagnosis id or the error itself
 
 
 @dataclass
@@ -87,4 +88,5 @@ class ExerciseSpec:
     entry_points: tuple[str, ...]
     checks: tuple[Check, ...]
     forbidden: tuple[str, ...] = ()  # guard groups in worker.py: "sdpa", "mha", "softmax"
+    mask_layout: str = ""  # the masks the checks pass, named when a broadcast fails
     perf: Callable[["CheckContext"], PhaseResult] | None = None

@@ -18,7 +18,7 @@ from quizprep.grader import mistakes, reference
 from quizprep.grader.compare import Mismatch, Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
-from quizprep.grader.problem import Case, GeneratorError, Hypothesis, reject_shortcuts
+from quizprep.grader.problem import Case, GeneratorError, Hypothesis, either, reject_shortcuts
 from quizprep.grader.spec import CheckFailure
 
 PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
@@ -87,12 +87,12 @@ def fit_to_module(case: Case, parameters: dict[str, Tensor], layout: Layout, rec
 def module_attention(query: Tensor, key: Tensor, value: Tensor, params: dict[str, Tensor], layout: Layout,
                      mask: Tensor | None, *, split: Callable[[Tensor, int], Tensor] = reference.split_heads,
                      merge: Callable[[Tensor], Tensor] = reference.merge_heads, out_projection: bool = True,
-                     value_projection: str = "W_v", kv_expand: str = "interleave",
+                     value_projection: str = "W_v", values_are_keys: bool = False, kv_expand: str = "interleave",
                      **attention_mistake: Any) -> tuple[Tensor, Tensor]:
     """Multi-/grouped-query attention in float64 with the given mistakes."""
     q = split(reference.linear(query, params, "W_q"), layout.n_heads)
     k = split(reference.linear(key, params, "W_k"), layout.n_kv_heads)
-    v = split(reference.linear(value, params, value_projection), layout.n_kv_heads)
+    v = k if values_are_keys else split(reference.linear(value, params, value_projection), layout.n_kv_heads)
     group = layout.n_heads // layout.n_kv_heads
     if group > 1:
         expand = (lambda t: t.repeat_interleave(group, dim=1)) if kv_expand == "interleave" else \
@@ -153,11 +153,15 @@ def attention_hypotheses(predict: Callable[..., Callable[[Case], dict[str, Tenso
                    lesson("softmax-axis"), predict(softmax_dim=-2)),
         Hypothesis("split-no-transpose", "heads split with a reshape but no transpose: (B, T, D) viewed as "
                    "(B, H, T, d) mixes positions across heads",
-                   "Reshape to (B, T, H, d) first, then .transpose(1, 2).", lesson("multihead-split-transpose"),
-                   predict(split=mistakes.split_no_transpose)),
+                   "Reshape to (B, T, H, d) first, then .transpose(1, 2) (and transpose back before merging).",
+                   lesson("multihead-split-transpose"),
+                   either(predict(split=mistakes.split_no_transpose),
+                          predict(split=mistakes.split_no_transpose, merge=mistakes.merge_no_transpose))),
         Hypothesis("split-interleaved", "head h takes features h, h+H, ... instead of the block [h·d, (h+1)·d)",
                    "view(B, T, H, d): the head index comes before the feature index.",
-                   lesson("multihead-split-transpose"), predict(split=mistakes.split_interleaved)),
+                   lesson("multihead-split-transpose"),
+                   either(predict(split=mistakes.split_interleaved),
+                          predict(split=mistakes.split_interleaved, merge=mistakes.merge_interleaved))),
         Hypothesis("merge-no-transpose", "heads merged without transposing back: (B, H, T, d) reshaped straight "
                    "to (B, T, D)", "transpose(1, 2) back to (B, T, H, d), then .reshape(B, T, D).",
                    lesson("multihead-split-transpose"), predict(merge=mistakes.merge_no_transpose)),
@@ -166,7 +170,7 @@ def attention_hypotheses(predict: Callable[..., Callable[[Case], dict[str, Tenso
                    predict(out_projection=False)),
         Hypothesis("k-for-v", "the K projection is used for the values (W_k instead of W_v)",
                    "Values go through W_v.", lesson("multihead-output-projection"),
-                   predict(value_projection="W_k")),
+                   either(predict(value_projection="W_k"), predict(values_are_keys=True))),
         Hypothesis("mask-inverted", "mask inverted: attends where the mask is False",
                    "True means 'may attend'.", masking, predict(mask_mode="inverted")),
         Hypothesis("mask-after-softmax", "mask applied after the softmax (not renormalised)",

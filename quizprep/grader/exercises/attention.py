@@ -13,7 +13,8 @@ from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
 from quizprep.grader.perf import perf_phase
 from quizprep.grader.problem import (
-    Case, GeneratorError, Hypothesis, expect_deterministic, expect_gradient, expect_unchanged, failure_for, first_output_checks, mismatches,
+    Case, GeneratorError, Hypothesis, expect_deterministic, expect_forward, expect_gradient, expect_unchanged,
+    failure_for, first_output_checks, mismatches,
     reject_shortcuts, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
@@ -270,7 +271,8 @@ def check_gradients(ctx: CheckContext) -> str:
     grad_out = torch.randn(case.expected["out"].shape, generator=ctx.generator(51), dtype=F64)
     reply = ctx.call(TARGET, data["q"], data["k"], data["v"], mask=data["mask"],
                      options={"requires_grad": True, "grad_output": grad_out, "grad_path": [0]})
-    first_output_checks(reply.value, ("out", "weights"), TARGET)
+    actual = first_output_checks(reply.value, ("out", "weights"), TARGET)
+    expect_forward(ctx, PROBLEM, case, actual)
     if reply.grad_error:
         raise CheckFailure(f"no gradient: {reply.grad_error}", tried=case.label,
                            hint="Use differentiable torch operations end to end.")
@@ -299,7 +301,7 @@ def check_deterministic(ctx: CheckContext) -> None:
 
 
 def check_noncontiguous(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, _sizes((2, 2), 5, 6, 4, 4), {"dtype": F32, "mask": "random"}, ctx.seed + 80,
+    verify(ctx, PROBLEM, _sizes((2, 2), 5, 6, 4, 3), {"dtype": F32, "mask": "random"}, ctx.seed + 80,
            options={"noncontiguous": True})
     return "strided (non-contiguous) q, k, v and mask"
 
@@ -355,7 +357,7 @@ def check_permutation(ctx: CheckContext) -> str:
 
 
 def check_append(ctx: CheckContext) -> str:
-    case = build(_sizes((2, 2), 8, 8, 4, 4), {"dtype": F32, "mask": "causal"}, ctx.seed + 110)
+    case = build(_sizes((2, 2), 8, 8, 4, 3), {"dtype": F32, "mask": "causal"}, ctx.seed + 110)
     data = case.data
     short = 5
     before = _learner_outputs(ctx, data["q"][..., :short, :], data["k"][..., :short, :], data["v"][..., :short, :],
@@ -368,7 +370,7 @@ def check_append(ctx: CheckContext) -> str:
 
 
 def check_leakage(ctx: CheckContext) -> str:
-    case = build(_sizes((2, 2), 7, 7, 4, 4), {"dtype": F32, "mask": "causal"}, ctx.seed + 120)
+    case = build(_sizes((2, 2), 7, 7, 4, 3), {"dtype": F32, "mask": "causal"}, ctx.seed + 120)
     data = case.data
     cut = 3
     before = _learner_outputs(ctx, data["q"], data["k"], data["v"], data["mask"])["out"]
@@ -385,7 +387,7 @@ def check_leakage(ctx: CheckContext) -> str:
 
 
 def check_empty_row(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, _sizes((2,), 5, 6, 4, 4), {"dtype": F32, "mask": "empty_row"}, ctx.seed + 130)
+    verify(ctx, PROBLEM, _sizes((2,), 5, 6, 4, 3), {"dtype": F32, "mask": "empty_row"}, ctx.seed + 130)
     return "other rows correct; the fully masked row is undefined and not compared"
 
 
@@ -394,13 +396,14 @@ SPEC = ExerciseSpec(
     title="Scaled dot-product attention",
     entry_points=(TARGET,),
     forbidden=("sdpa", "mha"),
+    mask_layout="boolean masks broadcastable to (..., n, m): (n, m), (B, 1, n, m) and (B, 1, 1, m)",
     perf=perf_phase("attention"),
     checks=(
         Check("shapes", "shapes: leading dims, n ≠ m, d_k ≠ d_v, length 1", check_shapes),
         Check("values", "values against the float64 reference", check_values),
         Check("mask-causal", "causal mask", check_mask("causal", _sizes((2, 2), 6, 6, 8, 4))),
         Check("mask-kv-cache", "causal mask with a KV cache (n < m)", check_kv_cache),
-        Check("mask-padding", "padding mask (B, 1, 1, m)", check_mask("padding", _sizes((3, 2), 4, 7, 8, 4))),
+        Check("mask-padding", "padding mask (B, 1, 1, m)", check_mask("padding", _sizes((3, 2), 5, 7, 8, 4))),
         Check("mask-arbitrary", "arbitrary boolean masks, broadcast", check_arbitrary_masks),
         Check("mask-empty-row", "a row with every key masked", check_empty_row),
         Check("causal-leakage", "causal leakage probe", check_leakage),

@@ -12,7 +12,8 @@ from quizprep.grader.exercises import _modules as shared
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
-    Case, Hypothesis, expect_gradient, expect_no_leak, expect_unchanged, first_output_checks, verify,
+    Case, Hypothesis, expect_forward, expect_gradient, expect_no_leak, expect_unchanged, first_output_checks,
+    verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
@@ -148,7 +149,7 @@ def check_gradients(ctx: CheckContext) -> str:
     grad_out = torch.randn(case.expected["out"].shape, generator=ctx.generator(21), dtype=F64)
     reply = shared.call_module(ctx, CLASS, (8, 4, 2), case, layout, recompute, (data["query"],), {},
                                {"requires_grad": True, "grad_output": grad_out})
-    first_output_checks(reply.value, ("out",), f"{CLASS}.forward")
+    expect_forward(ctx, PROBLEM, case, first_output_checks(reply.value, ("out",), f"{CLASS}.forward"))
     if reply.grad_error:
         raise CheckFailure(f"no gradient: {reply.grad_error}", tried=case.label)
     x = data["query"].detach().clone().requires_grad_(True)
@@ -162,7 +163,7 @@ def check_gradients(ctx: CheckContext) -> str:
 
 
 def check_not_mutated(ctx: CheckContext) -> None:
-    case = build({"batch": 2, "n": 4, "d_model": 8, "heads": 4, "kv_heads": 2}, {"dtype": F32}, ctx.seed + 30)
+    case = build({"batch": 2, "n": 5, "d_model": 8, "heads": 4, "kv_heads": 2}, {"dtype": F32}, ctx.seed + 30)
     reply = shared.call_module(ctx, CLASS, (8, 4, 2), case, case.data["layout"], recompute, (case.data["query"],),
                                {}, {"return_inputs": True})
     expect_unchanged(reply, (("x", case.data["query"]),), case.label, "Avoid in-place ops on the input.")
@@ -173,6 +174,7 @@ SPEC = ExerciseSpec(
     title="Grouped-query attention",
     entry_points=(CLASS,),
     forbidden=("sdpa", "mha"),
+    mask_layout="a boolean (n, n) causal mask, which broadcasts against the scores (B, n_heads, n, n)",
     checks=(
         Check("structure", "projection shapes for n_kv_heads < n_heads", check_structure),
         Check("grouped", "grouped heads with random weights", check_grouped),

@@ -144,6 +144,8 @@ def check_padding_device_and_inputs(ctx: CheckContext) -> str:
 
 def check_masks_in_attention(ctx: CheckContext) -> str:
     """The learner's masks, used by the reference attention, give the reference's outputs."""
+    verify(ctx, CAUSAL, {"n": 4}, {}, ctx.seed)  # a wrong mask is named here, not just "differs" below
+    verify(ctx, PADDING, {"batch": 2, "max_len": 4}, {}, ctx.seed)
     generator = ctx.generator(5)
     q, k, v = (torch.randn(2, 2, 4, 6, generator=generator, dtype=torch.float64) for _ in range(3))
     lengths = torch.tensor([4, 2])

@@ -12,7 +12,8 @@ from quizprep.grader.exercises import _modules as shared
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
-    Case, Hypothesis, expect_deterministic, expect_gradient, expect_no_leak, expect_unchanged, first_output_checks, verify,
+    Case, Hypothesis, expect_deterministic, expect_forward, expect_gradient, expect_no_leak, expect_unchanged,
+    first_output_checks, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
@@ -189,7 +190,8 @@ def check_gradients(ctx: CheckContext) -> str:
     reply = shared.call_module(ctx, CLASS, (6, 2), case, data["layout"], recompute,
                                (data["query"], data["key"], data["value"]), {},
                                {"requires_grad": True, "grad_output": grad_out, "grad_path": [0]})
-    first_output_checks(reply.value, ("out", "weights"), f"{CLASS}.forward")
+    actual = first_output_checks(reply.value, ("out", "weights"), f"{CLASS}.forward")
+    expect_forward(ctx, PROBLEM, case, actual)
     if reply.grad_error:
         raise CheckFailure(f"no gradient: {reply.grad_error}", tried=case.label)
     names = ("query", "key", "value")
@@ -205,7 +207,7 @@ def check_gradients(ctx: CheckContext) -> str:
 
 
 def check_not_mutated(ctx: CheckContext) -> None:
-    case = build({"batch": 2, "n": 4, "d_model": 8, "heads": 2}, {"dtype": F32, "mask": "causal"}, ctx.seed + 50)
+    case = build({"batch": 2, "n": 5, "d_model": 8, "heads": 2}, {"dtype": F32, "mask": "causal"}, ctx.seed + 50)
     data, layout = case.data, case.data["layout"]
     reply = shared.call_module(ctx, CLASS, (layout.d_model, layout.n_heads), case, layout, recompute,
                                (data["query"], data["key"], data["value"]), {"mask": data["mask"]},
@@ -225,6 +227,8 @@ SPEC = ExerciseSpec(
     title="Multi-head attention",
     entry_points=(CLASS,),
     forbidden=("sdpa", "mha"),
+    mask_layout="boolean masks of shape (n, m) (causal) or (B, 1, 1, m) (padding), which broadcast against "
+                "the scores (B, n_heads, n, m)",
     checks=(
         Check("structure", "W_q, W_k, W_v, W_o are Linear(d_model, d_model)", check_structure),
         Check("self-attention", "self-attention with random weights", check_self),

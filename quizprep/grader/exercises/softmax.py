@@ -11,7 +11,7 @@ from quizprep.grader.compare import UNIT_ROUNDOFF, Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
-    Case, Hypothesis, expect_unchanged, first_output_checks, reject_shortcuts, verify,
+    either, Case, Hypothesis, expect_unchanged, first_output_checks, reject_shortcuts, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
@@ -98,15 +98,16 @@ HYPOTHESES = (
                if case.data["dim"] not in (-1, case.data["x"].dim() - 1) else None),
     Hypothesis("no-keepdim", "the max or sum is taken without keepdim=True and broadcasts along the wrong axis",
                "Keep the reduced axis (keepdim=True) so it lines up with x.", lesson("softmax-axis"),
-               lambda case: _no_keepdim(case)),
+               either(lambda case: _no_keepdim(case), lambda case: _no_keepdim(case, on_sum=False))),
 )
 
 
-def _no_keepdim(case: Case) -> dict[str, Tensor] | None:
+def _no_keepdim(case: Case, on_sum: bool = True) -> dict[str, Tensor] | None:
+    """The max taken without keepdim (and the sum too, unless `on_sum` is False)."""
     x, dim = case.data["x"].double(), case.data["dim"]
     try:
         e = (x - x.amax(dim=dim)).exp()
-        return {"out": e / e.sum(dim=dim)}
+        return {"out": e / e.sum(dim=dim, keepdim=not on_sum)}
     except RuntimeError:
         return None
 

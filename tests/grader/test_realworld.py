@@ -1,0 +1,47 @@
+"""Code in the styles learners paste (nanoGPT, the Annotated Transformer, Llama, Hugging Face,
+einsum, loops): every correct file passes, every buggy file fails with exactly its one name (a
+check may fail unnamed, e.g. a shape error, but never under another name) and a hint.
+
+`production/` was written alongside the grader's changes; `realworld/` was written separately,
+without reading the grader, as a held-out set (see its README). Both use the same header:
+`# expect: pass` or `# expect: fail diagnosis=<id>`.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import HERE
+
+EXPECT = re.compile(r"^# expect: (?:pass|fail diagnosis=(\S+))\s*$", re.MULTILINE)
+CORPUS = sorted((HERE / "production").glob("*.py")) + sorted((HERE / "realworld").glob("*.py"))
+
+
+def expected_diagnosis(path: Path) -> str | None:
+    match = EXPECT.search(path.read_text())
+    assert match, f"{path.name} has no '# expect:' line"
+    return match.group(1)
+
+
+def test_corpus_covers_every_production_style():
+    names = " ".join(p.stem for p in CORPUS)
+    for style in ("llama", "hf", "annotated", "nanogpt", "additive", "dropout"):
+        assert style in names, style
+    assert sum(expected_diagnosis(p) is None for p in CORPUS) >= 6
+    assert sum(expected_diagnosis(p) is not None for p in CORPUS) >= 10
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=[f"{p.parent.name}/{p.stem}" for p in CORPUS])
+def test_verdict_and_single_name(path: Path, grade_file):
+    wanted = expected_diagnosis(path)
+    report = grade_file(path)
+    failing = [(c.id, c.diagnosis_id, c.message) for c in report.checks if c.status in {"fail", "error"}]
+    if wanted is None:
+        assert report.passed and not failing, failing
+        return
+    assert not report.passed
+    named = {c.diagnosis_id for c in report.checks if c.status == "fail" and c.diagnosis_id}
+    assert named == {wanted}, failing
+    assert all(c.hint for c in report.checks if c.status == "fail"), failing

@@ -67,7 +67,7 @@ def _precision(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
     return _diagnosis(
         "low-precision", f"your result carries {coarsest}-sized errors on {inputs} inputs: something runs in "
         f"{coarsest}", f"Find the cast to {coarsest} (.half(), .bfloat16(), autocast, a dtype= argument) and "
-        "compute in the input's dtype, or in float32 for half inputs.", lesson("softmax-max-shift"))
+        "compute in the input's dtype, or in float32 for half inputs.", lesson("numerics-fp32-softmax"))
 
 
 def _name(dtype: torch.dtype) -> str:

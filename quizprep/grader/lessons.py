@@ -16,6 +16,7 @@ LESSONS: dict[str, str] = {
     "multihead-split-transpose": "splitting heads: reshape to (B, T, H, d) then transpose",
     "multihead-output-projection": "the output projection W_o after merging heads",
     "gqa-head-mapping": "query head h reads KV head h // (H / G): repeat_interleave, not repeat",
+    "numerics-fp32-softmax": "why attention softmaxes run in float32 even in bf16/fp16 models",
     "masking-additive-constants": "large negative fills: -1e9 overflows float16, finfo(dtype).min does not",
     "sdpa-f-dropout-training": "F.dropout is on unless training=False; nn.Dropout follows .eval()",
     "sdpa-is-causal-vs-attn-mask": "what SDPA's is_causal and attn_mask do, and why a module is not a shortcut",

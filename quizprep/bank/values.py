@@ -57,7 +57,7 @@ def param_values(value: Any) -> tuple[int | float, ...]:
         if step <= 0 or high < low:
             raise ValueError("range needs low ≤ high and a positive step")
         steps = (high - low) / step  # may overflow to inf for a tiny step: still too many values
-        if not steps < MAX_PARAM_VALUES:
+        if not steps < MAX_PARAM_VALUES - 0.5:  # round(steps) + 1 values
             raise ValueError(f"range has more than {MAX_PARAM_VALUES:,} values")
         count = int(round(steps)) + 1
         if all(isinstance(v, int) for v in (low, high, step)):

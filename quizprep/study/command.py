@@ -53,7 +53,7 @@ def _open(args: argparse.Namespace, command: str) -> tuple[Store, LoadResult] | 
     for error in result.errors:
         print(f"warning: skipped: {error}", file=sys.stderr)
     try:
-        store = Store.open(args.db)
+        store = Store.open(args.db, readonly=True)  # a report never writes, nor waits for a writer
     except StoreError as error:
         print(f"quizprep {command}: {error}", file=sys.stderr)
         return 1

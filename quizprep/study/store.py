@@ -5,124 +5,42 @@ Durability rules:
   killed the next instant or the machine loses power.
 - Each answer is one short `BEGIN IMMEDIATE` transaction that also updates the question's FSRS
   card, so two app instances on one file serialise their writes instead of interleaving a
-  read-modify-write of the same card. `busy_timeout` makes the other instance wait, not fail.
-- A file that is not a readable database, or one written by a newer quizprep, is renamed
-  beside itself with a timestamp and a fresh database is started; `Store.notices` says where.
+  read-modify-write of the same card. `busy_timeout` makes the other instance wait, not fail;
+  past it a write raises StoreBusy, and nothing was written.
+- Which files are opened, refused or moved aside: `quizprep.study.storefile`. A read-only open
+  works on a snapshot in memory and never writes to the file.
+- Rows that a damaged disk garbled are found when the store opens (`quizprep.study.rows`), set
+  aside in damaged_* tables and reported in `Store.notices`; a card set aside is rebuilt from
+  the question's answers. No read ever fails on a garbled row.
 """
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
+from quizprep.study.rows import (
+    ANSWER_COLUMNS, CARD_COLUMNS, MARK_COLUMNS, Answer, BadRow, RubricMark, answer_from_row, card_from_row,
+    decoded, describe, find_damage, mark_from_row, moment, set_aside, text_factory,
+)
+from quizprep.study.storefile import StoreBusy, StoreError, connect, failure
+
 if TYPE_CHECKING:
     from fsrs import Card, Rating, Scheduler
 
+__all__ = ["Answer", "RubricMark", "Store", "StoreBusy", "StoreError", "default_db_path", "resolve_db_path"]
+
 DB_ENV = "QUIZPREP_DB"
 DB_FILENAME = "progress.sqlite3"
-BUSY_TIMEOUT_MS = 10_000
-
-# MIGRATIONS[v] brings a database from schema version v to v + 1 (PRAGMA user_version).
-# Append to this list; never edit a migration that has shipped.
-MIGRATIONS: list[tuple[str, ...]] = [
-    (
-        """CREATE TABLE sessions (
-            id INTEGER PRIMARY KEY,
-            mode TEXT NOT NULL,
-            topics TEXT NOT NULL,
-            started_at TEXT NOT NULL,
-            ended_at TEXT
-        )""",
-        """CREATE TABLE answers (
-            id INTEGER PRIMARY KEY,
-            session_id INTEGER REFERENCES sessions(id),
-            question_id TEXT NOT NULL,
-            topic TEXT NOT NULL,
-            kind TEXT NOT NULL CHECK (kind IN ('choice', 'numeric', 'free')),
-            mode TEXT NOT NULL,
-            answered_at TEXT NOT NULL,
-            elapsed_s REAL NOT NULL,
-            response TEXT NOT NULL,
-            seed INTEGER,
-            correct INTEGER,
-            score REAL,
-            rating INTEGER,
-            assessed_at TEXT
-        )""",
-        "CREATE INDEX answers_by_question ON answers (question_id, answered_at)",
-        "CREATE INDEX answers_by_time ON answers (answered_at)",
-        """CREATE TABLE rubric_marks (
-            answer_id INTEGER NOT NULL REFERENCES answers(id),
-            item INTEGER NOT NULL,
-            criterion TEXT NOT NULL,
-            weight REAL NOT NULL,
-            met INTEGER NOT NULL,
-            PRIMARY KEY (answer_id, item)
-        )""",
-        """CREATE TABLE cards (
-            question_id TEXT PRIMARY KEY,
-            card TEXT NOT NULL,
-            due TEXT NOT NULL,
-            reviewed_at TEXT NOT NULL
-        )""",
-        "CREATE INDEX cards_by_due ON cards (due)",
-    ),
-]
-SCHEMA_VERSION = len(MIGRATIONS)
-
-
-class StoreError(RuntimeError):
-    """The progress database cannot be opened or written; the message says why and where."""
-
-
-class _Unusable(Exception):
-    def __init__(self, tag: str, reason: str) -> None:
-        super().__init__(reason)
-        self.tag = tag
-        self.reason = reason
-
-
-@dataclass(frozen=True)
-class Answer:
-    """One committed answer. `score` is 0..1 (None while a free response awaits its rubric)."""
-
-    id: int
-    session_id: int | None
-    question_id: str
-    topic: str
-    kind: str
-    mode: str
-    answered_at: datetime
-    elapsed_s: float
-    response: str
-    seed: int | None
-    correct: bool | None
-    score: float | None
-    rating: int | None
-    assessed_at: datetime | None
-
-    @property
-    def assessed(self) -> bool:
-        return self.score is not None
-
-
-@dataclass(frozen=True)
-class RubricMark:
-    answer_id: int
-    item: int
-    criterion: str
-    weight: float
-    met: bool
+BUSY_TIMEOUT_S = 10.0
 
 
 def default_db_path() -> Path:
     """`$QUIZPREP_DB` when set, else progress.sqlite3 in the user's data directory."""
-    import os
-
     if os.environ.get(DB_ENV):
         return Path(os.environ[DB_ENV]).expanduser()
     from platformdirs import user_data_dir
@@ -141,42 +59,48 @@ def to_text(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
-def from_text(text: str) -> datetime:
-    return datetime.fromisoformat(text)
-
-
 class Store:
     """An open progress database. Use `Store.open(path)`; close it (or use `with`)."""
 
     def __init__(self, connection: sqlite3.Connection, path: Path, scheduler: Scheduler,
-                 notices: Sequence[str] = ()) -> None:
+                 notices: Sequence[str] = (), readonly: bool = False) -> None:
         self._db = connection
+        self._db.text_factory = text_factory  # text that is not UTF-8 reaches the row checks
         self._lock = threading.Lock()
         self.path = path
         self.scheduler = scheduler
         self.notices: tuple[str, ...] = tuple(notices)
+        self.readonly = readonly
 
     # -- opening ---------------------------------------------------------------------------
 
     @classmethod
-    def open(cls, path: str | Path | None = None, *, scheduler: Scheduler | None = None) -> Store:
-        """Open (creating or migrating) the database at `path` (default: `resolve_db_path()`)."""
+    def open(cls, path: str | Path | None = None, *, scheduler: Scheduler | None = None,
+             readonly: bool = False, busy_timeout_s: float = BUSY_TIMEOUT_S, check_rows: bool = True) -> Store:
+        """Open the database at `path` (default: `resolve_db_path()`), creating or migrating it.
+
+        `readonly`: never write to the file (a missing one reads as empty); for commands that
+        only report. `check_rows=False` leaves `check_rows()` to the caller (the quiz app runs
+        it once its first screen is up). Raises StoreError, its message ready to show, when the
+        database cannot be opened."""
         from quizprep.study.scheduling import make_scheduler
 
+        owned = path is None and not os.environ.get(DB_ENV)
         path = resolve_db_path(path)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise StoreError(f"cannot create the folder for {path}: {error.strerror or error}") from error
-        notices = []
-        try:
-            connection = _connect_checked(path)
-        except _Unusable as problem:
-            moved = _move_aside(path, problem.tag)
-            notices.append(f"{path} {problem.reason}; it was moved to {moved} and a new, empty "
-                           f"progress database was started.")
-            connection = _connect_checked(path)
-        return cls(connection, path, scheduler or make_scheduler(), notices)
+        if not readonly:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise StoreError(f"cannot create the folder for {path}: {error.strerror or error}") from error
+        connection, notices = connect(path, owned=owned, readonly=readonly, busy_timeout_s=busy_timeout_s)
+        store = cls(connection, path, scheduler or make_scheduler(), notices, readonly)
+        if check_rows:
+            try:
+                store.check_rows()
+            except BaseException:
+                store.close()
+                raise
+        return store
 
     def close(self) -> None:
         with self._lock:
@@ -188,13 +112,44 @@ class Store:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    def check_rows(self) -> tuple[str, ...]:
+        """Find rows that no longer decode, set them aside (rebuilding the cards among them from
+        the answers) and return the notices saying so, which are also added to `notices`."""
+        with self._lock:
+            try:
+                damage = find_damage(self._db)
+            except sqlite3.Error as error:
+                raise StoreError(f"could not read {self.path}: {error}") from error
+        if not damage:
+            return ()
+        try:
+            with self._write() as db:
+                lost_cards = set_aside(db, damage, to_text(datetime.now(timezone.utc)))
+                rebuilt = [qid for qid in lost_cards if self._rebuild_card(db, qid) is not None]
+        except StoreError as error:
+            notice = (f"{describe(damage)} in {self.path} could not be read and are skipped; setting them "
+                      f"aside failed ({error}).")
+            self.notices += (notice,)
+            return (notice,)
+        one = len(damage) == 1
+        if self.readonly:
+            what = (f"{'is' if one else 'are'} left out here; the file was not changed (the quiz app "
+                    f"sets damaged records aside when it next opens)")
+        else:
+            what = f"{'was' if one else 'were'} set aside in its damaged_* tables"
+        rebuilt_text = f" The review schedule of {', '.join(rebuilt)} was rebuilt from your answers." if rebuilt else ""
+        notice = (f"{describe(damage)} in {self.path} could not be read ({damage[0].reason}) and {what}. "
+                  f"The rest of your progress is intact.{rebuilt_text}")
+        self.notices += (notice,)
+        return (notice,)
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as error:
-                raise StoreError(f"could not save to {self.path}: {error}; nothing was written") from error
+                raise failure(self.path, "could not save to", error) from error
             try:
                 yield self._db
                 self._db.execute("COMMIT")
@@ -202,12 +157,15 @@ class Store:
                 if self._db.in_transaction:
                     self._db.execute("ROLLBACK")
                 if isinstance(error, sqlite3.Error):
-                    raise StoreError(f"could not save to {self.path}: {error}; nothing was written") from error
+                    raise failure(self.path, "could not save to", error) from error
                 raise
 
     def _read(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         with self._lock:
-            return self._db.execute(sql, params).fetchall()
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as error:
+                raise StoreError(f"could not read {self.path}: {error}") from error
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -255,7 +213,7 @@ class Store:
             if row[1] is not None:
                 raise StoreError(f"answer {answer_id} has already been assessed")
             db.executemany(
-                "INSERT INTO rubric_marks (answer_id, item, criterion, weight, met) VALUES (?, ?, ?, ?, ?)",
+                f"INSERT INTO rubric_marks ({MARK_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
                 [(answer_id, i, criterion, float(weight), int(met))
                  for i, (criterion, weight, met) in enumerate(marks)],
             )
@@ -266,10 +224,37 @@ class Store:
     def _review(self, db: sqlite3.Connection, question_id: str, rating: Rating, now: datetime) -> Card:
         from quizprep.study.scheduling import review
 
-        row = db.execute("SELECT card FROM cards WHERE question_id = ?", (question_id,)).fetchone()
-        card = review(self.scheduler, _card(row[0]) if row else None, question_id, rating, now)
+        row = db.execute(f"SELECT {CARD_COLUMNS} FROM cards WHERE question_id = ?", (question_id,)).fetchone()
+        try:
+            card = card_from_row(row)[1] if row else None
+        except BadRow:  # garbled since the store opened: the answers still say what it was
+            card = self._rebuild_card(db, question_id, before=now)
+        return self._save_card(db, question_id, review(self.scheduler, card, question_id, rating, now), now)
+
+    def _rebuild_card(self, db: sqlite3.Connection, question_id: str, before: datetime | None = None,
+                      ) -> Card | None:
+        """The question's card replayed from its rated answers (before `before`), saved; None
+        when it has none."""
+        from fsrs import Rating
+
+        from quizprep.study.scheduling import review
+
+        card = None
+        rows = db.execute("SELECT rating, answered_at, assessed_at FROM answers WHERE question_id = ? "
+                          "AND rating IS NOT NULL ORDER BY answered_at, id", (question_id,)).fetchall()
+        for rating, answered_at, assessed_at in rows:
+            try:
+                when = moment(assessed_at or answered_at)
+                if before is None or when < before:
+                    card = review(self.scheduler, card, question_id, Rating(rating), when)
+            except (BadRow, ValueError):  # a garbled answer of its own, or a rating out of range
+                continue
+        return None if card is None else self._save_card(db, question_id, card, card.last_review or card.due)
+
+    @staticmethod
+    def _save_card(db: sqlite3.Connection, question_id: str, card: Card, now: datetime) -> Card:
         db.execute(
-            """INSERT INTO cards (question_id, card, due, reviewed_at) VALUES (?, ?, ?, ?)
+            f"""INSERT INTO cards ({CARD_COLUMNS}) VALUES (?, ?, ?, ?)
                ON CONFLICT (question_id) DO UPDATE SET card = excluded.card, due = excluded.due,
                    reviewed_at = excluded.reviewed_at""",
             (question_id, card.to_json(), to_text(card.due), to_text(now)),
@@ -279,11 +264,11 @@ class Store:
     # -- reading ---------------------------------------------------------------------------
 
     def card(self, question_id: str) -> Card | None:
-        rows = self._read("SELECT card FROM cards WHERE question_id = ?", (question_id,))
-        return _card(rows[0][0]) if rows else None
+        rows = self._read(f"SELECT {CARD_COLUMNS} FROM cards WHERE question_id = ?", (question_id,))
+        return next((card for _, card in decoded(rows, card_from_row)), None)
 
     def cards(self) -> dict[str, Card]:
-        return {qid: _card(text) for qid, text in self._read("SELECT question_id, card FROM cards")}
+        return dict(decoded(self._read(f"SELECT {CARD_COLUMNS} FROM cards"), card_from_row))
 
     def answers(self, *, question_id: str | None = None, session_id: int | None = None,
                 since: datetime | None = None) -> list[Answer]:
@@ -295,123 +280,35 @@ class Store:
                 clauses.append(clause)
                 params.append(value)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
-        rows = self._read(f"SELECT {_ANSWER_COLUMNS} FROM answers {where} ORDER BY answered_at, id", params)
-        return [_answer(row) for row in rows]
+        rows = self._read(f"SELECT {ANSWER_COLUMNS} FROM answers {where} ORDER BY answered_at, id", params)
+        return decoded(rows, answer_from_row)
 
     def answer(self, answer_id: int) -> Answer | None:
-        rows = self._read(f"SELECT {_ANSWER_COLUMNS} FROM answers WHERE id = ?", (answer_id,))
-        return _answer(rows[0]) if rows else None
+        rows = self._read(f"SELECT {ANSWER_COLUMNS} FROM answers WHERE id = ?", (answer_id,))
+        return next(iter(decoded(rows, answer_from_row)), None)
 
     def unassessed(self) -> list[Answer]:
         """Free responses committed without a self-assessment (e.g. the app was closed first)."""
-        rows = self._read(f"SELECT {_ANSWER_COLUMNS} FROM answers WHERE kind = 'free' AND score IS NULL "
+        rows = self._read(f"SELECT {ANSWER_COLUMNS} FROM answers WHERE kind = 'free' AND score IS NULL "
                           "ORDER BY answered_at, id")
-        return [_answer(row) for row in rows]
+        return decoded(rows, answer_from_row)
 
     def topic_scores(self) -> dict[str, tuple[int, float | None]]:
         """Per topic with any answer: how many answers are assessed, and their mean score."""
         rows = self._read("SELECT topic, COUNT(score), AVG(score) FROM answers GROUP BY topic")
-        return {topic: (count, mean) for topic, count, mean in rows}
+        return {topic: (count, mean) for topic, count, mean in rows if type(topic) is str}
 
     def latest_correct(self) -> dict[str, bool]:
         """Per question: whether its latest assessed answer was right."""
         rows = self._read("SELECT question_id, correct FROM answers WHERE score IS NOT NULL "
                           "ORDER BY answered_at, id")
-        return {question_id: bool(correct) for question_id, correct in rows}  # the latest wins
+        # the latest wins
+        return {question_id: bool(correct) for question_id, correct in rows if type(question_id) is str}
 
     def rubric_marks(self, answer_id: int | None = None) -> list[RubricMark]:
         where, params = ("WHERE answer_id = ?", (answer_id,)) if answer_id is not None else ("", ())
-        rows = self._read(f"SELECT answer_id, item, criterion, weight, met FROM rubric_marks {where} "
-                          "ORDER BY answer_id, item", params)
-        return [RubricMark(a, i, c, w, bool(m)) for a, i, c, w, m in rows]
+        rows = self._read(f"SELECT {MARK_COLUMNS} FROM rubric_marks {where} ORDER BY answer_id, item", params)
+        return decoded(rows, mark_from_row)
 
     def schema_version(self) -> int:
         return int(self._read("PRAGMA user_version")[0][0])
-
-
-_ANSWER_COLUMNS = ("id, session_id, question_id, topic, kind, mode, answered_at, elapsed_s, response, "
-                   "seed, correct, score, rating, assessed_at")
-
-
-def _answer(row: tuple) -> Answer:
-    (id_, session_id, question_id, topic, kind, mode, answered_at, elapsed_s, response, seed,
-     correct, score, rating, assessed_at) = row
-    return Answer(id_, session_id, question_id, topic, kind, mode, from_text(answered_at), elapsed_s,
-                  response, seed, None if correct is None else bool(correct), score, rating,
-                  None if assessed_at is None else from_text(assessed_at))
-
-
-def _card(text: str) -> Card:
-    from fsrs import Card
-
-    return Card.from_json(text)
-
-
-def _connect_checked(path: Path) -> sqlite3.Connection:
-    """Connect, check the file is a healthy database of a version we know, migrate it."""
-    try:
-        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                     check_same_thread=False)
-    except sqlite3.Error as error:
-        raise StoreError(f"cannot open the progress database {path}: {error}") from error
-    try:
-        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
-        _refuse_newer(version)
-        problems = [row[0] for row in connection.execute("PRAGMA quick_check").fetchall()]
-        if problems != ["ok"]:
-            raise _Unusable("corrupt", f"is damaged ({problems[0]})")
-        connection.execute("PRAGMA journal_mode = WAL")
-        connection.execute("PRAGMA synchronous = FULL")
-        connection.execute("PRAGMA foreign_keys = ON")
-        _migrate(connection)
-    except _Unusable:
-        connection.close()
-        raise
-    except sqlite3.OperationalError as error:
-        connection.close()
-        raise StoreError(f"cannot open the progress database {path}: {error}") from error
-    except sqlite3.DatabaseError as error:
-        connection.close()
-        raise _Unusable("corrupt", f"is not a readable SQLite database ({error})") from error
-    return connection
-
-
-def _refuse_newer(version: int) -> None:
-    if version > SCHEMA_VERSION:
-        raise _Unusable(f"v{version}", f"was written by a newer quizprep (schema version {version}; "
-                                       f"this one knows up to {SCHEMA_VERSION})")
-
-
-def _migrate(connection: sqlite3.Connection) -> None:
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        # Read again under the write lock: another instance may have migrated meanwhile.
-        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
-        _refuse_newer(version)
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            for statement in MIGRATIONS[target - 1]:
-                connection.execute(statement)
-            connection.execute(f"PRAGMA user_version = {target}")
-    except BaseException:
-        connection.execute("ROLLBACK")
-        raise
-    connection.execute("COMMIT")
-
-
-def _move_aside(path: Path, tag: str) -> Path:
-    """Rename the database (and its -wal/-shm files) to NAME.TAG-YYYYMMDDTHHMMSSZ, never overwriting."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    target = path.with_name(f"{path.name}.{tag}-{stamp}")
-    counter = 1
-    while any(Path(f"{target}{suffix}").exists() for suffix in ("", "-wal", "-shm")):
-        counter += 1
-        target = path.with_name(f"{path.name}.{tag}-{stamp}-{counter}")
-    try:
-        for suffix in ("", "-wal", "-shm"):
-            source = Path(f"{path}{suffix}")
-            if source.exists():
-                source.rename(f"{target}{suffix}")
-    except OSError as error:
-        raise StoreError(f"{path} is unusable and could not be moved aside: {error}") from error
-    return target

@@ -1,12 +1,13 @@
 """The quiz app: loads the banks, opens the progress store and runs study sessions screen by screen."""
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 from dataclasses import replace
 from datetime import tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from textual import work
 from textual.app import App
@@ -15,19 +16,24 @@ from textual.binding import Binding
 from quizprep.bank.loader import LoadResult, default_cache_dir, load_banks
 from quizprep.study.clock import Clock, utc_now
 from quizprep.study.stats import compute_stats, topic_overview, topic_titles
-from quizprep.study.store import Store, StoreError
+from quizprep.study.store import Store, StoreBusy, StoreError
 from quizprep.tui.outcome import NEXT
 from quizprep.tui.screens.home import HomeScreen
 
 if TYPE_CHECKING:
     from quizprep.bank.model import Question
-    from quizprep.study.session import Feedback, Session
+    from quizprep.study.session import Feedback, PendingAssessment, Session, SessionReport
 
 # Sessions and the other screens (Markdown, TextArea...) are imported where they are first
 # needed: cold start to the home screen is measured and kept close to a bare Textual app's.
 
 DARK, LIGHT = "textual-dark", "textual-light"
 WARNINGS_SHOWN = 4
+# A write waits at most this long for another program's lock: the app's screen cannot redraw
+# while it waits, so a held lock is waited out in short, visible attempts instead.
+BUSY_TIMEOUT_S = 1.0
+BUSY_RETRIES = 20
+RETRY_PAUSE_S = 1.0
 
 
 def readable_path(file: str) -> str:
@@ -73,16 +79,17 @@ class QuizApp(App[None]):
         self.loaded = load_banks(self.bank_paths, cache_dir=default_cache_dir())
         self.questions = [q for q in self.loaded.questions if not self.topics or q.topic in self.topics]
         try:
-            self.store = Store.open(self.db_path)
+            self.store = Store.open(self.db_path, busy_timeout_s=BUSY_TIMEOUT_S, check_rows=False)
         except StoreError as error:
             self.exit(return_code=1, message=f"quizprep: {error}")
 
     def get_default_screen(self) -> HomeScreen:
-        return HomeScreen(self._overview())
+        return HomeScreen(self._overview() if self.store is not None else [])
 
     def on_mount(self) -> None:
         self._warn()
         self.resume_and_start()
+        self.call_after_refresh(self.check_rows)
 
     def on_unmount(self) -> None:
         if self.store is not None:
@@ -105,8 +112,33 @@ class QuizApp(App[None]):
 
     def _overview(self) -> list:
         assert self.store is not None
-        return topic_overview(self.store, self.questions, now=self.now(),
-                              titles=topic_titles(self.loaded))
+        try:
+            return topic_overview(self.store, self.questions, now=self.now(), titles=topic_titles(self.loaded))
+        except StoreError as error:
+            self.store_problem(error)
+            return []
+
+    @work(thread=True, exit_on_error=False, group="rows")
+    def check_rows(self) -> None:
+        """Set aside rows a damaged disk garbled (reads skip them meanwhile). This runs once Home
+        is on screen: the check reads every row, about 6 ms per 1,000 answers."""
+        assert self.store is not None
+        try:
+            notices = self.store.check_rows()
+        except StoreError as error:
+            self.call_from_thread(self.store_problem, error)
+            return
+        if notices:
+            self.call_from_thread(self._rows_set_aside, notices)
+
+    def _rows_set_aside(self, notices: Sequence[str]) -> None:
+        for notice in notices:
+            self.notify(notice, title="Progress database", severity="error", timeout=30, markup=False)
+        self.refresh_home()
+
+    def store_problem(self, error: StoreError) -> None:
+        """Say what went wrong with the progress database; the app carries on."""
+        self.notify(str(error), title="Progress database", severity="error", timeout=30, markup=False)
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -117,7 +149,7 @@ class QuizApp(App[None]):
         if self.store.unassessed():  # checked here first: the session module is not needed at start
             await self._assess_left_over()
         if self.start_mode:
-            self._start(self.start_mode, self.topics)
+            await self._start(self.start_mode, self.topics)
 
     async def _assess_left_over(self) -> None:
         from quizprep.study import session as sessions
@@ -132,23 +164,44 @@ class QuizApp(App[None]):
             met = await self.push_screen_wait(RubricScreen(answer))
             if met is None:
                 break
-            self._saved(sessions.assess_answer(self.store, answer, met, self.now()))
+            try:
+                self._saved(sessions.assess_answer(self.store, answer, met, self.now()))
+            except StoreError as error:
+                self.store_problem(error)  # the answer is kept; it is offered again next time
+                break
 
     def on_home_screen_start(self, message: HomeScreen.Start) -> None:
-        self._start(message.mode, message.topics)
+        self.start_session(message.mode, message.topics)
 
-    def _start(self, mode: str, topics: Sequence[str]) -> None:
+    @work(exclusive=True, group="session")
+    async def start_session(self, mode: str, topics: Sequence[str]) -> None:
+        await self._start(mode, topics)
+
+    async def _start(self, mode: str, topics: Sequence[str]) -> None:
         from quizprep.study import session as sessions
 
         assert self.store is not None
         build = {"practice": sessions.practice, "review": sessions.review, "mock": sessions.mock}[mode]
-        try:
-            session = build(self.store, self.questions, topics or self.topics, now=self.now, rng=self.rng)
-        except ValueError as error:
-            self.notify(str(error), severity="error", markup=False)
-            return
+        for attempt in range(1, BUSY_RETRIES + 1):
+            try:
+                session = build(self.store, self.questions, topics or self.topics, now=self.now, rng=self.rng)
+                break
+            except StoreBusy as error:
+                if attempt == BUSY_RETRIES:
+                    self.store_problem(error)
+                    return
+                self.notify(f"Waiting for another program to finish writing to {self.store.path} "
+                            f"(attempt {attempt} of {BUSY_RETRIES})…", title="Progress database busy",
+                            severity="warning", timeout=RETRY_PAUSE_S + BUSY_TIMEOUT_S, markup=False)
+                await asyncio.sleep(RETRY_PAUSE_S)
+            except StoreError as error:
+                self.store_problem(error)
+                return
+            except ValueError as error:
+                self.notify(str(error), severity="error", markup=False)
+                return
         if session.finished:
-            session.end()
+            self._end(session)
             nothing = "Nothing is due for review now." if mode == "review" else "No questions to ask."
             self.notify(nothing, title="Nothing to do")
             return
@@ -161,7 +214,6 @@ class QuizApp(App[None]):
         from quizprep.tui.screens.feedback import FeedbackScreen
         from quizprep.tui.screens.question import QuestionScreen, seconds_left
         from quizprep.tui.screens.report import ReportScreen
-        from quizprep.tui.screens.rubric import RubricScreen
 
         while (showing := session.next()) is not None:
             given = await self.push_screen_wait(QuestionScreen(session, showing))
@@ -171,14 +223,32 @@ class QuizApp(App[None]):
                     break
             elif isinstance(given, PendingAssessment):
                 timer = (lambda: seconds_left(session)) if session.time_limit is not None else None
-                met = await self.push_screen_wait(RubricScreen(given, timer))
-                if met is None:
+                if not await self._assess(session, given, timer):
                     break
-                self._saved(session.assess(given, met))
             else:
                 break
-        await self.push_screen_wait(ReportScreen(session.end()))
+        await self.push_screen_wait(ReportScreen(self._end(session)))
         self.refresh_home()
+
+    async def _assess(self, session: Session, given: PendingAssessment, timer: Callable[[], float] | None) -> bool:
+        """Ask for the rubric until it is saved (True) or left for later (False). The answer
+        itself is already saved; a failed save of the ticks is offered again at once."""
+        from quizprep.tui.screens.rubric import RubricScreen
+
+        while (met := await self.push_screen_wait(RubricScreen(given, timer))) is not None:
+            try:
+                self._saved(session.assess(given, met))
+                return True
+            except StoreError as error:
+                self.store_problem(error)
+        return False
+
+    def _end(self, session: Session) -> SessionReport:
+        try:
+            return session.end()
+        except StoreError as error:  # only the session's end time was not saved; answers were
+            self.store_problem(error)
+            return session.report()
 
     def _saved(self, feedback: Feedback) -> None:
         self.notify(f"Score {feedback.score:.0%}, rated {feedback.rating.name}.", title="Assessment saved")
@@ -193,8 +263,12 @@ class QuizApp(App[None]):
         from quizprep.tui.screens.stats import StatsScreen
 
         assert self.store is not None
-        stats = compute_stats(self.store, self.questions, now=self.now(), tz=self.tz,
-                              titles=topic_titles(self.loaded))
+        try:
+            stats = compute_stats(self.store, self.questions, now=self.now(), tz=self.tz,
+                                  titles=topic_titles(self.loaded))
+        except StoreError as error:
+            self.store_problem(error)
+            return
         self.push_screen(StatsScreen(stats))
 
     def action_help(self) -> None:

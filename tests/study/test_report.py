@@ -93,13 +93,15 @@ def test_report_command_refuses_an_unknown_format(db_path, tmp_path, capsys):
     assert not db_path.exists()
 
 
-def test_commands_warn_about_skipped_questions_and_a_moved_database(tmp_path, capsys):
+def test_commands_warn_about_skipped_questions_and_refuse_a_foreign_database(tmp_path, capsys):
     db = tmp_path / "p.db"
     db.write_bytes(b"garbage" * 100)
-    assert run_cli("stats", "--db", str(db), "--bank", str(DATA / "broken.yaml")) == 0
+    assert run_cli("stats", "--db", str(db), "--bank", str(DATA / "broken.yaml")) == 1
     err = capsys.readouterr().err
     assert "warning: skipped:" in err and "broken.yaml:16: [broken-bad]" in err
-    assert "notice:" in err and "moved to" in err and str(db) in err
+    assert f"quizprep stats: {db} is not a quizprep progress database (it is not an SQLite database), so it " \
+           "was left as it is." in err
+    assert [p.name for p in tmp_path.iterdir()] == ["p.db"] and db.read_bytes() == b"garbage" * 100
 
 
 def test_missing_bank_is_a_usage_error(db_path, tmp_path, capsys):

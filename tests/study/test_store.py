@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quizprep.study import store as store_module
+from quizprep.study import storefile
 from quizprep.study.scheduling import make_scheduler
-from quizprep.study.store import SCHEMA_VERSION, Store, StoreError, resolve_db_path
+from quizprep.study.store import Store, StoreBusy, StoreError, resolve_db_path
+from quizprep.study.storefile import APPLICATION_ID, SCHEMA_VERSION
 
 START = datetime(2025, 3, 3, 9, 0, tzinfo=timezone.utc)
 
@@ -91,16 +92,21 @@ def moved_aside(db_path: Path, tag: str) -> list[Path]:
     return sorted(p for p in db_path.parent.iterdir() if p.name.startswith(f"{db_path.name}.{tag}-"))
 
 
-def test_garbage_file_is_moved_aside_not_overwritten(db_path):
+def test_garbage_at_the_default_path_is_moved_aside_not_overwritten(tmp_path, monkeypatch):
+    """Only quizprep writes to its default path: whatever is there is a damaged database of its own."""
+    monkeypatch.delenv("QUIZPREP_DB", raising=False)
+    monkeypatch.setattr("platformdirs.user_data_dir", lambda *args, **kwargs: str(tmp_path))
+    db_path = tmp_path / "progress.sqlite3"
     garbage = b"this is not sqlite\x00" * 300
     db_path.write_bytes(garbage)
-    with Store.open(db_path) as store:
+    with Store.open() as store:
         record(store)
         (notice,) = store.notices
     (moved,) = moved_aside(db_path, "corrupt")
     assert moved.read_bytes() == garbage
-    assert str(moved) in notice and "not a readable SQLite database" in notice
-    with Store.open(db_path) as reopened:
+    assert notice == (f"{db_path} is not a readable quizprep database (it is not an SQLite database); it was "
+                      f"moved to {moved} and a new, empty progress database was started.")
+    with Store.open() as reopened:
         assert reopened.notices == () and len(reopened.answers()) == 1
 
 
@@ -125,6 +131,7 @@ def test_damaged_pages_are_detected_and_moved_aside(db_path):
 def test_newer_schema_is_moved_aside_with_its_wal(db_path):
     raw = sqlite3.connect(db_path)
     raw.execute("PRAGMA journal_mode = WAL")
+    raw.execute(f"PRAGMA application_id = {APPLICATION_ID}")
     raw.execute("CREATE TABLE future (x)")
     raw.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     raw.commit()
@@ -150,9 +157,9 @@ def test_unopenable_path_raises_and_moves_nothing(tmp_path):
 def test_migration_to_a_new_version_keeps_answers(db_path, monkeypatch):
     with Store.open(db_path) as store:
         record(store, "q-kept")
-    migrations = store_module.MIGRATIONS + [("ALTER TABLE answers ADD COLUMN hint_used INTEGER DEFAULT 0",)]
-    monkeypatch.setattr(store_module, "MIGRATIONS", migrations)
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", len(migrations))
+    migrations = storefile.MIGRATIONS + [("ALTER TABLE answers ADD COLUMN hint_used INTEGER DEFAULT 0",)]
+    monkeypatch.setattr(storefile, "MIGRATIONS", migrations)
+    monkeypatch.setattr(storefile, "SCHEMA_VERSION", len(migrations))
     with Store.open(db_path) as store:
         assert store.schema_version() == SCHEMA_VERSION + 1
         assert [a.question_id for a in store.answers()] == ["q-kept"]
@@ -162,9 +169,9 @@ def test_migration_to_a_new_version_keeps_answers(db_path, monkeypatch):
 def test_failed_migration_rolls_back_to_the_old_version(db_path, monkeypatch):
     with Store.open(db_path) as store:
         record(store, "q-kept")
-    migrations = store_module.MIGRATIONS + [("CREATE TABLE extra (x)", "THIS IS NOT SQL")]
-    monkeypatch.setattr(store_module, "MIGRATIONS", migrations)
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", len(migrations))
+    migrations = storefile.MIGRATIONS + [("CREATE TABLE extra (x)", "THIS IS NOT SQL")]
+    monkeypatch.setattr(storefile, "MIGRATIONS", migrations)
+    monkeypatch.setattr(storefile, "SCHEMA_VERSION", len(migrations))
     with pytest.raises(StoreError):
         Store.open(db_path)
     raw = sqlite3.connect(db_path)
@@ -290,12 +297,11 @@ def test_each_card_review_reads_the_other_instances_update(db_path):
     assert after_second.state.name == "Review"  # built on the first store's card, not a fresh one
 
 
-def test_a_write_blocked_by_another_instance_fails_cleanly_and_can_be_retried(db_path, monkeypatch):
-    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_MS", 50)
-    with Store.open(db_path) as store:
+def test_a_write_blocked_by_another_instance_fails_cleanly_and_can_be_retried(db_path):
+    with Store.open(db_path, busy_timeout_s=0.05) as store:
         blocker = sqlite3.connect(db_path, isolation_level=None)
         blocker.execute("BEGIN IMMEDIATE")
-        with pytest.raises(StoreError, match="could not save .* nothing was written"):
+        with pytest.raises(StoreBusy, match="could not save .* nothing was written"):
             record(store, "q-blocked")
         blocker.execute("ROLLBACK")
         record(store, "q-blocked")

@@ -1,11 +1,13 @@
 """Every flow of the quiz app, driven with Pilot as a learner would, checked against the database."""
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from textual.widgets import DataTable, Input, Markdown
 
 from quizprep.study.session import Showing
+from quizprep.study.store import Store
 from quizprep.tui.app import DARK, LIGHT
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.help import HelpScreen
@@ -268,7 +270,12 @@ async def test_question_mark_is_typed_in_answers_and_f1_opens_help(make_app):
 
 
 async def test_store_notices_are_shown(make_app, db):
-    db.write_bytes(b"this is not a database" * 100)
+    Store.open(db).close()
+    with sqlite3.connect(db) as raw:
+        raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(db.read_bytes())
+    data[100:500] = b"\xff" * 400  # a quizprep database whose first page is damaged
+    db.write_bytes(bytes(data))
     app = make_app()
     async with app.run_test(size=SIZE):
         errors = [n.message for n in app._notifications if n.severity == "error"]

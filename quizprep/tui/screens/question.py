@@ -9,6 +9,7 @@ from textual.widgets import Footer, Input, Markdown, Static
 
 from quizprep.bank.model import ChoiceQuestion, NumericQuestion, Question
 from quizprep.study.session import Feedback, InputError, PendingAssessment, Session, Showing
+from quizprep.study.store import StoreError
 from quizprep.tui.outcome import TIME_UP
 from quizprep.tui.widgets.choice_picker import ChoicePicker
 from quizprep.tui.widgets.free_answer import FreeAnswer
@@ -78,6 +79,10 @@ class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
             given = self._answer()
         except InputError as error:
             self.notify(str(error), title="Not judged yet", severity="warning", markup=False)
+            return
+        except StoreError as error:  # nothing was saved; the answer stays on screen to send again
+            self.notify(f"{error} Your answer is still here: press Enter (Ctrl+S for a free response) "
+                        "to try again.", title="Answer not saved", severity="error", timeout=30, markup=False)
             return
         self.dismiss(given)
 

@@ -1,0 +1,87 @@
+"""The quiz app when the progress database fails (issue 14): a message on screen, never a
+traceback; the answer stays on screen until it is saved; a held lock is waited out visibly; a
+garbled card does not lock the learner out."""
+from __future__ import annotations
+
+import sqlite3
+
+from quizprep.study.store import Store, StoreError
+from quizprep.tui import app as app_module
+from quizprep.tui.screens.feedback import FeedbackScreen
+from quizprep.tui.screens.home import HomeScreen
+from quizprep.tui.screens.question import QuestionScreen
+from quizprep.tui.screens.stats import StatsScreen
+
+SIZE = (80, 24)
+FULL = "could not save to progress.sqlite3: database or disk is full; nothing was written. Free some disk space, then try again."
+
+
+def messages(app, severity: str, title: str | None = None) -> list[str]:
+    return [n.message for n in app._notifications if n.severity == severity and title in (None, n.title)]
+
+
+async def test_an_answer_that_cannot_be_saved_stays_on_screen_until_a_retry_saves_it(make_app, stored, monkeypatch):
+    record = Store.record_answer
+    failures = iter([StoreError(FULL)])
+
+    def full_disk_once(self, **fields):
+        error = next(failures, None)
+        if error is not None:
+            raise error
+        return record(self, **fields)
+
+    monkeypatch.setattr(Store, "record_answer", full_disk_once)
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("1", "enter")
+        assert isinstance(app.screen, QuestionScreen)
+        assert messages(app, "error") == [f"{FULL} Your answer is still here: press Enter (Ctrl+S for a free "
+                                          f"response) to try again."]
+        await pilot.press("enter")  # the pick is still made: Enter sends it again
+        assert isinstance(app.screen, FeedbackScreen)
+    with stored() as store:
+        assert [(a.question_id, a.response) for a in store.answers()] == [("alpha-choice", "1")]
+
+
+async def test_a_lock_held_at_session_start_is_waited_out_with_a_visible_retry(make_app, db, stored, monkeypatch):
+    monkeypatch.setattr(app_module, "BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr(app_module, "RETRY_PAUSE_S", 0.05)
+    Store.open(db).close()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        while not messages(app, "warning", "Progress database busy"):
+            await pilot.pause(0.05)
+        assert messages(app, "warning", "Progress database busy")[0].startswith(f"Waiting for another program to finish writing to {db} "
+                                                      f"(attempt 1 of {app_module.BUSY_RETRIES})")
+        assert isinstance(app.screen, HomeScreen)
+        holder.execute("ROLLBACK")
+        while not isinstance(app.screen, QuestionScreen):
+            await pilot.pause(0.05)
+        await pilot.press("1", "enter")
+    holder.close()
+    with stored() as store:
+        assert len(store.answers()) == 1
+
+
+async def test_a_garbled_card_is_reported_and_the_rest_of_the_progress_is_shown(make_app, db):
+    from fsrs import Rating
+
+    with Store.open(db) as store:
+        for question_id in ("alpha-choice", "alpha-multi"):
+            store.record_answer(question_id=question_id, topic="alpha", kind="choice", mode="practice",
+                                response="1", elapsed_s=2.0, answered_at=app_module.utc_now(), correct=True,
+                                score=1.0, rating=Rating.Good)
+    with sqlite3.connect(db) as raw:
+        raw.execute("UPDATE cards SET card = 'not json' WHERE question_id = 'alpha-multi'")
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        while not messages(app, "error"):  # the rows are checked once Home is on screen
+            await pilot.pause(0.05)
+        (notice,) = messages(app, "error")
+        assert notice.startswith(f"1 review schedule in {db} could not be read")
+        assert notice.endswith("The review schedule of alpha-multi was rebuilt from your answers.")
+        assert isinstance(app.screen, HomeScreen)
+        await pilot.press("s")
+        assert isinstance(app.screen, StatsScreen) and app.screen.stats.total_answers == 2

@@ -1,11 +1,11 @@
 """The grader's verdicts on code in real-world styles, and its time per file against `import torch`.
 
-Grades every file of tests/grader/realworld (held out: written without reading the grader) and
-tests/grader/production, each with its `# expect:` header, in one worker as a coach would, and
+Grades every file of tests/grader/realworld and realworld2 (held out: written without reading the
+grader) and tests/grader/production, each with its `# expect:` header, in one worker as a coach would, and
 prints per corpus: correct files that pass, buggy files that fail, buggy files named correctly
 with no other name anywhere in the report, and files where every failing check carries that name.
 
-    python benchmarks/grader_corpus.py [--corpus realworld production] [--verbose]
+    python benchmarks/grader_corpus.py [--corpus realworld realworld2 production] [--verbose]
 """
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def grade_corpus(folder: Path, verbose: bool) -> dict[str, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", nargs="+", default=["realworld", "production"])
+    parser.add_argument("--corpus", nargs="+", default=["realworld", "realworld2", "production"])
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     baseline = import_torch_seconds()

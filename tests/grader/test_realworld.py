@@ -2,8 +2,9 @@
 einsum, loops): every correct file passes, every buggy file fails with exactly its one name (a
 check may fail unnamed, e.g. a shape error, but never under another name) and a hint.
 
-`production/` was written alongside the grader's changes; `realworld/` was written separately,
-without reading the grader, as a held-out set (see its README). Both use the same header:
+`production/` was written alongside the grader's changes; `realworld/` and `realworld2/` were
+written separately, without reading the grader, as held-out sets (see their READMEs). All use
+the same header:
 `# expect: pass` or `# expect: fail diagnosis=<id>`.
 """
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 from conftest import HERE
 
 EXPECT = re.compile(r"^# expect: (?:pass|fail diagnosis=(\S+))\s*$", re.MULTILINE)
-CORPUS = sorted((HERE / "production").glob("*.py")) + sorted((HERE / "realworld").glob("*.py"))
+CORPUS = [path for folder in ("production", "realworld", "realworld2") for path in sorted((HERE / folder).glob("*.py"))]
 
 
 def expected_diagnosis(path: Path) -> str | None:

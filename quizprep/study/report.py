@@ -53,6 +53,7 @@ class Report:
 
 def build_report(store: Store, questions: Sequence[Question], *, now: datetime | None = None,
                  tz: tzinfo | None = None, titles: Mapping[str, str] | None = None) -> Report:
+    from quizprep.bank.formula import FormulaError
     from quizprep.bank.numeric import fill_placeholders, judge, worked_steps
     from quizprep.study.session import reproduce_draw
 
@@ -70,7 +71,10 @@ def build_report(store: Store, questions: Sequence[Question], *, now: datetime |
     for answer in reversed([a for a in answers if a.kind == "numeric" and a.correct is False]):
         question = by_id.get(answer.question_id)
         if isinstance(question, NumericQuestion) and answer.seed is not None and len(misses) < RECENT:
-            draw = reproduce_draw(question, answer)
+            try:
+                draw = reproduce_draw(question, answer)
+            except FormulaError:  # the bank changed since: no draw of this seed evaluates now
+                continue
             verdict = judge(question, draw, answer.response)
             misses.append(NumericMiss(question.id, answer.answered_at, answer.seed,
                                       fill_placeholders(question.prompt, draw), answer.response,

@@ -235,12 +235,14 @@ class QuizApp(App[None]):
         itself is already saved; a failed save of the ticks is offered again at once."""
         from quizprep.tui.screens.rubric import RubricScreen
 
-        while (met := await self.push_screen_wait(RubricScreen(given, timer))) is not None:
+        ticks: tuple[bool, ...] = ()
+        while (met := await self.push_screen_wait(RubricScreen(given, timer, ticks))) is not None:
             try:
                 self._saved(session.assess(given, met))
                 return True
             except StoreError as error:
                 self.store_problem(error)
+                ticks = met
         return False
 
     def _end(self, session: Session) -> SessionReport:

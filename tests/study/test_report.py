@@ -53,6 +53,17 @@ def test_html_report_escapes_the_learners_text(store, questions, clock, history)
     assert f"seed {history.seed}" in page and "✗ gives an example" in page
 
 
+def test_a_miss_whose_question_no_longer_evaluates_is_left_out_not_a_crash(store, questions, clock, history):
+    import dataclasses
+
+    from quizprep.bank.formula import parse_formula
+
+    changed = [dataclasses.replace(q, answer=parse_formula("n // 0")) if q.id == "alpha-numeric" else q
+               for q in questions]  # edited since the answer was given: no draw evaluates now
+    report = build_report(store, changed, now=clock(), tz=UTC)
+    assert report.numeric_misses == () and report.stats.total_answers == 3
+
+
 def test_report_of_an_empty_database(store, questions, clock):
     text = render_markdown(build_report(store, questions, now=clock(), tz=UTC))
     assert "0 answers" in text and "No answers yet." in text and "None missed yet." in text

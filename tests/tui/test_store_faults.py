@@ -85,3 +85,35 @@ async def test_a_garbled_card_is_reported_and_the_rest_of_the_progress_is_shown(
         assert isinstance(app.screen, HomeScreen)
         await pilot.press("s")
         assert isinstance(app.screen, StatsScreen) and app.screen.stats.total_answers == 2
+
+
+async def test_rubric_ticks_that_could_not_be_saved_are_offered_again_as_ticked(make_app, stored, monkeypatch):
+    from quizprep.tui.screens.rubric import RubricScreen
+
+    assess = Store.record_assessment
+    failures = iter([StoreError(FULL)])
+
+    def full_disk_once(self, *args, **fields):
+        error = next(failures, None)
+        if error is not None:
+            raise error
+        return assess(self, *args, **fields)
+
+    monkeypatch.setattr(Store, "record_assessment", full_disk_once)
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        while (question := app.screen.showing.question).id != "alpha-free":
+            typed = ("1",) if question.kind == "choice" else tuple("1 GiB")
+            await pilot.press(*typed, "enter", "enter")
+        await pilot.press(*"my answer", "ctrl+s", "1", "2", "enter")
+        assert isinstance(app.screen, RubricScreen) and messages(app, "error") == [FULL]
+        assert text_of_score(app.screen) == "Score: 3 / 4 = 75%"  # the ticks are still there
+        await pilot.press("enter")
+        assert not isinstance(app.screen, RubricScreen)
+    with stored() as store:
+        [answer] = store.answers(question_id="alpha-free")
+    assert answer.score == 0.75 and answer.response == "my answer"
+
+
+def text_of_score(screen) -> str:
+    return str(screen.query_one("#rubric-score").content)

@@ -30,10 +30,12 @@ class RubricScreen(Screen[tuple[bool, ...] | None]):
         Binding("escape", "leave", "Later"),
     ]
 
-    def __init__(self, pending: PendingAssessment, time_left: Callable[[], float] | None = None) -> None:
+    def __init__(self, pending: PendingAssessment, time_left: Callable[[], float] | None = None,
+                 met: tuple[bool, ...] = ()) -> None:
         super().__init__()
         self.pending = pending
         self.time_left = time_left
+        self.met = met  # the ticks of an earlier try whose save failed
 
     def compose(self) -> ComposeResult:
         question = self.pending.question
@@ -60,7 +62,9 @@ class RubricScreen(Screen[tuple[bool, ...] | None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        self.query_one(RubricChecklist).focus()
+        checklist = self.query_one(RubricChecklist)
+        checklist.met = frozenset(i for i, met in enumerate(self.met) if met)
+        checklist.focus()
 
     def action_save(self) -> None:
         met = self.query_one(RubricChecklist).met

@@ -20,7 +20,6 @@ from quizprep.bank.units import UNITS, UnitError, scale_of
 from quizprep.bank.yamlio import YamlProblem, read_yaml
 
 ID_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # always used with fullmatch
-_sample_draws = values.sample_draws  # the draws `quizprep check` evaluates, shared with quizprep.bank.audit
 
 COMMON_REQUIRED = ("id", "kind", "difficulty", "tags", "prompt", "explanation", "references")
 COMMON_OPTIONAL = ("topic", "pitfalls", "follow_ups", "chain")

@@ -20,6 +20,17 @@ LESSONS: dict[str, str] = {
     "masking-additive-constants": "large negative fills: -1e9 overflows float16, finfo(dtype).min does not",
     "sdpa-f-dropout-training": "F.dropout is on unless training=False; nn.Dropout follows .eval()",
     "sdpa-is-causal-vs-attn-mask": "what SDPA's is_causal and attn_mask do, and why a module is not a shortcut",
+    "flash-online-softmax-bug": "when the running maximum grows, the old sum is rescaled by exp(m_old − m_new)",
+    "flash-online-output": "the output accumulator is rescaled too, and divided by ℓ once at the end",
+    "flash-causal-tiles": "causal tiles: future tiles are skipped, diagonal tiles masked element by element",
+    "flash-tiling-memory": "FlashAttention keeps O(n) row statistics, never the n × m scores",
+    "softmax-online-rescale": "the running sum's rescale factor is exp(m_old − m_new), below 1",
+    "serving-merge-partials": "two partial softmax states merge weighted by their share of the mass",
+    "kv-cache-prefill-vs-decode": "prefill attends causally within the prompt; decode appends one position",
+    "kv-cache-gpt2-per-token": "each token adds K and V for every layer and KV head to the cache",
+    "gqa-kv-cache-savings": "GQA caches G KV heads, not H: the cache shrinks by H/G",
+    "masking-sliding-window-count": "a causal window of W keys includes the query itself and W − 1 before it",
+    "kv-cache-free-sliding-window": "sliding windows: W keys per layer, about k·W after k layers",
 }
 
 

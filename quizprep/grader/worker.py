@@ -32,15 +32,6 @@ from typing import Any, Callable
 LEARNER_MODULE = "quizprep_submission"
 
 
-def _load_protocol() -> ModuleType:
-    path = Path(__file__).with_name("protocol.py")
-    spec = importlib.util.spec_from_file_location("_quizprep_channel", path)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
-
-
 class ForbiddenCall(BaseException):
     """Raised inside learner code; a BaseException so `except Exception` cannot swallow it."""
 
@@ -86,7 +77,8 @@ class Worker:
         self.learner_path = str(Path(config["path"]).resolve())
         self.request_fd = int(config["request_fd"])
         self.response_fd = int(config["response_fd"])
-        self.channel = _load_protocol()
+        self.channel = _load_sibling("protocol.py")
+        self.sandbox = _load_sibling("sandbox.py")
         self.violations: list[dict[str, Any]] = []
         self.modules: dict[int, Any] = {}
         self.learner: ModuleType | None = None
@@ -94,8 +86,11 @@ class Worker:
         self.kernel_guard: Any = None  # the TorchFunctionMode each call runs under, made with the guards
 
     # ---- set-up -------------------------------------------------------------------------
-    def prepare(self) -> None:
+    def prepare(self) -> dict[str, Any]:
+        """Limits, guards and the kernel's protections; returns which protections hold here."""
+        protections = {"dies_with_grader": self.sandbox.die_with_parent(int(self.config["parent"]))}
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        self.sandbox.limit_cpu(float(self.config["cpu_seconds"]))
         faulthandler.enable(file=sys.stderr, all_threads=True)
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
         import torch
@@ -107,6 +102,10 @@ class Worker:
         self._install_guards()
         self._wrap_os_exit()
         sys.meta_path.insert(0, QuizprepBlocker(self))
+        protections["ptrace_capability_dropped"] = self.sandbox.drop_ptrace_capability()
+        refused = self.sandbox.install_syscall_filter()
+        protections["syscall_filter"] = "installed" if not refused else f"not installed: {refused}"
+        return protections
 
     def _limit_memory(self) -> None:
         limit = self.config.get("memory_limit_bytes")
@@ -291,6 +290,7 @@ class Worker:
         if op == "ping":
             return {"ok": True, "value": None}
         if op == "load":  # another file in the same process (a coach grading many files)
+            self.sandbox.limit_cpu(float(self.config["cpu_seconds"]))
             self.learner_path = str(Path(request["path"]).resolve())
             self.active = set(request.get("forbidden", ()))
             return {"ok": True, "value": self.load_learner()}
@@ -350,9 +350,18 @@ class Worker:
         kwargs = {k: prepare(v) for k, v in request.get("kwargs", {}).items()}
         grad_output = request.get("grad_output")
         context = torch.enable_grad() if grad_output is not None else torch.no_grad()
+        numpy_track = bool(request.get("numpy"))
+        call_args = [_to_numpy(a) for a in args] if numpy_track else args
+        call_kwargs = {k: _to_numpy(v) for k, v in kwargs.items()} if numpy_track else kwargs
+        memory = None
         with context, self.kernel_guard:
-            value = target(*args, **kwargs)
-        response: dict[str, Any] = {"ok": True, "value": value}
+            if request.get("memory_audit"):
+                value, memory = _load_sibling("memaudit.py").audit(target, *call_args, **call_kwargs)
+            else:
+                value = target(*call_args, **call_kwargs)
+        response: dict[str, Any] = {"ok": True, "value": _from_numpy(value) if numpy_track else value}
+        if memory is not None:
+            response["memory"] = _memory_summary(memory)
         if grad_output is not None:
             response["grads"] = self.gradients(value, request, args, kwargs, parameters or {})
         if request.get("return_inputs"):
@@ -377,6 +386,49 @@ class Worker:
         grad_output = request["grad_output"].to(device=output.device, dtype=output.dtype)
         grads = torch.autograd.grad(output, [t for _, t in named], grad_output, allow_unused=True)
         return {"values": {name: g for (name, _), g in zip(named, grads)}}
+
+
+def _load_sibling(name: str) -> ModuleType:
+    """A grader module loaded by path (learner code cannot import quizprep), once per process."""
+    key = f"_quizprep_{name.removesuffix('.py')}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, Path(__file__).with_name(name))
+        module = importlib.util.module_from_spec(spec)
+        assert spec.loader is not None
+        sys.modules[key] = module  # dataclasses look their module up while it executes
+        spec.loader.exec_module(module)
+    return sys.modules[key]
+
+
+def _memory_summary(report: Any, keep: int = 16) -> dict[str, Any]:
+    """The audit's peak and its largest allocations: enough to spot a score-sized tensor."""
+    largest = sorted(report.allocations, key=lambda allocation: allocation.nbytes, reverse=True)[:keep]
+    return {"peak_live_bytes": report.peak_live_bytes, "mode_removed": report.mode_removed,
+            "largest": [{"op": a.op, "shape": list(a.shape), "nbytes": a.nbytes} for a in largest]}
+
+
+def _to_numpy(value: Any) -> Any:
+    """The NumPy track: the learner receives arrays that share memory with the prepared tensors,
+    so in-place changes still show in return_inputs."""
+    import torch
+
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_numpy(v) for v in value)
+    return value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value
+
+
+def _from_numpy(value: Any) -> Any:
+    """Arrays the learner returns become tensors for the channel; anything else is left for the
+    grader to name."""
+    import numpy as np
+    import torch
+
+    if isinstance(value, (list, tuple)):
+        items = [_from_numpy(v) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fiub":
+        return torch.from_numpy(np.ascontiguousarray(value))
+    return value
 
 
 def _wants_grad(value: Any) -> bool:
@@ -450,8 +502,8 @@ def main() -> None:
     config = json.loads(sys.argv[1])
     del sys.path[0]  # the grader's own directory: learner code must not import its modules
     worker = Worker(config)
-    worker.prepare()
-    worker.send({"prepared": True})  # torch is in: from here on the learner's time limits apply
+    protections = worker.prepare()
+    worker.send({"prepared": True, "sandbox": protections})  # from here on the learner's time limits apply
     worker.send(worker.load_learner())
     worker.serve()
 

@@ -1,0 +1,331 @@
+"""Checks for exercises/flash.py: flash_attention(q, k, v, *, causal=False, block_size=64).
+
+The outputs are those of exact attention, so the reference is the ordinary float64 one. The
+named slips are simulated tile by tile with the learner's own block size, because their wrong
+answers depend on where the blocks fall. The memory check runs the learner's call under the
+memory audit (:mod:`quizprep.grader.memaudit`) inside their process.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from quizprep.grader import reference
+from quizprep.grader.compare import Tolerance
+from quizprep.grader.context import CheckContext
+from quizprep.grader.exercises.attention import LOGIT_VARIANCE, expect_dtype_and_device
+from quizprep.grader.lessons import lesson
+from quizprep.grader.problem import (
+    Case, GeneratorError, Hypothesis, either, expect_unchanged, failure_for, first_output_checks, mismatches,
+    reject_shortcuts, verify,
+)
+from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+
+TARGET = "flash_attention"
+F32, F64 = torch.float32, torch.float64
+LEAD_NAMES = {0: (), 1: ("batch",), 2: ("batch", "head")}
+
+
+def _sizes(lead: tuple[int, ...], n: int, m: int, dk: int, dv: int, block: int) -> dict[str, int]:
+    sizes = {f"b{i}": size for i, size in enumerate(lead)}
+    sizes.update(n=n, m=m, dk=dk, dv=dv, block=block)
+    return sizes
+
+
+def _lead(sizes: dict[str, int]) -> tuple[int, ...]:
+    return tuple(sizes[f"b{i}"] for i in range(2) if f"b{i}" in sizes)
+
+
+def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
+    for attempt in range(6):
+        case = _build_once(sizes, variant, seed + 7919 * attempt)
+        try:
+            if sizes["m"] > 1:
+                v = case.data["v"].double()
+                shape = case.expected["out"].shape
+                reject_shortcuts(case, "out", {"zeros": torch.zeros(shape, dtype=F64),
+                                               "mean of V": v.mean(dim=-2, keepdim=True).expand(shape)})
+            return case
+        except GeneratorError:
+            continue
+    raise GeneratorError(f"could not draw inputs that reject shortcuts for {case.label}")
+
+
+def _build_once(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
+    generator = torch.Generator().manual_seed(seed)
+    dtype, causal = variant.get("dtype", F32), bool(variant.get("causal"))
+    lead, n, m, dk, dv = _lead(sizes), sizes["n"], sizes["m"], sizes["dk"], sizes["dv"]
+    spread = math.sqrt(LOGIT_VARIANCE[variant.get("logits", "mild")])
+    q = (torch.randn(*lead, n, dk, generator=generator, dtype=F64) * spread).to(dtype)
+    k = (torch.randn(*lead, m, dk, generator=generator, dtype=F64) * spread).to(dtype)
+    v = torch.randn(*lead, m, dv, generator=generator, dtype=F64).to(dtype)
+    mask = reference.causal_mask(n, m) if causal else None
+    out, _ = reference.attention(q, k, v, mask)
+    scores = q.double() @ k.double().transpose(-2, -1) / math.sqrt(dk)
+    seen = scores if mask is None else scores.masked_fill(~mask, 0.0)
+    logit_scale = float(seen.abs().max())
+    block = sizes["block"]
+    label = (f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}, {str(dtype).removeprefix('torch.')}, "
+             f"causal={causal}, " + ("default block_size" if variant.get("defaults") else f"block_size={block}")
+             + f", {variant.get('logits', 'mild')} logits")
+    return Case(label=label, sizes=dict(sizes), variant=dict(variant),
+                data={"q": q, "k": k, "v": v, "causal": causal, "block": block},
+                expected={"out": out},
+                tolerance={"out": Tolerance.working(dtype, logit_scale, float(v.double().abs().max()))},
+                dims={"out": (*LEAD_NAMES[len(lead)], "query", "feature")})
+
+
+def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> dict[str, Tensor]:
+    data = case.data
+    kwargs = {} if case.variant.get("defaults") else {"causal": data["causal"], "block_size": data["block"]}
+    reply = ctx.call(TARGET, data["q"], data["k"], data["v"], options=options, **kwargs)
+    return first_output_checks(reply.value, ("out",), TARGET)
+
+
+def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
+    candidates = []
+    if _lead(sizes):
+        candidates.append(_sizes(_lead(sizes)[1:], *(sizes[key] for key in ("n", "m", "dk", "dv", "block"))))
+    for key in ("n", "m", "dk", "dv", "block"):
+        for smaller in (1, sizes[key] // 2, sizes[key] - 1):
+            if 1 <= smaller < sizes[key]:
+                candidates.append({**sizes, key: smaller})
+    return candidates
+
+
+def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
+    block = sizes["block"]
+    return [_sizes(_lead(sizes), n, m, 5, 3, block) for n, m in ((2 * block + 3, 3 * block + 1), (block + 2, 4 * block))]
+
+
+def tiled(case: Case, *, rescale_sum: bool = True, rescale_acc: bool = True, normalise: str = "end",
+          mask: Tensor | None = None, shift: bool = True, dtype: torch.dtype = F64) -> dict[str, Tensor]:
+    """The online-softmax loop over key blocks, with the named slip switched on.
+
+    normalise: "end" (divide once), "loop" (divide inside the loop without re-multiplying the
+    previous output by its old sum) or "loop-and-end" (that, and once more at the end)."""
+    data = case.data
+    q, k, v = (data[name].to(dtype) for name in ("q", "k", "v"))
+    n, m, block = q.shape[-2], k.shape[-2], data["block"]
+    if mask is None and data["causal"]:
+        mask = reference.causal_mask(n, m)
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    row_max = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=dtype)
+    row_sum = torch.zeros_like(row_max)
+    acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=dtype)
+    for start in range(0, m, block):
+        stop = min(start + block, m)
+        scores = (q @ k[..., start:stop, :].transpose(-2, -1)) * scale
+        if mask is not None:
+            scores = scores.masked_fill(~mask[..., start:stop], float("-inf"))
+        if shift:
+            new_max = torch.maximum(row_max, scores.amax(dim=-1, keepdim=True))
+            finite = new_max.masked_fill(torch.isneginf(new_max), 0.0)
+            weights, alpha = (scores - finite).exp(), (row_max - finite).exp()
+        else:
+            new_max, weights, alpha = row_max, scores.exp(), torch.ones_like(row_max)
+        new_sum = row_sum * (alpha if rescale_sum else 1.0) + weights.sum(dim=-1, keepdim=True)
+        block_out = weights @ v[..., start:stop, :]
+        if normalise == "end":
+            acc = acc * (alpha if rescale_acc else 1.0) + block_out
+        else:
+            acc = (acc * alpha + block_out) / new_sum
+        row_max, row_sum = new_max, new_sum
+    out = acc if normalise == "loop" else acc / row_sum
+    return {"out": out.double()}
+
+
+def _slip(**mistake: Any):
+    return lambda case: tiled(case, **mistake)
+
+
+def _overflow(case: Case) -> dict[str, Tensor] | None:
+    dtype = case.data["q"].dtype
+    return tiled(case, shift=False, dtype=F32 if dtype in (torch.float16, torch.bfloat16) else dtype)
+
+
+def _block_mask(rule: str):
+    """Causal masking decided per block instead of per element (positions as in causal_mask)."""
+    def predict(case: Case) -> dict[str, Tensor] | None:
+        data = case.data
+        if not data["causal"]:
+            return None
+        n, m, block = data["q"].shape[-2], data["k"].shape[-2], data["block"]
+        keys = torch.arange(m).unsqueeze(0)
+        first_key, last_key = keys // block * block, torch.clamp((keys // block + 1) * block, max=m) - 1
+        queries = torch.arange(n).unsqueeze(-1)
+        position = queries + (m - n)
+        if rule == "whole diagonal block":
+            allowed = first_key <= position
+        elif rule == "diagonal block skipped":
+            allowed = last_key <= position
+        else:  # query tiles too: a tile is kept whole when its first key is before its last query
+            last_query = torch.clamp((queries // block + 1) * block, max=n) - 1 + (m - n)
+            allowed = first_key <= last_query
+        return {"out": reference.attention(data["q"], data["k"], data["v"], allowed)[0]}
+
+    return predict
+
+
+HYPOTHESES = (
+    Hypothesis("flash-no-rescale", "the running max is updated without rescaling the accumulator and the "
+               "denominator by exp(m_old − m_new)",
+               "When a block raises the row maximum, multiply both ℓ and the output accumulator by "
+               "exp(m_old − m_new) before adding the block's terms.", lesson("flash-online-softmax-bug"),
+               either(_slip(rescale_sum=False, rescale_acc=False), _slip(rescale_acc=False),
+                      _slip(rescale_sum=False))),
+    Hypothesis("flash-divide-in-loop", "the output is divided by the denominator inside the loop without "
+               "multiplying the previous output back by its old sum",
+               "Keep the accumulator unnormalised and divide by ℓ once after the last block (or rescale the "
+               "previous output by ℓ_old·exp(m_old − m_new)/ℓ_new).", lesson("flash-online-output"),
+               either(_slip(normalise="loop"), _slip(normalise="loop-and-end"))),
+    Hypothesis("flash-causal-per-block", "causal masking decided per block instead of per element: the "
+               "diagonal block is kept or dropped whole",
+               "Skip the blocks entirely in the future, and mask the diagonal block element by element: key "
+               "j is visible to query i when j ≤ i + (m − n).", lesson("flash-causal-tiles"),
+               either(_block_mask("whole diagonal block"), _block_mask("diagonal block skipped"),
+                      _block_mask("query tiles"))),
+    Hypothesis("no-max-shift", "exp of the scores without the max shift: large logits overflow to inf and NaN",
+               "Subtract the running maximum before exp, and rescale when it grows.", lesson("softmax-max-shift"),
+               _overflow, nonfinite_must_match=True),
+    Hypothesis("no-scale", "missing the 1/√d_k scaling", "Multiply the scores by 1/math.sqrt(q.shape[-1]).",
+               lesson("scaling-why-sqrt-dk"),
+               lambda case: {"out": reference.attention(case.data["q"], case.data["k"], case.data["v"],
+                                                        reference.causal_mask(case.data["q"].shape[-2],
+                                                                              case.data["k"].shape[-2])
+                                                        if case.data["causal"] else None, scale=1.0)[0]}),
+)
+
+
+class FlashProblem:
+    hypotheses = HYPOTHESES
+    build = staticmethod(build)
+    run = staticmethod(run)
+    shrink = staticmethod(shrink)
+    alternatives = staticmethod(alternatives)
+
+
+PROBLEM = FlashProblem()
+
+
+def check_shapes(ctx: CheckContext) -> str:
+    cases = [((), 5, 7, 4, 6, 3), ((3,), 1, 6, 8, 5, 4), ((2, 3), 6, 4, 8, 3, 2), ((2,), 4, 1, 3, 2, 4)]
+    for i, sizes in enumerate(cases):
+        verify(ctx, PROBLEM, _sizes(*sizes), {"dtype": F64}, ctx.seed + i)
+    return "0–2 leading dims, n ≠ m, d_k ≠ d_v, one query, one key"
+
+
+def check_block_sizes(ctx: CheckContext) -> str:
+    blocks = (1, 5, 16, 32, 53, 64, 100)
+    for i, block in enumerate(blocks):
+        verify(ctx, PROBLEM, _sizes((2,), 37, 53, 8, 5, block), {"dtype": F64, "logits": "peaky"}, ctx.seed + 10 + i)
+    return f"m = 53 keys in blocks of {', '.join(map(str, blocks))}"
+
+
+def check_defaults(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes((2,), 20, 150, 8, 4, 64), {"dtype": F32, "defaults": True}, ctx.seed + 20)
+    return "no keywords: block_size=64 over 150 keys, not causal"
+
+
+def check_causal(ctx: CheckContext) -> str:
+    for i, block in enumerate((8, 13, 45, 64)):
+        verify(ctx, PROBLEM, _sizes((2,), 45, 45, 8, 4, block), {"dtype": F64, "causal": True, "logits": "peaky"},
+               ctx.seed + 30 + i)
+    return "n = m = 45 in blocks of 8, 13, 45, 64"
+
+
+def check_causal_cache(ctx: CheckContext) -> str:
+    for i, (n, block) in enumerate(((6, 16), (6, 7), (1, 5))):
+        verify(ctx, PROBLEM, _sizes((2,), n, 50, 8, 4, block), {"dtype": F64, "causal": True, "logits": "peaky"},
+               ctx.seed + 40 + i)
+    return "queries are the last n of m = 50 positions, as causal_mask(n, m)"
+
+
+def check_stability(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes((2,), 9, 40, 16, 4, 8), {"dtype": F32, "logits": "huge"}, ctx.seed + 50)
+    return "scaled logits in the hundreds, float32"
+
+
+def check_dtypes(ctx: CheckContext) -> str:
+    for i, dtype in enumerate((F64, F32, torch.bfloat16, torch.float16)):
+        case, actual = verify(ctx, PROBLEM, _sizes((2,), 7, 19, 8, 4, 6), {"dtype": dtype, "causal": True},
+                              ctx.seed + 60 + i)
+        expect_dtype_and_device(ctx, "out", actual["out"], dtype, case.label)
+    return "fp64, fp32, bf16, fp16"
+
+
+def check_not_mutated(ctx: CheckContext) -> None:
+    case = build(_sizes((2,), 5, 9, 4, 3, 4), {"dtype": F32, "causal": True}, ctx.seed + 70)
+    data = case.data
+    reply = ctx.call(TARGET, data["q"], data["k"], data["v"], causal=True, block_size=4,
+                     options={"return_inputs": True})
+    expect_unchanged(reply, (("q", data["q"]), ("k", data["k"]), ("v", data["v"])), case.label,
+                     "Avoid in-place ops (q.mul_(), k -= ...) on the inputs.")
+
+
+AUDIT_SIZES = _sizes((2,), 256, 2065, 8, 8, 64)
+
+
+def check_memory(ctx: CheckContext) -> str:
+    """A correct answer that materialises the scores fails here, with that reason."""
+    case = build(AUDIT_SIZES, {"dtype": F32, "causal": True}, ctx.seed + 80)
+    data = case.data
+    response = ctx.session.request({"op": "call", "target": TARGET, "args": [data["q"], data["k"], data["v"]],
+                                    "kwargs": {"causal": True, "block_size": data["block"]},
+                                    "memory_audit": True, "device": ctx.device})
+    actual = first_output_checks(response["value"], ("out",), TARGET)
+    found = mismatches(case, actual)
+    if found:
+        raise failure_for(ctx, PROBLEM, case, actual, found, ctx.seed, None)
+    return judge_memory(response["memory"], case)
+
+
+def judge_memory(memory: dict[str, Any], case: Case) -> str:
+    lead, n, m = _lead(case.sizes), case.sizes["n"], case.sizes["m"]
+    full = math.prod(lead) * n * m * case.data["q"].element_size()
+    why = lesson("flash-tiling-memory")
+    if memory.get("mode_removed"):
+        raise CheckFailure("the call removed the grader's memory audit, so its memory cannot be checked",
+                           tried=case.label, hint="Leave torch's dispatch modes alone.")
+    held = [a for a in memory["largest"] if n in a["shape"] and m in _without(a["shape"], n)]
+    if held:
+        shape = "×".join(map(str, held[0]["shape"]))
+        reason = f"holds a {shape} tensor ({held[0]['op']}): all n×m = {n}×{m} scores at once"
+    elif memory["peak_live_bytes"] >= full:
+        reason = (f"{memory['peak_live_bytes']:,} bytes were alive at once, at least the {full:,} bytes of the "
+                  f"full n×m score matrix")
+    else:
+        return f"peak {memory['peak_live_bytes']:,} bytes alive at once, vs {full:,} for the full scores"
+    raise CheckFailure(f"the output is right, but the call {reason}", tried=case.label,
+                       diagnosis="the n×m score matrix is materialised: correct, but not FlashAttention",
+                       diagnosis_id="flash-materialised-scores",
+                       hint="Compute scores one key block at a time (q @ k_block.T), fold each into the running "
+                            "max, sum and output, and let it go before the next block.", quiz=why)
+
+
+def _without(shape: list[int], size: int) -> list[int]:
+    rest = list(shape)
+    rest.remove(size)
+    return rest
+
+
+SPEC = ExerciseSpec(
+    name="flash",
+    title="FlashAttention-style tiled forward pass",
+    entry_points=(TARGET,),
+    forbidden=("sdpa", "mha", "softmax"),
+    checks=(
+        Check("shapes", "shapes: leading dims, n ≠ m, d_k ≠ d_v, length 1", check_shapes),
+        Check("block-sizes", "many block sizes, dividing m or not", check_block_sizes),
+        Check("defaults", "default arguments: block_size=64, not causal", check_defaults),
+        Check("causal", "causal, element by element across blocks", check_causal),
+        Check("causal-cache", "causal with m > n: queries are the last n positions", check_causal_cache),
+        Check("stability", "numerical stability: logits in the hundreds", check_stability),
+        Check("dtypes", "dtypes: output matches the input", check_dtypes),
+        Check("no-mutation", "inputs are not modified", check_not_mutated),
+        Check("memory", "memory: never all n×m scores at once", check_memory),
+    ),
+)

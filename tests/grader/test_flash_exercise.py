@@ -1,0 +1,64 @@
+"""The flash exercise's own machinery: the tiled simulation and the memory verdict."""
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from quizprep.grader.exercises import flash  # noqa: E402
+from quizprep.grader.spec import CheckFailure  # noqa: E402
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("block", [1, 4, 7, 64])
+def test_the_slip_free_simulation_is_exact_attention(causal: bool, block: int) -> None:
+    case = flash.build(flash._sizes((2,), 6, 11, 5, 3, block), {"dtype": torch.float64, "causal": causal}, 3)
+    assert torch.allclose(flash.tiled(case)["out"], case.expected["out"], atol=1e-12)
+
+
+def test_each_slip_differs_from_the_reference_once_blocks_split_the_keys() -> None:
+    case = flash.build(flash._sizes((2,), 9, 23, 5, 3, 4), {"dtype": torch.float64, "causal": True,
+                                                            "logits": "peaky"}, 5)
+    for hypothesis in flash.HYPOTHESES[:3]:
+        assert all(not torch.allclose(form["out"], case.expected["out"], equal_nan=True)
+                   for form in hypothesis.forms(case)), hypothesis.id
+
+
+def _audit_case():
+    return flash.build(flash.AUDIT_SIZES, {"dtype": torch.float32, "causal": True}, 0)
+
+
+def test_memory_verdict_names_a_score_sized_allocation() -> None:
+    case = _audit_case()
+    memory = {"peak_live_bytes": 10, "mode_removed": False,
+              "largest": [{"op": "bmm", "shape": [2, 2065, 256], "nbytes": 2 * 256 * 2065 * 4}]}
+    with pytest.raises(CheckFailure) as failure:
+        flash.judge_memory(memory, case)
+    assert failure.value.diagnosis_id == "flash-materialised-scores" and "2×2065×256" in failure.value.message
+
+
+def test_memory_verdict_counts_tiles_kept_alive_together() -> None:
+    case = _audit_case()
+    full = 2 * 256 * 2065 * 4
+    tiles = [{"op": "bmm", "shape": [2, 256, 64], "nbytes": 2 * 256 * 64 * 4}]
+    assert "peak" in flash.judge_memory({"peak_live_bytes": full - 1, "mode_removed": False, "largest": tiles}, case)
+    with pytest.raises(CheckFailure, match="at least the"):
+        flash.judge_memory({"peak_live_bytes": full, "mode_removed": False, "largest": tiles}, case)
+    with pytest.raises(CheckFailure, match="removed the grader's memory audit"):
+        flash.judge_memory({"peak_live_bytes": 0, "mode_removed": True, "largest": []}, case)
+
+
+def test_the_worker_runs_the_learner_under_the_audit(tmp_path) -> None:
+    from quizprep.grader.session import WorkerSession
+
+    path = tmp_path / "scores.py"
+    path.write_text("import torch\n\ndef f(a, b):\n    return (a @ b.T).exp()\n")
+    session = WorkerSession(path)
+    try:
+        session.start()
+        response = session.request({"op": "call", "target": "f", "args": [torch.ones(3, 2), torch.ones(5, 2)],
+                                    "kwargs": {}, "memory_audit": True, "device": "cpu"})
+    finally:
+        session.close()
+    assert [a["shape"] for a in response["memory"]["largest"]] == [[3, 5], [3, 5]]
+    assert response["memory"]["peak_live_bytes"] >= 3 * 5 * 4 and not response["memory"]["mode_removed"]

@@ -5,6 +5,9 @@ docstring, body raising NotImplementedError), a hidden example solution in
 ``tests/solutions/foo.py``, and ``quizprep/grader/exercises/foo.py`` defining
 ``SPEC = ExerciseSpec(name="foo", ...)`` (see :mod:`quizprep.grader.spec`). Nothing else
 needs registering: ``quizprep grade --exercise foo`` and ``# quizprep: exercise=foo`` find it.
+
+A name is its module's name; ``-`` and ``_`` are interchangeable in it, so the NumPy track's
+``attention-numpy`` is ``attention_numpy.py``, as is the stub's file name.
 """
 from __future__ import annotations
 
@@ -23,7 +26,8 @@ def available() -> list[str]:
 
 
 def load_spec(name: str) -> ExerciseSpec:
-    if name not in available():
+    module_name = name.replace("-", "_")
+    if module_name not in available():
         raise UnknownExercise(f"unknown exercise {name!r}; choose from: {', '.join(available())}")
-    module = importlib.import_module(f"{__name__}.{name}")
+    module = importlib.import_module(f"{__name__}.{module_name}")
     return module.SPEC

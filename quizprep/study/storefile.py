@@ -3,7 +3,8 @@
 - A missing or empty file becomes a new database; a read-only open creates nothing.
 - A quizprep database (marked with APPLICATION_ID in its SQLite header, or, from before the
   mark, holding quizprep's tables) that is damaged or was written by a newer quizprep is renamed
-  beside itself with a timestamp and a fresh one is started; the notice says where it went.
+  beside itself with a timestamp and a fresh one is started, holding whatever rows of a damaged
+  one still read (`quizprep.study.salvage`); the notice says where the file went.
 - Any other file is refused with a message and left as it is: a typo such as `--db notes.md`
   must never move a learner's file. The default path is the exception: only quizprep writes
   there, so whatever is found there is a damaged quizprep database.
@@ -16,6 +17,8 @@ import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NoReturn
+
+from quizprep.study.salvage import salvage
 
 APPLICATION_ID = 0x51505250  # "QPRP", written at offset 68 of the SQLite header
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -107,9 +110,12 @@ def connect(path: Path, *, owned: bool, readonly: bool, busy_timeout_s: float,
             raise StoreError(f"{path} {problem.reason}. Nothing was changed; the quiz app "
                              f"(`quizprep quiz`) moves it aside and starts a new database.") from None
         moved = _move_aside(path, problem.tag)
-        notice = (f"{path} {problem.reason}; it was moved to {moved} and a new, empty progress "
-                  f"database was started.")
-        return _connect_checked(path, owned, readonly, busy_timeout_s), [notice]
+        connection = _connect_checked(path, owned, readonly, busy_timeout_s)
+        # A newer quizprep's file is whole, only not ours to read; a damaged one may still hold answers.
+        copied = salvage(moved, connection) if problem.tag == "corrupt" else 0
+        started = (f"a new progress database was started with the {copied} answer(s) that could still be "
+                   f"read from it" if copied else "a new, empty progress database was started")
+        return connection, [f"{path} {problem.reason}; it was moved to {moved} and {started}."]
 
 
 def failure(path: Path, doing: str, error: sqlite3.Error) -> StoreError:
@@ -189,7 +195,8 @@ def _inspect(connection: sqlite3.Connection, path: Path, owned: bool, header: by
     # row checks set it aside and the rest of the file stays in use.
     damaged_pages = [p for p in problems if p != "ok" and not p.startswith(ROW_PROBLEMS)]
     if damaged_pages:
-        raise _Unusable("corrupt", f"is damaged ({damaged_pages[0]})")
+        first = " ".join(damaged_pages[0].replace("*** in database main ***", "").split())
+        raise _Unusable("corrupt", f"is damaged ({first[:100]})")
     return version
 
 

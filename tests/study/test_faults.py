@@ -120,6 +120,22 @@ def test_random_bytes_anywhere_in_a_rows_values_lose_that_row_only(db_path, hist
         assert store.notices == ()
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_random_bytes_over_a_rows_cell_header_keep_every_other_answer(db_path, history, seed):
+    """Bytes that break the page's structure (the cell's length, rowid or record header) get the
+    file moved aside; every answer that still reads is copied into the new database unchanged."""
+    rng = random.Random(seed)
+    damaged_file = overwrite(db_path, b"resp-0017-", -rng.randrange(60, 120), rng.randbytes(16))
+    with Store.open(db_path) as store:
+        readable, (notice,) = as_committed(store.answers()), store.notices
+    assert len(readable) >= 38 and all(history[i] == row for i, row in readable.items())
+    if "moved to" in notice:
+        (moved,) = moved_aside(db_path)
+        assert moved.read_bytes() == damaged_file
+        assert notice.endswith(f"a new progress database was started with the {len(readable)} answer(s) that "
+                               f"could still be read from it.")
+
+
 def test_garbled_card_json_is_rebuilt_from_the_answers(db_path, history, capsys):
     with Store.open(db_path, scheduler=make_scheduler(fuzzing=False)) as store:
         before = store.card("alpha-one").to_json()

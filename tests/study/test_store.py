@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-import os
+import random
 import signal
 import sqlite3
 import subprocess
@@ -89,7 +89,9 @@ def test_db_path_from_option_then_environment(monkeypatch, tmp_path):
 
 
 def moved_aside(db_path: Path, tag: str) -> list[Path]:
-    return sorted(p for p in db_path.parent.iterdir() if p.name.startswith(f"{db_path.name}.{tag}-"))
+    """The database files moved aside (their -wal and -shm companions left out)."""
+    return sorted(p for p in db_path.parent.iterdir()
+                  if p.name.startswith(f"{db_path.name}.{tag}-") and not p.name.endswith(("-wal", "-shm")))
 
 
 def test_garbage_at_the_default_path_is_moved_aside_not_overwritten(tmp_path, monkeypatch):
@@ -110,22 +112,49 @@ def test_garbage_at_the_default_path_is_moved_aside_not_overwritten(tmp_path, mo
         assert reopened.notices == () and len(reopened.answers()) == 1
 
 
-def test_damaged_pages_are_detected_and_moved_aside(db_path):
-    with Store.open(db_path) as store:
-        for i in range(300):
-            record(store, f"q-{i}", response="x" * 200)
+def damage_page(db_path: Path, page_of: bytes | int) -> bytes:
+    """Random bytes over one whole 4 KiB page: page number `page_of`, or the page holding those bytes."""
     raw = sqlite3.connect(db_path)
     raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     raw.close()
     data = bytearray(db_path.read_bytes())
-    page = 4096
-    data[3 * page:6 * page] = os.urandom(3 * page)
+    page = page_of if isinstance(page_of, int) else data.index(page_of) // 4096
+    data[page * 4096:(page + 1) * 4096] = random.Random(page).randbytes(4096)
     db_path.write_bytes(bytes(data))
+    return bytes(data)
+
+
+def test_damaged_index_pages_are_moved_aside_and_every_answer_is_copied_back(db_path):
     with Store.open(db_path) as store:
-        assert store.answers() == []
-        assert "moved to" in store.notices[0]
+        for i in range(300):
+            record(store, f"q-{i}", response="x" * 200)
+        before = store.answers()
+    for page in (3, 4):  # pages 4 and 5 of the file: the two indexes of the answers
+        data = damage_page(db_path, page)
+    with Store.open(db_path) as store:
+        assert store.answers() == before
+        (notice,) = store.notices
     (moved,) = moved_aside(db_path, "corrupt")
-    assert moved.read_bytes() == bytes(data)
+    assert moved.read_bytes() == data
+    assert notice.startswith(f"{db_path} is damaged (Page ")
+    assert notice.endswith(f"; it was moved to {moved} and a new progress database was started with the 300 "
+                           f"answer(s) that could still be read from it.")
+
+
+def test_a_damaged_table_page_loses_only_the_answers_on_it(db_path):
+    with Store.open(db_path) as store:
+        for i in range(300):
+            record(store, f"q-{i}", response=f"answer {i} " + "x" * 200)
+        before = {a.id: a for a in store.answers()}
+    data = damage_page(db_path, b"answer 150 ")
+    with Store.open(db_path) as store:
+        copied = store.answers()
+        (notice,) = store.notices
+    assert 250 < len(copied) < 300 and all(before[a.id] == a for a in copied)
+    assert "answer 150 " not in {a.response[:11] for a in copied}
+    assert f"started with the {len(copied)} answer(s) that could still be read from it" in notice
+    (moved,) = moved_aside(db_path, "corrupt")
+    assert moved.read_bytes() == data
 
 
 def test_newer_schema_is_moved_aside_with_its_wal(db_path):

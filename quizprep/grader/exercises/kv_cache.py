@@ -1,0 +1,280 @@
+"""Checks for exercises/kv_cache.py: a KV cache and the decode step of a causal GQA layer.
+
+    append_kv(cache_k, cache_v, k, v) -> (cache_k, cache_v)
+    decode_step(x, cache_k, cache_v, W_q, W_k, W_v, W_o, n_heads) -> (out, cache_k, cache_v)
+
+The grader plays the generation loop: it feeds the tokens in chunks (a prompt, then one token
+per step), hands each call the cache the previous call returned, and compares the outputs with
+one full causal forward pass over all the tokens. The cache is checked for its growth, its
+contents (the K and V projections of every token so far, G heads) and its bytes per token,
+which must be `quizprep budget`'s figure for one layer.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from quizprep import budget
+from quizprep.grader import reference
+from quizprep.grader.compare import Tolerance, find_mismatch
+from quizprep.grader.context import CheckContext
+from quizprep.grader.lessons import lesson
+from quizprep.grader.problem import Case, Hypothesis, failure_for, first_output_checks, mismatches, verify
+from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+
+F32, F64 = torch.float32, torch.float64
+APPEND, STEP = "append_kv", "decode_step"
+WEIGHTS = ("W_q", "W_k", "W_v", "W_o")
+
+
+def _chunks(tokens: int, prompt: int) -> list[tuple[int, int]]:
+    return [(0, prompt)] + [(position, position + 1) for position in range(prompt, tokens)]
+
+
+def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
+    generator = torch.Generator().manual_seed(seed)
+    dtype = variant.get("dtype", F32)
+    batch, heads, kv_heads, d, tokens = (sizes[key] for key in ("batch", "heads", "kv_heads", "d", "tokens"))
+    width = heads * d
+    x = torch.randn(batch, tokens, width, generator=generator, dtype=F64).to(dtype)
+    shapes = {"W_q": (heads * d, width), "W_k": (kv_heads * d, width), "W_v": (kv_heads * d, width),
+              "W_o": (width, heads * d)}
+    weights = {name: (torch.randn(*shape, generator=generator, dtype=F64) * 1.5 / math.sqrt(shape[1])).to(dtype)
+               for name, shape in shapes.items()}
+    params = {f"{name}.weight": weight for name, weight in weights.items()}
+    out = reference.grouped_query_attention(x, params, heads, kv_heads, reference.causal_mask(tokens))
+    cache = {name: reference.split_heads(reference.linear(x, params, name), kv_heads) for name in ("W_k", "W_v")}
+    q = reference.split_heads(reference.linear(x, params, "W_q"), heads)
+    logits = q @ cache["W_k"].repeat_interleave(heads // kv_heads, dim=1).transpose(-2, -1) / math.sqrt(d)
+    logit_scale = float(logits.abs().max()) + math.sqrt(width)
+    chunks = _chunks(tokens, sizes["prompt"])
+    label = (f"B={batch}, H={heads}, G={kv_heads}, d_head={d}, a prompt of {sizes['prompt']} then "
+             f"{tokens - sizes['prompt']} single tokens, {str(dtype).removeprefix('torch.')}")
+    return Case(label=label, sizes=dict(sizes), variant=dict(variant),
+                data={"x": x, "weights": weights, "params": params, "chunks": chunks},
+                expected={"out": out},
+                tolerance={"out": Tolerance.working(dtype, logit_scale, float(out.abs().max()))},
+                dims={"out": ("batch", "query", "feature")})
+
+
+def expected_cache(case: Case) -> dict[str, Tensor]:
+    params, kv_heads = case.data["params"], case.sizes["kv_heads"]
+    return {f"cache_{name[-1].lower()}": reference.split_heads(reference.linear(case.data["x"], params, name), kv_heads)
+            for name in ("W_k", "W_v")}
+
+
+def generate(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> list[dict[str, Tensor]]:
+    """Every call's (out, cache_k, cache_v), each call handed the cache the previous one returned."""
+    data = case.data
+    batch, kv_heads, d = case.sizes["batch"], case.sizes["kv_heads"], case.sizes["d"]
+    empty = torch.zeros(batch, kv_heads, 0, d, dtype=data["x"].dtype)
+    cache_k, cache_v = empty, empty.clone()
+    steps = []
+    for start, stop in data["chunks"]:
+        reply = ctx.call(STEP, data["x"][:, start:stop], cache_k, cache_v,
+                         *(data["weights"][name] for name in WEIGHTS), case.sizes["heads"], options=options)
+        step = first_output_checks(reply.value, ("out", "cache_k", "cache_v"), STEP)
+        steps.append(step)
+        cache_k, cache_v = step["cache_k"], step["cache_v"]
+    return steps
+
+
+def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> dict[str, Tensor]:
+    steps = generate(ctx, case, options)
+    outs = [step["out"] for step in steps]
+    if len({tuple(out.shape[:1]) + tuple(out.shape[2:]) for out in outs}) != 1 or outs[0].dim() != 3:
+        raise CheckFailure(f"decode_step returned outputs of shapes {[tuple(o.shape) for o in outs[:3]]}...; "
+                           "expected (B, t, d_model) for t new tokens", tried=case.label,
+                           hint="Merge the heads back: (B, H, t, d) → (B, t, H·d), then apply W_o.")
+    return {"out": torch.cat(outs, dim=1), "cache_k": steps[-1]["cache_k"], "cache_v": steps[-1]["cache_v"]}
+
+
+def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
+    candidates = []
+    for key, least in (("tokens", 2), ("batch", 1), ("d", 1)):
+        if sizes[key] > least:
+            candidates.append({**sizes, key: sizes[key] - 1, "prompt": min(sizes["prompt"], sizes["tokens"] - 1)})
+    return candidates
+
+
+def simulate(case: Case, *, prompt_causal: bool = True, offset: bool = True, use_cache: bool = True,
+             expand: str = "interleave", scale: float | None = None) -> dict[str, Tensor]:
+    """The generation loop in float64 with one mistake."""
+    data, sizes = case.data, case.sizes
+    heads, kv_heads, group = sizes["heads"], sizes["kv_heads"], sizes["heads"] // sizes["kv_heads"]
+    x, params = data["x"], data["params"]
+    q_all = reference.split_heads(reference.linear(x, params, "W_q"), heads)
+    cache = expected_cache(case)
+    outs = []
+    for start, stop in data["chunks"]:
+        first = 0 if use_cache else start
+        k, v = (cache[name][:, :, first:stop] for name in ("cache_k", "cache_v"))
+        if expand == "interleave":
+            k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+        else:
+            k, v = k.repeat(1, group, 1, 1), v.repeat(1, group, 1, 1)
+        new, seen = stop - start, stop - first
+        if not prompt_causal:
+            mask = None
+        elif offset:
+            mask = reference.causal_mask(new, seen)
+        else:
+            mask = torch.arange(seen).unsqueeze(0) <= torch.arange(new).unsqueeze(-1)
+        heads_out, _ = reference.attention(q_all[:, :, start:stop], k, v, mask, scale)
+        outs.append(reference.linear(reference.merge_heads(heads_out), params, "W_o"))
+    return {"out": torch.cat(outs, dim=1)}
+
+
+def _mistake(**mistake: Any):
+    def predict(case: Case) -> dict[str, Tensor] | None:
+        if mistake.get("expand") and case.sizes["kv_heads"] in (1, case.sizes["heads"]):
+            return None
+        return simulate(case, **mistake)
+
+    return predict
+
+
+HYPOTHESES = (
+    Hypothesis("kv-prompt-not-causal", "the prompt's tokens attend to each other without a causal mask: the "
+               "first call lets early tokens see later ones",
+               "A chunk of t new tokens still needs causal_mask(t, T + t): token i of the chunk sees the cache "
+               "and chunk tokens 0..i.", lesson("kv-cache-prefill-vs-decode"), _mistake(prompt_causal=False)),
+    Hypothesis("kv-mask-no-offset", "the causal mask ignores the cached positions: new tokens are masked as if "
+               "they sat at positions 0..t−1", "The new tokens are the last t of T + t positions: key j is "
+               "visible to new token i when j ≤ T + i.", lesson("masking-kv-cache-offset"), _mistake(offset=False)),
+    Hypothesis("kv-cache-unused", "the cache is not attended to: each call attends only to its own new tokens",
+               "Append the new keys and values to the cache, then attend over the whole cache.",
+               lesson("kv-cache-prefill-vs-decode"), _mistake(use_cache=False)),
+    Hypothesis("gqa-repeat", "KV heads expanded with repeat (tiled) instead of repeat_interleave",
+               "Query head h reads KV head h // (H/G): k.repeat_interleave(H // G, dim=1).",
+               lesson("gqa-head-mapping"), _mistake(expand="tile")),
+    Hypothesis("no-scale", "missing the 1/√d_head scaling", "Divide each head's scores by √d_head.",
+               lesson("scaling-why-sqrt-dk"), _mistake(scale=1.0)),
+)
+
+
+class KVCacheProblem:
+    hypotheses = HYPOTHESES
+    build = staticmethod(build)
+    run = staticmethod(run)
+    shrink = staticmethod(shrink)
+
+
+PROBLEM = KVCacheProblem()
+
+
+def _sizes(heads: int = 4, kv_heads: int = 2, tokens: int = 8, prompt: int = 1, batch: int = 2,
+           d: int = 4) -> dict[str, int]:
+    return {"batch": batch, "heads": heads, "kv_heads": kv_heads, "d": d, "tokens": tokens, "prompt": prompt}
+
+
+def check_append(ctx: CheckContext) -> str:
+    generator = ctx.generator(1)
+    for cached, new in ((0, 1), (5, 1), (3, 4)):
+        cache_k, cache_v, k, v = (torch.randn(2, 3, length, 4, generator=generator)
+                                  for length in (cached, cached, new, new))
+        label = f"a cache of {cached} positions (2, 3, {cached}, 4), then {new} new"
+        reply = ctx.call(APPEND, cache_k, cache_v, k, v)
+        got = first_output_checks(reply.value, ("cache_k", "cache_v"), APPEND)
+        for name, before, added in (("cache_k", cache_k, k), ("cache_v", cache_v, v)):
+            want = torch.cat([before, added], dim=-2)
+            mismatch = find_mismatch(name, got[name], want, Tolerance(0.0))
+            if mismatch:
+                raise CheckFailure(f"append_kv: {mismatch.summary}", tried=label, where=mismatch.describe(),
+                                   hint="Concatenate along the sequence axis, dim=-2 of (B, G, T, d): the cache "
+                                        "grows by exactly the new positions.", quiz=lesson("kv-cache-prefill-vs-decode"))
+    return "empty cache, one token, a chunk of four: concatenated on the sequence axis"
+
+
+def check_decode(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(prompt=1), {}, ctx.seed + 10)
+    return "8 tokens one at a time equal one causal pass over all 8 (H=4, G=2)"
+
+
+def check_prompt_then_decode(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(prompt=5, tokens=9), {}, ctx.seed + 20)
+    return "a prompt of 5 in one call, then 4 single tokens"
+
+
+def check_head_extremes(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(heads=4, kv_heads=4, prompt=3, tokens=6), {}, ctx.seed + 30)
+    verify(ctx, PROBLEM, _sizes(heads=4, kv_heads=1, prompt=3, tokens=6), {}, ctx.seed + 31)
+    return "MHA (G = H) and MQA (G = 1)"
+
+
+def check_cache_growth(ctx: CheckContext) -> str:
+    case = build(_sizes(prompt=3, tokens=7), {}, ctx.seed + 40)
+    steps = generate(ctx, case)
+    want = expected_cache(case)
+    batch, kv_heads, d = case.sizes["batch"], case.sizes["kv_heads"], case.sizes["d"]
+    for (start, stop), step in zip(case.data["chunks"], steps):
+        for name in ("cache_k", "cache_v"):
+            shape = tuple(step[name].shape)
+            if shape != (batch, kv_heads, stop, d):
+                raise CheckFailure(f"after the call for positions {start}..{stop - 1}, {name} has shape {shape}; "
+                                   f"expected {(batch, kv_heads, stop, d)}: the cache must grow by exactly the "
+                                   f"{stop - start} new position(s)", tried=case.label, **_shape_cause(shape, case))
+            mismatch = find_mismatch(name, step[name], want[name][:, :, :stop], case.tolerance["out"],
+                                     ("batch", "kv head", "position", "feature"))
+            if mismatch:
+                raise CheckFailure(f"{name} does not hold the projections of the tokens so far: {mismatch.summary}",
+                                   tried=case.label, where=mismatch.describe(),
+                                   hint="Cache k = x @ W_k.T split into G heads, (B, G, T, d), before any "
+                                        "expansion to H heads.", quiz=lesson("kv-cache-why-not-q"))
+    return "one position per decode step, G heads, the K and V projections of every token"
+
+
+def _shape_cause(shape: tuple[int, ...], case: Case) -> dict[str, str]:
+    heads, kv_heads = case.sizes["heads"], case.sizes["kv_heads"]
+    if len(shape) == 4 and shape[1] == heads != kv_heads:
+        return {"diagnosis": "the cache stores the keys and values expanded to H heads",
+                "diagnosis_id": "kv-cache-expanded", "quiz": lesson("gqa-kv-cache-savings"),
+                "hint": "Cache the G KV heads and expand (repeat_interleave) only for the attention itself: "
+                        "storing H heads costs H/G times the memory GQA saves."}
+    return {"hint": "Concatenate along the sequence axis (dim=-2 of (B, G, T, d)).",
+            "quiz": lesson("kv-cache-prefill-vs-decode")}
+
+
+def check_memory_per_token(ctx: CheckContext) -> str:
+    case = build(_sizes(heads=4, kv_heads=2, prompt=2, tokens=6), {"dtype": torch.bfloat16}, ctx.seed + 50)
+    actual = run(ctx, case)
+    sizes = case.sizes
+    tokens, batch = sizes["tokens"], sizes["batch"]
+    figure = budget.kv_cache_bytes(1, sizes["kv_heads"], sizes["d"], 1, 1, torch.bfloat16)
+    held = sum(actual[name].numel() * actual[name].element_size() for name in ("cache_k", "cache_v"))
+    per_token = held / (tokens * batch)
+    if per_token != figure:
+        cause = {}
+        if actual["cache_k"].element_size() > 2:
+            cause = {"diagnosis": f"the cache is kept in {str(actual['cache_k'].dtype).removeprefix('torch.')}, "
+                                  "not the model's bfloat16", "diagnosis_id": "kv-cache-upcast",
+                     "quiz": lesson("kv-cache-gpt2-per-token"),
+                     "hint": "Store K and V in the input's dtype; upcast only inside the attention if you like."}
+        else:
+            cause = _shape_cause(tuple(actual["cache_k"].shape), case)
+        raise CheckFailure(f"the cache holds {per_token:g} bytes per token, but `quizprep budget` counts "
+                           f"2 (K and V) × G={sizes['kv_heads']} × d_head={sizes['d']} × 2 bytes = {figure} per "
+                           "token for one layer", tried=case.label, **cause)
+    found = mismatches(case, actual)
+    if found:
+        raise failure_for(ctx, PROBLEM, case, actual, found, ctx.seed, None)
+    return f"{figure} bytes per token per layer in bf16, as quizprep budget's kv-cache figure"
+
+
+SPEC = ExerciseSpec(
+    name="kv-cache",
+    title="KV cache and decode step for causal grouped-query attention",
+    entry_points=(APPEND, STEP),
+    forbidden=("sdpa", "mha"),
+    checks=(
+        Check("append", "append_kv grows the cache along the sequence axis", check_append),
+        Check("decode", "token by token equals the full causal pass", check_decode),
+        Check("prompt-then-decode", "a prompt in one call, then single tokens", check_prompt_then_decode),
+        Check("head-extremes", "MHA and MQA extremes", check_head_extremes),
+        Check("cache-growth", "the cache grows by one position per step and holds G heads", check_cache_growth),
+        Check("memory-per-token", "bytes per token match quizprep budget (bf16)", check_memory_per_token),
+    ),
+)

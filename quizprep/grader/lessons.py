@@ -28,6 +28,7 @@ LESSONS: dict[str, str] = {
     "serving-merge-partials": "two partial softmax states merge weighted by their share of the mass",
     "kv-cache-prefill-vs-decode": "prefill attends causally within the prompt; decode appends one position",
     "kv-cache-gpt2-per-token": "each token adds K and V for every layer and KV head to the cache",
+    "kv-cache-why-not-q": "the cache holds every past key and value; past queries are never read again",
     "gqa-kv-cache-savings": "GQA caches G KV heads, not H: the cache shrinks by H/G",
     "masking-sliding-window-count": "a causal window of W keys includes the query itself and W − 1 before it",
     "kv-cache-free-sliding-window": "sliding windows: W keys per layer, about k·W after k layers",

@@ -72,3 +72,14 @@ def test_numpy_track_leaves_out_only_gradients_and_bfloat16() -> None:
         torch_ids = [c.id for c in load_spec(torch_name).checks]
         numpy_ids = [c.id for c in load_spec(numpy_name).checks]
         assert set(torch_ids) - set(numpy_ids) == {"gradients"} and "dtypes" in numpy_ids
+
+
+def test_init_copies_every_new_stub(tmp_path) -> None:
+    import argparse
+
+    from quizprep.grader.command import init_command
+
+    assert init_command(argparse.Namespace(directory=tmp_path / "ex", force=False)) == 0
+    for name in NEW:
+        copied = (tmp_path / "ex" / f"{name}.py").read_text()
+        assert copied == (EXERCISES / f"{name}.py").read_text() and "NotImplementedError" in copied

@@ -62,3 +62,17 @@ def test_the_worker_runs_the_learner_under_the_audit(tmp_path) -> None:
         session.close()
     assert [a["shape"] for a in response["memory"]["largest"]] == [[3, 5], [3, 5]]
     assert response["memory"]["peak_live_bytes"] >= 3 * 5 * 4 and not response["memory"]["mode_removed"]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", ["flash", "online_softmax", "kv_cache", "sliding_window"])
+def test_example_solutions_pass_on_cuda(name: str) -> None:
+    """Ready for a GPU machine: the checks (the memory audit included) on CUDA tensors."""
+    from pathlib import Path
+
+    from quizprep.grader.grade import GradeOptions, grade
+
+    solution = Path(__file__).parents[1] / "solutions" / f"{name}.py"
+    report = grade(solution, GradeOptions(device="cuda"))
+    failing = [(c.id, c.message) for c in report.checks if c.status != "pass"]
+    assert report.passed and not failing, failing

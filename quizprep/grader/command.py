@@ -12,7 +12,8 @@ STUB_PACKAGE = "quizprep.exercises"
 def register(subparsers: argparse._SubParsersAction) -> None:
     grade = subparsers.add_parser("grade", help="grade an exercise file against the reference",
                                   description="Run your exercise in an isolated process and check it.")
-    grade.add_argument("path", type=Path, help="your exercise file, e.g. exercises/attention.py")
+    grade.add_argument("path", type=Path, help="your exercise file, e.g. exercises/attention.py, or a folder of "
+                                               "submissions to grade as one class (needs --exercise)")
     grade.add_argument("--exercise", help="exercise name (default: '# quizprep: exercise=NAME' or the file name)")
     grade.add_argument("--json", action="store_true", help="print exactly one JSON object")
     grade.add_argument("--seed", type=int, default=0, help="seed for the generated inputs (default 0)")
@@ -20,6 +21,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     grade.add_argument("--timeout", type=_positive, default=20.0, metavar="S",
                        help="seconds allowed per check (default 20); the whole run gets 15×")
     grade.add_argument("--perf", action="store_true", help="time against PyTorch's SDPA once all checks pass")
+    grade.add_argument("--format", choices=("text", "json", "exercism"), default="text",
+                       help="exercism: write Exercism's test-runner results.json (v3) to --output-dir and exit 0")
+    grade.add_argument("--output-dir", type=Path, metavar="DIR",
+                       help="where --format exercism writes (a file: DIR/results.json, default here; "
+                            "a folder: DIR/<name>/results.json per submission, required)")
+    grade.add_argument("--jobs", type=_count, metavar="N", help="folder: submissions graded at once (default: CPUs)")
+    grade.add_argument("--csv", type=Path, metavar="FILE", help="folder: also write one CSV row per submission")
+    grade.add_argument("--fresh-workers", action="store_true",
+                       help="folder: a new worker for every submission (slower; for code you do not trust)")
     grade.set_defaults(handler=grade_command)
 
     init = subparsers.add_parser("init", help="copy fresh exercise stubs into a directory")
@@ -35,7 +45,39 @@ def _positive(text: str) -> float:
     return value
 
 
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _usage_problem(args: argparse.Namespace) -> str:
+    """What is wrong with this combination of arguments ('' when nothing)."""
+    folder = args.path.is_dir()
+    if args.json and args.format not in ("text", "json"):
+        return f"--json and --format {args.format} ask for two outputs; choose one"
+    if not folder:
+        extra = [flag for flag, value in (("--jobs", args.jobs), ("--csv", args.csv),
+                                          ("--fresh-workers", args.fresh_workers)) if value]
+        return f"{', '.join(extra)} grade a folder of submissions; {args.path} is not one" if extra else ""
+    if not args.exercise:
+        return f"{args.path} is a folder: say which exercise its files solve with --exercise NAME"
+    if (args.json or args.format == "json") and args.csv is not None:
+        return "--json and --csv ask for two outputs; choose one"
+    if args.perf:
+        return "--perf times one file; grade the folder without it, then time a file"
+    if args.format == "exercism" and args.output_dir is None:
+        return "--format exercism on a folder needs --output-dir DIR (one DIR/<name>/results.json per file)"
+    return ""
+
+
 def grade_command(args: argparse.Namespace) -> int:
+    problem = _usage_problem(args)
+    if problem:
+        print(f"quizprep grade: {problem}", file=sys.stderr)
+        return 2
+    args.json = args.json or args.format == "json"
     from rich.console import Console
 
     from quizprep.grader.exercises import UnknownExercise
@@ -50,6 +92,14 @@ def grade_command(args: argparse.Namespace) -> int:
             print("quizprep grade: --device cuda, but no CUDA device is available", file=sys.stderr)
             return 2
     limits = Limits(check_seconds=args.timeout, total_seconds=args.timeout * 15)
+    if args.path.is_dir():
+        from quizprep.grader.cohort_cli import cohort_command
+
+        try:
+            return cohort_command(args, limits)
+        except UnknownExercise as error:
+            print(f"quizprep grade: {error.args[0]}", file=sys.stderr)
+            return 2
     options = GradeOptions(exercise=args.exercise, seed=args.seed, device=args.device, limits=limits,
                            perf=args.perf)
     try:
@@ -57,6 +107,12 @@ def grade_command(args: argparse.Namespace) -> int:
     except (UnknownExercise, FileNotFoundError) as error:
         print(f"quizprep grade: {error.args[0]}", file=sys.stderr)
         return 2
+    if args.format == "exercism":
+        from quizprep.grader import exercism
+
+        written = exercism.write(exercism.results(report), args.output_dir or Path("."))
+        print(f"quizprep grade: wrote {written}", file=sys.stderr)
+        return 0  # the runner interface: 0 whenever results.json was written, whatever the tests say
     if args.json:
         print(to_json(report))
     else:

@@ -1,0 +1,99 @@
+"""`quizprep grade DIR --exercise NAME`: a class's submissions, one row each (table, JSON or CSV)."""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from quizprep.grader import exercism
+from quizprep.grader.cohort import CohortRow, default_jobs, grade_folder, submissions
+from quizprep.grader.grade import GradeOptions
+from quizprep.grader.session import Limits
+
+CSV_COLUMNS = ("file", "score", "passed", "failed", "diagnoses", "seconds", "seed", "error")
+
+
+def cohort_command(args: argparse.Namespace, limits: Limits) -> int:
+    folder: Path = args.path
+    files = submissions(folder)
+    if not files:
+        print(f"quizprep grade: no .py files in {folder}", file=sys.stderr)
+        return 2
+    _end_on_termination_signals()
+    options = GradeOptions(exercise=args.exercise, device=args.device, limits=limits)
+    jobs = args.jobs or default_jobs()
+    if args.json:
+        rows = grade_folder(folder, options, jobs=jobs, seed=args.seed, fresh=args.fresh_workers)
+    else:
+        rows = _with_progress(folder, options, jobs, args, len(files))
+    if args.format == "exercism":
+        for row in rows:
+            exercism.write(_exercism_payload(row), args.output_dir / Path(row.file).stem)
+    if args.csv is not None:
+        write_csv(rows, args.csv)
+    if args.json:
+        print(json.dumps({"exercise": args.exercise, "submissions": [row.summary() for row in rows]},
+                         ensure_ascii=False))
+    else:
+        Console().print(table(rows, args.exercise))
+    return 0
+
+
+def _with_progress(folder: Path, options: GradeOptions, jobs: int, args: argparse.Namespace,
+                   total: int) -> list[CohortRow]:
+    columns = (TextColumn("grading"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+               TextColumn("{task.fields[last]}"))
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("grading", total=total, last="")
+        return grade_folder(folder, options, jobs=jobs, seed=args.seed, fresh=args.fresh_workers,
+                            on_done=lambda row: progress.update(task, advance=1, last=row.file))
+
+
+def _exercism_payload(row: CohortRow) -> dict[str, Any]:
+    if row.report is None:
+        return exercism.error_results(f"the grader could not grade this file: {row.error}")
+    return exercism.results(row.report)
+
+
+def write_csv(rows: list[CohortRow], target: Path) -> None:
+    """One line per submission; lists of ids are space-separated."""
+    with target.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        for row in rows:
+            data = row.summary()
+            data["failed"] = " ".join(row.failed)
+            data["diagnoses"] = " ".join(row.diagnoses)
+            writer.writerow(data)
+
+
+def table(rows: list[CohortRow], exercise: str) -> Table:
+    passed = sum(row.passed for row in rows)
+    grid = Table(title=f"{exercise}: {passed} of {len(rows)} submissions pass")
+    for name, justify in (("file", "left"), ("score", "right"), ("passed", "center"), ("failed checks", "left"),
+                          ("diagnoses", "left"), ("s", "right")):
+        grid.add_column(name, justify=justify)  # type: ignore[arg-type]
+    for row in rows:
+        failed = row.error or ", ".join(row.failed)
+        grid.add_row(row.file, f"{row.score:.0%}", "[green]yes[/]" if row.passed else "[red]no[/]", failed,
+                     ", ".join(row.diagnoses), f"{row.seconds:.1f}")
+    return grid
+
+
+def _end_on_termination_signals() -> None:
+    """SIGTERM and SIGHUP unwind through the cohort's `finally`, which kills every worker."""
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(number) in (signal.SIG_DFL, None):
+            signal.signal(number, _exit_for_signal)
+
+
+def _exit_for_signal(number: int, frame: Any) -> None:
+    raise SystemExit(128 + number)

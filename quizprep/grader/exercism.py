@@ -1,0 +1,98 @@
+"""A grade report as Exercism's test-runner ``results.json``, interface version 3.
+
+The format follows Exercism's "The Test Runner Interface"
+(https://exercism.org/docs/building/tooling/test-runners/interface, source in
+github.com/exercism/docs, building/tooling/test-runners/interface.md):
+
+* top level: ``version`` (3); ``status`` — ``pass`` when every test passed, ``fail`` when at
+  least one test failed or errored, ``error`` when no test was executed (here: the file did not
+  load); ``message`` only with ``error``, saying what went wrong with paths shown as
+  ``<solution-dir>/…``; ``tests`` with ``pass`` and ``fail``, in the order the tests run;
+* per test: ``name``, ``status`` (``pass`` | ``fail`` | ``error``), ``message`` for a test that
+  did not pass, and ``output`` — only what the learner's code printed, limited to 500 characters
+  (longer output is cut, with the interface's truncation notice).
+
+``test_code`` and ``task_id`` are left out: a check feeds generated inputs through grader code, so
+no test body exists that would be true to show, and the exercises have no numbered tasks.
+The interface has no "skipped" test: a check that did not run is an ``error`` naming why, except
+in a passing report, where the skipped checks are the ones that do not apply here (e.g. CUDA-only)
+and are left out. The runner's exit status is 0 whenever ``results.json`` was written.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from quizprep.grader.grade import GradeReport
+from quizprep.grader.spec import CheckResult
+
+VERSION = 3
+OUTPUT_LIMIT = 500
+TRUNCATED = "Output was truncated. Please limit to 500 chars"
+SOLUTION_DIR = "<solution-dir>"
+RESULTS_FILE = "results.json"
+
+
+def results(report: GradeReport) -> dict[str, Any]:
+    """The results.json object for one graded file."""
+    load = next((c for c in report.checks if c.id == "load"), None)
+    if load is not None and load.status != "pass":
+        printed = f"\nWhat your code printed:\n{load.output.rstrip()}" if load.output.strip() else ""
+        return error_results(_shown_paths(_failure_text(load) + printed, report.file))
+    tests = [_test(check, report.file) for check in report.checks if not (report.passed and check.status == "skip")]
+    status = "pass" if report.passed and all(t["status"] == "pass" for t in tests) else "fail"
+    return {"version": VERSION, "status": status, "tests": tests}
+
+
+def error_results(message: str) -> dict[str, Any]:
+    """No test was executed: the file did not load, or could not be graded at all."""
+    return {"version": VERSION, "status": "error", "message": message}
+
+
+def write(payload: dict[str, Any], directory: Path) -> Path:
+    """Write `payload` as DIRECTORY/results.json (creating DIRECTORY) and return the file's path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / RESULTS_FILE
+    target.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return target
+
+
+def capped_output(output: str) -> str:
+    """At most OUTPUT_LIMIT characters; longer output keeps its end behind the truncation notice."""
+    if len(output) <= OUTPUT_LIMIT:
+        return output
+    kept = OUTPUT_LIMIT - len(TRUNCATED) - 1
+    return f"{TRUNCATED}\n{output[-kept:]}"
+
+
+def _test(check: CheckResult, file: str) -> dict[str, Any]:
+    if check.status == "skip":
+        return {"name": check.title, "status": "error", "message": f"not run: {check.message}"}
+    status = check.status if check.status in {"pass", "fail"} else "error"
+    test: dict[str, Any] = {"name": check.title, "status": status}
+    if status != "pass":
+        test["message"] = _shown_paths(_failure_text(check), file)
+    if check.output.strip():
+        test["output"] = capped_output(check.output)
+    return test
+
+
+def _failure_text(check: CheckResult) -> str:
+    lines = [check.message]
+    for label, value in (("Tried", check.tried), ("Smallest failing case", check.smallest),
+                         ("Where", check.where), ("Diagnosis", check.diagnosis), ("Hint", check.hint)):
+        if value:
+            lines.append(f"{label}: {value}")
+    if check.quiz:
+        lines.append(f"Learn it: quiz question {check.quiz}")
+    if check.traceback:
+        lines.append("Your code:")
+        lines += [f"  {frame}" for frame in check.traceback]
+    return "\n".join(lines)
+
+
+def _shown_paths(text: str, file: str) -> str:
+    """The submission's folder as <solution-dir>, as the interface asks for paths in messages."""
+    folder = str(Path(file).resolve().parent)
+    return text.replace(folder + "/", SOLUTION_DIR + "/")

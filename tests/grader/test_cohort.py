@@ -1,0 +1,206 @@
+"""Grading a folder of submissions: each verdict is the one the file gets alone, workers are
+reused only while clean, and no worker outlives the run."""
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import HERE, SOLUTIONS
+from quizprep.grader import command
+from quizprep.grader.cohort import Cohort, submissions
+from quizprep.grader.grade import GradeOptions, grade
+from quizprep.grader.session import Limits
+
+LIMITS = Limits(check_seconds=1.5, total_seconds=20)
+OPTIONS = GradeOptions(exercise="softmax", seed=0, limits=LIMITS)
+CORRECT = (SOLUTIONS / "softmax.py").read_text()
+SIGNATURE = "def stable_softmax(x, dim=-1):\n"
+HOSTILE = {
+    "exit": "import os\n" + SIGNATURE + "    os._exit(3)\n",
+    "segfault": "import ctypes\n" + SIGNATURE + "    return ctypes.string_at(0)\n",
+    "loop": SIGNATURE + "    while True:\n        pass\n",
+    "memory": "import torch\n" + SIGNATURE + "    return [torch.ones(1 << 27) for _ in range(64)]\n",
+    "forbidden": "import torch\n" + SIGNATURE + "    return torch.softmax(x, dim)\n",
+    # Correct itself, but once another file is loaded into its process it ends that process.
+    "saboteur": CORRECT + (
+        "\nimport os, sys, threading, time\n_me = sys.modules[__name__]\n\n\ndef _wait_for_the_next_file():\n"
+        "    while sys.modules.get(__name__) is _me:\n        time.sleep(0.01)\n    os._exit(0)\n\n\n"
+        "threading.Thread(target=_wait_for_the_next_file, daemon=True).start()\n"),
+}
+GOOD = {
+    "correct": CORRECT,
+    "logsumexp": (HERE / "variants" / "softmax_logsumexp.py").read_text(),
+    "no-max-shift": (HERE / "mutants" / "softmax_no_max_shift.py").read_text(),
+    "dim-ignored": (HERE / "mutants" / "softmax_dim_ignored.py").read_text(),
+}
+
+
+def verdict(row_or_report) -> tuple:
+    if hasattr(row_or_report, "checks"):
+        report = row_or_report
+        failed = [c.id for c in report.checks if c.status in {"fail", "error"}]
+        diagnoses = list(dict.fromkeys(c.diagnosis_id for c in report.checks if c.diagnosis_id))
+        return report.passed, report.score, failed, diagnoses
+    return row_or_report.passed, row_or_report.score, row_or_report.failed, row_or_report.diagnoses
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def write_class(folder: Path, names: list[tuple[str, str]]) -> list[Path]:
+    folder.mkdir()
+    for number, (name, source) in enumerate(names):
+        (folder / f"{number:02d}_{name}.py").write_text(source)
+    return submissions(folder)
+
+
+def run_cohort(folder: Path, *, jobs: int, fresh: bool = False, options: GradeOptions = OPTIONS) -> tuple:
+    cohort = Cohort(submissions(folder), options, jobs=jobs, root=folder, seed=0, fresh=fresh)
+    return cohort, cohort.run()
+
+
+def test_hostile_files_never_change_another_files_verdict(tmp_path):
+    good = list(GOOD.items())
+    interleaved = [item for pair in zip(HOSTILE.items(), good + good[:2]) for item in pair]
+    files = write_class(tmp_path / "class", interleaved)
+    options = dataclasses.replace(OPTIONS, only=("values", "large-fp32"))  # two checks: hostile files are slow
+    cohort, rows = run_cohort(tmp_path / "class", jobs=2, options=options)
+    with ThreadPoolExecutor(2) as pool:  # each alone, in a fresh worker of its own
+        alone = dict(zip([p.name for p in files], pool.map(lambda p: verdict(grade(p, options)), files)))
+
+    assert [row.file for row in rows] == [path.name for path in files]
+    assert {row.file: verdict(row) for row in rows} == alone
+    assert [row.file for row in rows if row.passed] == [
+        "01_correct.py", "03_logsumexp.py", "09_correct.py", "10_saboteur.py", "11_logsumexp.py"]
+    for pgid in cohort.process_groups:
+        assert not group_alive(pgid), f"worker group {pgid} outlived the cohort"
+
+
+def test_clean_files_share_one_warm_worker(tmp_path):
+    write_class(tmp_path / "class", list(GOOD.items()) + [("again", CORRECT)])
+    cohort, rows = run_cohort(tmp_path / "class", jobs=1)
+    assert [verdict(row)[0] for row in rows] == [True, True, False, False, True]
+    assert cohort.worker_starts == 1
+
+
+def test_fresh_workers_isolate_a_file_that_changes_torch_itself(tmp_path):
+    patched = CORRECT + "\ntorch.Tensor.exp = lambda self: torch.zeros_like(self)\n"
+    write_class(tmp_path / "class", [("patches-torch", patched), ("correct", CORRECT)])
+    cohort, rows = run_cohort(tmp_path / "class", jobs=1, fresh=True)
+    assert [row.passed for row in rows] == [False, True]
+    assert cohort.worker_starts == 2
+
+
+def run_cli(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="quizprep")
+    command.register(parser.add_subparsers())
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+@pytest.fixture(scope="module")
+def small_class(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("cli") / "class"
+    write_class(folder, [("correct", CORRECT), ("no-max-shift", GOOD["no-max-shift"])])
+    return folder
+
+
+def test_json_rows_and_no_progress_bar(small_class, capsys):
+    assert run_cli("grade", str(small_class), "--exercise", "softmax", "--jobs", "2", "--json", "--seed", "0") == 0
+    captured = capsys.readouterr()
+    payload = json.loads(captured.out)
+    assert captured.err == ""
+    rows = {row["file"]: row for row in payload["submissions"]}
+    assert rows["00_correct.py"]["passed"] is True and rows["00_correct.py"]["failed"] == []
+    assert rows["01_no-max-shift.py"]["diagnoses"] == ["no-max-shift"]
+    assert rows["01_no-max-shift.py"]["failed"] == ["large-fp32", "large-fp16"]
+    assert all(row["seed"] == 0 and row["seconds"] > 0 for row in payload["submissions"])
+
+
+def test_csv_rows_and_table(small_class, tmp_path, capsys):
+    target = tmp_path / "grades.csv"
+    assert run_cli("grade", str(small_class), "--exercise", "softmax", "--csv", str(target)) == 0
+    rows = list(csv.DictReader(target.open()))
+    assert [(r["file"], r["passed"], r["failed"], r["diagnoses"]) for r in rows] == [
+        ("00_correct.py", "True", "", ""), ("01_no-max-shift.py", "False", "large-fp32 large-fp16", "no-max-shift")]
+    assert rows[0]["seed"] != rows[1]["seed"]  # without --seed, each file gets its own secret inputs
+    assert "softmax: 1 of 2 submissions pass" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv, named", [
+    (("--json",), "--exercise"),
+    (("--exercise", "softmax", "--json", "--csv", "x.csv"), "--csv"),
+    (("--exercise", "softmax", "--format", "exercism"), "--output-dir"),
+    (("--exercise", "softmax", "--perf"), "--perf"),
+])
+def test_folder_usage_errors_name_the_flag(small_class, capsys, argv, named):
+    assert run_cli("grade", str(small_class), *argv) == 2
+    assert named in capsys.readouterr().err
+
+
+def test_folder_flags_on_a_single_file_are_usage_errors(capsys):
+    assert run_cli("grade", str(SOLUTIONS / "softmax.py"), "--jobs", "2") == 2
+    assert "--jobs" in capsys.readouterr().err
+
+
+GRADE_FOLDER = ("import sys, argparse\nfrom quizprep.grader import command\n"
+                "parser = argparse.ArgumentParser(); command.register(parser.add_subparsers())\n"
+                "args = parser.parse_args(['grade', sys.argv[1], '--exercise', 'softmax', '--jobs', '2', '--json'])\n"
+                "sys.exit(args.handler(args))\n")
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_stopped_cohort_leaves_no_worker(tmp_path, signal_number):
+    write_class(tmp_path / "class", [("loop", HOSTILE["loop"]), ("loop-too", HOSTILE["loop"])])
+    grader = subprocess.Popen([sys.executable, "-c", GRADE_FOLDER, str(tmp_path / "class")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while len(children(grader.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    workers = children(grader.pid)
+    assert len(workers) == 2, "both jobs should have a worker running by now"
+    time.sleep(1.5)  # into the learner's loops
+    grader.send_signal(signal_number)
+    assert grader.wait(timeout=20) != 0
+    for pgid in workers:
+        assert not group_alive(pgid), f"worker group {pgid} outlived the grader ({signal_number!r})"
+
+
+def test_a_worker_short_of_cpu_time_is_not_reused(tmp_path):
+    import resource
+
+    from quizprep.grader.cohort import TrackedSession, _cpu_used
+
+    placeholder = tmp_path / "placeholder.py"
+    placeholder.write_text("")
+    with TrackedSession(placeholder, limits=LIMITS, stopping=threading.Event()) as session:
+        session.warm_up()
+        assert session.reusable()
+        pid = session.process.pid
+        _, hard = resource.prlimit(pid, resource.RLIMIT_CPU)
+        resource.prlimit(pid, resource.RLIMIT_CPU, (int(_cpu_used(pid)) + 5, hard))
+        assert not session.reusable()  # 5 s left is less than one submission's 20 s allowance

@@ -68,6 +68,19 @@ async def test_a_lock_held_at_session_start_is_waited_out_with_a_visible_retry(m
         assert len(store.answers()) == 1
 
 
+async def test_a_session_that_cannot_start_on_a_full_disk_is_a_message_and_home_stays(make_app, monkeypatch):
+    def full_disk(self, *args, **fields):
+        raise StoreError(FULL)
+
+    monkeypatch.setattr(Store, "start_session", full_disk)
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert messages(app, "error") == [FULL] and isinstance(app.screen, HomeScreen)
+        await pilot.press("s")  # the rest of the app still works
+        assert isinstance(app.screen, StatsScreen)
+
+
 async def test_a_garbled_card_is_reported_and_the_rest_of_the_progress_is_shown(make_app, db):
     from fsrs import Rating
 

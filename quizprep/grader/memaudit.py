@@ -88,6 +88,12 @@ class MemoryAudit(TorchDispatchMode):
     Use as a context manager around the code to audit; read `report` afterwards.
     """
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch's hook for opting out of wrapping __torch_dispatch__ in dynamo.disable, which
+        # imports torch._dynamo on first use: as long as importing torch itself (torch 2.13).
+        return False
+
     def __init__(self) -> None:
         super().__init__()
         self.report = MemoryReport()

@@ -89,3 +89,13 @@ def test_audit_on_cuda_matches_the_allocator() -> None:
     _, report = audit(lambda: torch.softmax(q @ q.transpose(-1, -2), -1))
     assert report.largest.device.startswith("cuda")
     assert report.peak_live_bytes <= torch.cuda.max_memory_allocated() - before
+
+
+def test_auditing_does_not_import_dynamo() -> None:
+    """Importing torch._dynamo costs as much as importing torch: the audit must not pull it in."""
+    import subprocess
+    import sys
+
+    code = ("import sys, torch\nfrom quizprep.grader.memaudit import audit\n"
+            "audit(lambda: torch.ones(4, 4) @ torch.ones(4, 4))\nprint('torch._dynamo' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"

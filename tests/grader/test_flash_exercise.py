@@ -30,17 +30,19 @@ def _audit_case():
 
 def test_memory_verdict_names_a_score_sized_allocation() -> None:
     case = _audit_case()
+    n, m = flash.AUDIT_SIZES["n"], flash.AUDIT_SIZES["m"]
     memory = {"peak_live_bytes": 10, "mode_removed": False,
-              "largest": [{"op": "bmm", "shape": [2, 2065, 256], "nbytes": 2 * 256 * 2065 * 4}]}
+              "largest": [{"op": "bmm", "shape": [2, m, n], "nbytes": 2 * n * m * 4}]}
     with pytest.raises(CheckFailure) as failure:
         flash.judge_memory(memory, case)
-    assert failure.value.diagnosis_id == "flash-materialised-scores" and "2×2065×256" in failure.value.message
+    assert failure.value.diagnosis_id == "flash-materialised-scores" and f"2×{m}×{n}" in failure.value.message
 
 
 def test_memory_verdict_counts_tiles_kept_alive_together() -> None:
     case = _audit_case()
-    full = 2 * 256 * 2065 * 4
-    tiles = [{"op": "bmm", "shape": [2, 256, 64], "nbytes": 2 * 256 * 64 * 4}]
+    n, m, block = (flash.AUDIT_SIZES[key] for key in ("n", "m", "block"))
+    full = 2 * n * m * 4
+    tiles = [{"op": "bmm", "shape": [2, n, block], "nbytes": 2 * n * block * 4}]
     assert "peak" in flash.judge_memory({"peak_live_bytes": full - 1, "mode_removed": False, "largest": tiles}, case)
     with pytest.raises(CheckFailure, match="at least the"):
         flash.judge_memory({"peak_live_bytes": full, "mode_removed": False, "largest": tiles}, case)

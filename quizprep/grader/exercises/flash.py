@@ -266,7 +266,7 @@ def check_not_mutated(ctx: CheckContext) -> None:
                      "Avoid in-place ops (q.mul_(), k -= ...) on the inputs.")
 
 
-AUDIT_SIZES = _sizes((2,), 256, 2065, 8, 8, 64)
+AUDIT_SIZES = _sizes((2,), 128, 1031, 8, 8, 32)
 
 
 def check_memory(ctx: CheckContext) -> str:

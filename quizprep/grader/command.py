@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import secrets
 import sys
 from importlib import resources
 from pathlib import Path
@@ -16,7 +17,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                "submissions to grade as one class (needs --exercise)")
     grade.add_argument("--exercise", help="exercise name (default: '# quizprep: exercise=NAME' or the file name)")
     grade.add_argument("--json", action="store_true", help="print exactly one JSON object")
-    grade.add_argument("--seed", type=int, default=0, help="seed for the generated inputs (default 0)")
+    grade.add_argument("--seed", type=int, default=None,
+                       help="seed for the generated inputs (default: a fresh secret one, printed in the report)")
     grade.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     grade.add_argument("--timeout", type=_positive, default=20.0, metavar="S",
                        help="seconds allowed per check (default 20); the whole run gets 15×")
@@ -100,7 +102,8 @@ def grade_command(args: argparse.Namespace) -> int:
         except UnknownExercise as error:
             print(f"quizprep grade: {error.args[0]}", file=sys.stderr)
             return 2
-    options = GradeOptions(exercise=args.exercise, seed=args.seed, device=args.device, limits=limits,
+    seed = args.seed if args.seed is not None else secrets.randbits(31)
+    options = GradeOptions(exercise=args.exercise, seed=seed, device=args.device, limits=limits,
                            perf=args.perf)
     try:
         report = grade(args.path, options)

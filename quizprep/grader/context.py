@@ -1,6 +1,7 @@
 """What a check sees: a handle on the learner's process, the seed and the device."""
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +39,12 @@ class CheckContext:
         other random numbers, as a second forward of one module would (dropout shows up)."""
         return CheckContext(self.session, seed=self.seed + salt, device=self.device)
 
+    def module_seed(self) -> int:
+        """The seed the learner's process initialises modules with: a one-way function of the
+        grade's seed, so the learner's code cannot recover the seed and predict the inputs."""
+        digest = hashlib.sha256(f"quizprep-module:{self.seed}".encode()).digest()
+        return int.from_bytes(digest[:4], "big")
+
     def generator(self, salt: int = 0) -> torch.Generator:
         return torch.Generator().manual_seed(self.seed * 1_000_003 + salt)
 
@@ -54,7 +61,8 @@ class CheckContext:
     def new_module(self, target: str, *args: Any, state: dict[str, Tensor] | None = None,
                    dtype: torch.dtype | None = None) -> LearnerModule:
         """Construct the learner's class; with `state`, overwrite those parameters (and cast to dtype)."""
-        reply = self.session.request({"op": "new_module", "target": target, "args": list(args), "seed": self.seed})
+        reply = self.session.request({"op": "new_module", "target": target, "args": list(args),
+                                      "seed": self.module_seed()})
         value = reply["value"]
         module = LearnerModule(int(value["handle"]), dict(value["children"]), dict(value["parameters"]))
         if state is not None or dtype is not None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 import dataclasses
 import platform
 import re
+import signal
 import sys
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -27,6 +29,7 @@ FAILURE_HINTS = {
     "forbidden": "This exercise is about writing that part yourself; basic torch operations are fine.",
 }
 FORBIDDEN_QUIZ = "sdpa-is-causal-vs-attn-mask"
+STOPPING_KINDS = ("timeout", "crash", "exit", "memory")  # failures the rest of the checks would repeat
 HALF_OVERFLOW = re.compile(r"cannot be converted to type (c10::Half|c10::BFloat16|at::Half|at::BFloat16) "
                            r"without overflow")
 BROADCAST = re.compile(r"must match the size of tensor b|is not broadcastable|expanded size of the tensor|"
@@ -54,6 +57,8 @@ class GradeReport:
 
     @property
     def passed(self) -> bool:
+        """Every check ran and passed; the only skips allowed are those a check declares itself
+        (CheckSkipped: e.g. it needs CUDA), never a check that was not run."""
         return all(c.status in {"pass", "skip"} for c in self.checks) and any(c.status == "pass" for c in self.checks)
 
     @property
@@ -103,21 +108,14 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
         session = WorkerSession(path, forbidden=spec.forbidden, limits=limits)
     report = GradeReport(spec.name, spec.title, str(path), [], _environment(device, options))
     try:
+        _exit_on_termination_signals()
         ctx = CheckContext(session, seed=options.seed, device=device)
         load = _load_check(session, spec, path, owned)
         report.checks.append(load)
         if load.status != "pass":
             report.checks += [CheckResult(c.id, c.title, "skip", "your file did not load") for c in spec.checks]
             return report
-        deadline = time.monotonic() + options.limits.total_seconds
-        for check in spec.checks:
-            if options.only and check.id not in options.only:
-                continue
-            if time.monotonic() > deadline:
-                report.checks.append(CheckResult(check.id, check.title, "skip",
-                                                 f"the overall time limit ({options.limits.total_seconds:g} s) ran out"))
-                continue
-            report.checks.append(run_check(check.id, check.title, check.run, ctx, spec.mask_layout))
+        _run_checks(spec, ctx, options, report)
         _point_shape_errors_to_the_named_cause(report.checks)
         if options.perf:
             _run_perf(spec, ctx, report)
@@ -125,7 +123,53 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
         if owned:
             session.close()
     report.environment["worker_starts"] = session.starts
+    report.environment["sandbox"] = session.protections
     return report
+
+
+def _exit_on_termination_signals() -> None:
+    """SIGTERM and SIGHUP end the grader through its `finally` blocks, which kill the worker's
+    process group (SIGKILL needs no handler: the worker dies with its parent)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for number in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(number) in (signal.SIG_DFL, None):
+            signal.signal(number, _raise_exit)
+
+
+def _raise_exit(number: int, frame: Any) -> None:
+    raise SystemExit(128 + number)
+
+
+def _run_checks(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: GradeReport) -> None:
+    """Every check in order. Once the learner's code hangs, or crashes (ends the process, runs out
+    of memory) a second time, the rest would meet the same fate one time limit or one torch
+    re-import at a time: they are marked with that cause at once, which keeps a broken file's
+    verdict within seconds. One crash is forgiven: code may crash on one dtype only."""
+    deadline = time.monotonic() + options.limits.total_seconds
+    stopped: CheckResult | None = None
+    crashes = 0
+    for check in spec.checks:
+        if options.only and check.id not in options.only:
+            continue
+        if stopped is not None:
+            report.checks.append(_not_run(check.id, check.title, f"{stopped.message} (in {stopped.id})",
+                                          stopped.cause, stopped.hint))
+        elif time.monotonic() > deadline:
+            limit = f"the overall time limit ({options.limits.total_seconds:g} s) ran out"
+            report.checks.append(_not_run(check.id, check.title, limit, "time-limit", ""))
+        else:
+            result = run_check(check.id, check.title, check.run, ctx, spec.mask_layout)
+            report.checks.append(result)
+            kind = result.cause.split(" ", 1)[0].rstrip(":") if result.status == "fail" else ""
+            crashes += kind in STOPPING_KINDS
+            if kind == "timeout" or crashes >= 2:
+                stopped = result
+
+
+def _not_run(check_id: str, title: str, why: str, cause: str, hint: str) -> CheckResult:
+    """A check that was not run fails: only a check that ran and passed counts."""
+    return CheckResult(check_id, title, "fail", f"not run: {why}", hint=hint, cause=cause)
 
 
 def _point_shape_errors_to_the_named_cause(checks: list[CheckResult]) -> None:

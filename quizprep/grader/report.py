@@ -56,7 +56,8 @@ def render(report: GradeReport, console: Console) -> None:
     counted = sum(c.status != "skip" for c in report.checks)
     verdict = ("[bold green]all checks pass[/]" if report.passed
                else f"[bold red]{passed} of {counted} checks pass[/]")
-    console.print(f"\n{verdict}  (score {report.score:.0%})")
+    seed = report.environment.get("seed")
+    console.print(f"\n{verdict}  (score {report.score:.0%}; seed {seed}: replay with --seed {seed})")
 
 
 def _by_cause(failures: list[Any]) -> list[list[Any]]:

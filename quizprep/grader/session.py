@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from quizprep.grader import protocol
+from quizprep.grader import protocol, sandbox
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 GIB = 1 << 30
@@ -142,6 +142,7 @@ class WorkerSession:
         self.request_w = self.response_r = -1
         self.starts = 0
         self.process_groups: list[int] = []
+        self.protections: dict[str, Any] = {}
 
     # ---- life cycle ---------------------------------------------------------------------
     def start(self) -> dict[str, Any]:
@@ -156,7 +157,10 @@ class WorkerSession:
             "memory_limit_bytes": self.limits.memory_bytes,
             "forbidden": list(self.forbidden),
             "threads": self.limits.threads,
+            "parent": os.getpid(),
+            "cpu_seconds": self.limits.total_seconds + self.limits.startup_seconds,
         }
+        sandbox.make_undumpable()
         env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS=str(self.limits.threads),
                    PYTHONDONTWRITEBYTECODE="1")
         self.process = subprocess.Popen(
@@ -171,7 +175,9 @@ class WorkerSession:
         self.messages = 0
         self.starts += 1
         mark = self.output.mark()
-        self._receive(time.monotonic() + self.limits.startup_seconds, mark, during="starting Python and torch")
+        prepared = self._receive(time.monotonic() + self.limits.startup_seconds, mark,
+                                 during="starting Python and torch")
+        self.protections = prepared.get("sandbox", {})
         info = self._receive(time.monotonic() + self.limits.check_seconds, mark, during="loading your file")
         if not info.get("ready"):
             failure = self._failure_from(info["error"], mark, info.get("forbidden", []))

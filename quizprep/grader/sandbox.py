@@ -1,0 +1,150 @@
+"""Kernel-enforced limits on the learner's process, and on who may look into the grader's.
+
+The worker's own guards (patched functions, a TorchFunctionMode) live inside the learner's
+process, where determined code can undo them. What the kernel enforces cannot be undone from
+there, so the routes to a forged pass that go *around* the grader are closed here (Linux only;
+elsewhere each step reports itself unavailable and grading goes on with the in-process guards):
+
+* the grader makes itself non-dumpable, so no process of the same user without CAP_SYS_PTRACE
+  can open its ``/proc/<pid>/mem`` or ``/proc/<pid>/fd`` (patching tolerances, writing a forged
+  report into its stdout);
+* the worker drops CAP_SYS_PTRACE (it runs as root in containers and CI), dies with its parent
+  (``PR_SET_PDEATHSIG``) and gets a CPU-time backstop (``RLIMIT_CPU``) for the case where the
+  parent vanished anyway;
+* a seccomp filter, through libseccomp, makes ``execve``/``execveat`` (a fresh interpreter with no
+  guards), process creation other than threads (fork fan-out around ``RLIMIT_AS``, daemonised
+  grandchildren), ``ptrace``, ``process_vm_readv``/``writev`` and signals to any process outside
+  the worker's own group (``kill`` with a pid other than 0, ``tkill``, ``tgkill`` to another
+  process) fail with EPERM.
+
+This module is loaded by the worker from its file (never as ``quizprep.grader.sandbox``) and by
+the grader through the package; it imports nothing of quizprep.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import resource
+import signal
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+CAP_SYS_PTRACE = 19
+CAP_SYS_ADMIN = 21
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+CLONE_THREAD = 0x00010000
+SCMP_ACT_ALLOW = 0x7FFF0000
+SCMP_ACT_ERRNO_EPERM = 0x00050000 | 1
+SCMP_ACT_ERRNO_ENOSYS = 0x00050000 | 38
+SCMP_CMP_NE, SCMP_CMP_MASKED_EQ = 1, 7
+LOW_32_BITS = 0xFFFFFFFF
+DENIED = ("execve", "execveat", "fork", "vfork", "ptrace", "process_vm_readv", "process_vm_writev", "tkill")
+
+
+class _ArgCmp(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("datum_a", ctypes.c_uint64),
+                ("datum_b", ctypes.c_uint64)]
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _libc() -> ctypes.CDLL | None:
+    name = ctypes.util.find_library("c")
+    return ctypes.CDLL(name, use_errno=True) if name else None
+
+
+def make_undumpable() -> bool:
+    """The grader's side: same-user processes without CAP_SYS_PTRACE can no longer read or
+    write its memory and file descriptors through /proc."""
+    libc = _libc()
+    return bool(libc) and libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+
+
+def die_with_parent(parent: int) -> bool:
+    """The worker's side: SIGKILL when the grader dies, however it dies (SIGKILL included)."""
+    libc = _libc()
+    if not libc or libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0) != 0:
+        return False
+    if os.getppid() != parent:  # the grader was already gone before the request took effect
+        os.kill(os.getpid(), signal.SIGKILL)
+    return True
+
+
+def limit_cpu(seconds: float) -> None:
+    """A CPU-time backstop from now on: SIGXCPU ends a process whose grader could not."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = int(usage.ru_utime + usage.ru_stime + seconds) + 1
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def drop_ptrace_capability() -> bool:
+    """Without CAP_SYS_PTRACE, root is held to the same /proc rules as any user."""
+    libc = _libc()
+    if not libc:
+        return False
+    header = _CapHeader(LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    if libc.capget(ctypes.byref(header), data) != 0:
+        return False
+    for bit in (CAP_SYS_PTRACE, CAP_SYS_ADMIN):
+        mask = ~(1 << bit) & LOW_32_BITS
+        data[0].effective &= mask
+        data[0].permitted &= mask
+        data[0].inheritable &= mask
+    return libc.capset(ctypes.byref(header), data) == 0
+
+
+def install_syscall_filter() -> str:
+    """Deny new processes and programs, tracing, and signals outside the worker's group.
+    Returns "" when installed, else why not (the report's environment records it)."""
+    name = ctypes.util.find_library("seccomp")
+    if not name:
+        return "libseccomp is not installed"
+    lib = ctypes.CDLL(name)
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                                           ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    context = lib.seccomp_init(SCMP_ACT_ALLOW)
+    if not context:
+        return "seccomp_init failed"
+    try:
+        rules = _rules(os.getpid())
+        for syscall, action, comparisons in rules:
+            number = lib.seccomp_syscall_resolve_name(syscall.encode())
+            if number < 0:
+                continue  # not on this architecture
+            array = (_ArgCmp * max(len(comparisons), 1))(*comparisons)
+            if lib.seccomp_rule_add_array(context, action, number, len(comparisons), array) != 0:
+                return f"seccomp refused the rule for {syscall}"
+        if lib.seccomp_load(context) != 0:
+            return "seccomp_load failed (no_new_privs or kernel support missing)"
+    finally:
+        lib.seccomp_release(context)
+    return ""
+
+
+def _rules(pid: int) -> list[tuple[str, int, list[_ArgCmp]]]:
+    rules: list[tuple[str, int, list[_ArgCmp]]] = [(name, SCMP_ACT_ERRNO_EPERM, []) for name in DENIED]
+    # clone for threads only; clone3 hides its flags in memory, so glibc is told it does not
+    # exist and falls back to clone, which the filter can read.
+    rules.append(("clone", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)]))
+    rules.append(("clone3", SCMP_ACT_ERRNO_ENOSYS, []))
+    # kill(2) only towards its own process group (pid 0): libseccomp allows one comparison per
+    # argument, and the worker never needs another target (raise() goes through tgkill)
+    rules.append(("kill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, 0, 0)]))
+    rules.append(("tgkill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, pid, 0)]))
+    return rules

@@ -1,0 +1,132 @@
+"""Hostile and broken submissions: no forged pass, no process left behind, a verdict in seconds.
+
+Each attack below got `"passed": true` or left a process running before the kernel-enforced
+sandbox (quizprep/grader/sandbox.py), the not-run-is-failed rule and the fast verdict existed.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from quizprep.grader.grade import GradeOptions, grade
+from quizprep.grader.session import Limits
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")
+
+ATTACK = """
+import os, signal, subprocess, sys, torch
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+{body}
+    scores = q @ k.transpose(-2, -1)
+    return torch.zeros(*q.shape[:-1], v.shape[-1], dtype=q.dtype), torch.zeros_like(scores)
+"""
+ATTACKS = {
+    "patch the grader's memory": "    open(f'/proc/{os.getppid()}/mem', 'r+b')",
+    "write a forged report into the grader's stdout": "    open(f'/proc/{os.getppid()}/fd/1', 'w').write('{}')",
+    "start a fresh interpreter without guards": "    subprocess.run([sys.executable, '-c', 'print(1)'], check=True)",
+    "fork around the memory limit": "    os.fork()",
+    "daemonise a grandchild": "    os.fork() or (os.setsid(), os.fork())",
+    "stop the grader": "    os.kill(os.getppid(), signal.SIGSTOP)",
+    "signal every process": "    os.kill(-1, signal.SIGCONT)",
+}
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_attack_is_refused_by_the_kernel(attack, tmp_path, grade_file):
+    path = _write(tmp_path, "attention.py", ATTACK.format(body=ATTACKS[attack]))
+    report = grade_file(path, only=("values",))
+    check = report.checks[-1]
+    assert not report.passed
+    assert check.status == "fail" and ("PermissionError" in check.message or "not permitted" in check.message), \
+        check.message
+
+
+def test_sandbox_is_reported(tmp_path):
+    path = _write(tmp_path, "attention.py", ATTACK.format(body="    pass"))
+    report = grade(path, GradeOptions(only=("values",)))
+    assert report.environment["sandbox"] == {"dies_with_grader": True, "ptrace_capability_dropped": True,
+                                             "syscall_filter": "installed"}
+
+
+def test_a_check_that_was_not_run_is_not_a_pass(tmp_path):
+    slow = ("import math, time, torch\n\ndef scaled_dot_product_attention(q, k, v, mask=None):\n"
+            "    time.sleep(0.6)\n    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+            "    if mask is not None:\n        s = s.masked_fill(~mask, float('-inf'))\n"
+            "    w = torch.softmax(s, dim=-1)\n    return w @ v, w\n")
+    path = _write(tmp_path, "attention.py", slow)
+    report = grade(path, GradeOptions(limits=Limits(check_seconds=10, total_seconds=3)))
+    not_run = [c for c in report.checks if c.message.startswith("not run: the overall time limit")]
+    assert not_run and all(c.status == "fail" for c in not_run)
+    assert not report.passed
+
+
+def test_a_hang_gets_its_verdict_in_one_time_limit(tmp_path):
+    path = _write(tmp_path, "attention.py", "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+                                            "    while True:\n        pass\n")
+    started = time.monotonic()
+    report = grade(path, GradeOptions(limits=Limits(check_seconds=3)))
+    elapsed = time.monotonic() - started
+    failed = [c for c in report.checks if c.id != "load"]
+    assert all(c.status == "fail" for c in failed) and len({c.cause for c in failed}) == 1
+    assert elapsed < 3 + 20, elapsed  # one time limit and one worker start, not one per check
+    assert report.environment["worker_starts"] == 1
+
+
+def _workers_of(path: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "worker.py" in command and str(path) in command:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.parametrize("ending", ["SIGKILL", "SIGTERM", "SIGHUP"])
+def test_no_worker_outlives_the_grader(ending, tmp_path):
+    path = _write(tmp_path, "attention.py", "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+                                            "    while True:\n        pass\n")
+    grader = subprocess.Popen([sys.executable, "-m", "quizprep", "grade", str(path), "--timeout", "120"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not _workers_of(path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _workers_of(path), "the worker never started"
+    time.sleep(1.0)  # the worker is now looping inside the learner's call
+    grader.send_signal(getattr(signal, ending))
+    grader.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while _workers_of(path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _workers_of(path)
+
+
+def test_each_grade_draws_a_fresh_seed_that_replays(tmp_path):
+    path = _write(tmp_path, "attention.py", ATTACK.format(body="    pass"))
+
+    def seed(*extra: str) -> int:
+        run = subprocess.run([sys.executable, "-m", "quizprep", "grade", str(path), "--json", *extra],
+                             capture_output=True, text=True, env={**os.environ, "QUIZPREP_TEST": "1"})
+        return json.loads(run.stdout)["environment"]["seed"]
+
+    first, second = seed(), seed()
+    assert first != second
+    assert seed("--seed", str(first)) == first

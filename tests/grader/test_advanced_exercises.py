@@ -83,3 +83,15 @@ def test_init_copies_every_new_stub(tmp_path) -> None:
     for name in NEW:
         copied = (tmp_path / "ex" / f"{name}.py").read_text()
         assert copied == (EXERCISES / f"{name}.py").read_text() and "NotImplementedError" in copied
+
+
+def test_numpy_track_keeps_torch_kernels_off_limits(tmp_path, grade_file) -> None:
+    path = tmp_path / "through_torch.py"
+    path.write_text("# quizprep: exercise=attention-numpy\nimport numpy as np\nimport torch\n"
+                    "import torch.nn.functional as F\n\n"
+                    "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+                    "    out = F.scaled_dot_product_attention(*(torch.from_numpy(a) for a in (q, k, v)))\n"
+                    "    return out.numpy(), np.zeros(q.shape[:-1] + (k.shape[-2],), q.dtype)\n")
+    report = grade_file(path, only=("values",))
+    values = next(c for c in report.checks if c.id == "values")
+    assert values.status == "fail" and "scaled_dot_product_attention" in values.message, values.message

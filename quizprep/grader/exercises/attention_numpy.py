@@ -27,6 +27,7 @@ SPEC = ExerciseSpec(
     name="attention-numpy",
     title="Scaled dot-product attention in NumPy",
     entry_points=attention.SPEC.entry_points,
+    forbidden=attention.SPEC.forbidden,  # torch's kernels stay off limits to code that converts back
     mask_layout=attention.SPEC.mask_layout,
     checks=tuple(on_numpy(check) for check in attention.SPEC.checks if check.id not in LEFT_OUT)
     + (Check("dtypes", "dtypes: output matches the input (NumPy has no bfloat16)", check_dtypes),),

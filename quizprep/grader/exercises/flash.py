@@ -170,6 +170,21 @@ def _block_mask(rule: str):
     return predict
 
 
+def _exact(causal_rule=None, *, offset_only: bool = False, scale_of=None):
+    """Exact attention with a wrong causal rule (allowed(n, m) -> (n, m) bools) or a wrong scale."""
+    def predict(case: Case) -> dict[str, Tensor] | None:
+        data = case.data
+        n, m = data["q"].shape[-2], data["k"].shape[-2]
+        if causal_rule is not None and (not data["causal"] or (offset_only and n == m)):
+            return None
+        mask = causal_rule(n, m) if causal_rule is not None else \
+            (reference.causal_mask(n, m) if data["causal"] else None)
+        scale = None if scale_of is None else scale_of(data["q"].shape[-1])
+        return {"out": reference.attention(data["q"], data["k"], data["v"], mask, scale=scale)[0]}
+
+    return predict
+
+
 HYPOTHESES = (
     Hypothesis("flash-no-rescale", "the running max is updated without rescaling the accumulator and the "
                "denominator by exp(m_old − m_new)",
@@ -191,12 +206,17 @@ HYPOTHESES = (
     Hypothesis("no-max-shift", "exp of the scores without the max shift: large logits overflow to inf and NaN",
                "Subtract the running maximum before exp, and rescale when it grows.", lesson("softmax-max-shift"),
                _overflow, nonfinite_must_match=True),
+    Hypothesis("causal-no-diagonal", "the causal mask hides the query's own position (j < i instead of j ≤ i)",
+               "A token attends to itself: key j is visible when j ≤ i + (m − n).", lesson("masking-causal-diagonal"),
+               _exact(lambda n, m: torch.arange(m).unsqueeze(0) < torch.arange(n).unsqueeze(-1) + (m - n))),
+    Hypothesis("causal-no-offset", "with m > n the queries were placed at positions 0 … n − 1 instead of the last n",
+               "Query i sits at position i + (m − n), as in causal_mask(n, m).", lesson("masking-kv-cache-offset"),
+               _exact(lambda n, m: torch.arange(m).unsqueeze(0) <= torch.arange(n).unsqueeze(-1), offset_only=True)),
     Hypothesis("no-scale", "missing the 1/√d_k scaling", "Multiply the scores by 1/math.sqrt(q.shape[-1]).",
-               lesson("scaling-why-sqrt-dk"),
-               lambda case: {"out": reference.attention(case.data["q"], case.data["k"], case.data["v"],
-                                                        reference.causal_mask(case.data["q"].shape[-2],
-                                                                              case.data["k"].shape[-2])
-                                                        if case.data["causal"] else None, scale=1.0)[0]}),
+               lesson("scaling-why-sqrt-dk"), _exact(scale_of=lambda d: 1.0)),
+    Hypothesis("scale-dk", "scores divided by d_k instead of √d_k",
+               "The standard deviation of q·k grows like √d_k: multiply by 1/math.sqrt(d_k).",
+               lesson("scaling-why-sqrt-dk"), _exact(scale_of=lambda d: 1.0 / d)),
 )
 
 

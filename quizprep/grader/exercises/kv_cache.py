@@ -101,17 +101,19 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
 
 
 def simulate(case: Case, *, prompt_causal: bool = True, offset: bool = True, use_cache: bool = True,
-             expand: str = "interleave", scale: float | None = None) -> dict[str, Tensor]:
+             expand: str = "interleave", scale_by: str = "d_head", diagonal: bool = True,
+             values: str = "cache_v", out_projection: bool = True) -> dict[str, Tensor]:
     """The generation loop in float64 with one mistake."""
     data, sizes = case.data, case.sizes
     heads, kv_heads, group = sizes["heads"], sizes["kv_heads"], sizes["heads"] // sizes["kv_heads"]
     x, params = data["x"], data["params"]
     q_all = reference.split_heads(reference.linear(x, params, "W_q"), heads)
     cache = expected_cache(case)
+    scale = {"d_head": None, "one": 1.0, "d_model": 1.0 / math.sqrt(x.shape[-1])}[scale_by]
     outs = []
     for start, stop in data["chunks"]:
         first = 0 if use_cache else start
-        k, v = (cache[name][:, :, first:stop] for name in ("cache_k", "cache_v"))
+        k, v = (cache[name][:, :, first:stop] for name in ("cache_k", values))
         if expand == "interleave":
             k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         else:
@@ -120,11 +122,12 @@ def simulate(case: Case, *, prompt_causal: bool = True, offset: bool = True, use
         if not prompt_causal:
             mask = None
         elif offset:
-            mask = reference.causal_mask(new, seen)
+            mask = reference.causal_mask(new, seen) if diagonal else reference.causal_mask(new, seen).tril(seen - new - 1)
         else:
             mask = torch.arange(seen).unsqueeze(0) <= torch.arange(new).unsqueeze(-1)
         heads_out, _ = reference.attention(q_all[:, :, start:stop], k, v, mask, scale)
-        outs.append(reference.linear(reference.merge_heads(heads_out), params, "W_o"))
+        merged = reference.merge_heads(heads_out)
+        outs.append(reference.linear(merged, params, "W_o") if out_projection else merged)
     return {"out": torch.cat(outs, dim=1)}
 
 
@@ -151,8 +154,19 @@ HYPOTHESES = (
     Hypothesis("gqa-repeat", "KV heads expanded with repeat (tiled) instead of repeat_interleave",
                "Query head h reads KV head h // (H/G): k.repeat_interleave(H // G, dim=1).",
                lesson("gqa-head-mapping"), _mistake(expand="tile")),
+    Hypothesis("kv-no-diagonal", "a new token does not see its own key: the mask's offset is one short",
+               "New token i sits at position T + i and sees keys 0..T + i, itself included.",
+               lesson("masking-causal-diagonal"), _mistake(diagonal=False)),
     Hypothesis("no-scale", "missing the 1/√d_head scaling", "Divide each head's scores by √d_head.",
-               lesson("scaling-why-sqrt-dk"), _mistake(scale=1.0)),
+               lesson("scaling-why-sqrt-dk"), _mistake(scale_by="one")),
+    Hypothesis("scale-d-model", "scores divided by √d_model instead of √d_head",
+               "Scale by the width of one head: d_head = W_q.shape[0] // n_heads.", lesson("scaling-why-sqrt-dk"),
+               _mistake(scale_by="d_model")),
+    Hypothesis("k-for-v", "the values are the keys (W_k used where W_v belongs)", "Values go through W_v.",
+               lesson("multihead-output-projection"), _mistake(values="cache_k")),
+    Hypothesis("no-output-projection", "the output projection W_o is missing",
+               "Merge the heads back to (B, t, H·d_head), then multiply by W_o.T.",
+               lesson("multihead-output-projection"), _mistake(out_projection=False)),
 )
 
 

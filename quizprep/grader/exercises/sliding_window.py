@@ -81,6 +81,14 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
     return candidates
 
 
+def _unscaled(case: Case) -> dict[str, Tensor] | None:
+    if case.variant["op"] != "attention":
+        return None
+    data, sizes = case.data, case.sizes
+    mask = brute_force_mask(sizes["n"], sizes.get("m", sizes["n"]), sizes["window"])
+    return {"out": reference.attention(data["q"], data["k"], data["v"], mask, scale=1.0)[0]}
+
+
 def _misread(rule: str):
     def predict(case: Case) -> dict[str, Tensor] | None:
         sizes = case.sizes
@@ -109,6 +117,8 @@ HYPOTHESES = (
     Hypothesis("window-two-sided", "the window is two-sided (|p − j| < W): future keys are visible",
                "The sliding window is still causal: keys after the query's position stay hidden.",
                lesson("kv-cache-free-sliding-window"), _misread("two-sided")),
+    Hypothesis("no-scale", "missing the 1/√d scaling", "Divide the scores by math.sqrt(q.shape[-1]).",
+               lesson("scaling-why-sqrt-dk"), _unscaled),
     Hypothesis("window-no-offset", "with m > n the queries were placed at positions 0 … n − 1 instead of the last n",
                "Query i sits at position i + (m − n), as in causal_mask(n, m).", lesson("masking-kv-cache-offset"),
                _misread("no offset")),

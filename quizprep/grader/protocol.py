@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 HEADER = struct.Struct(">Q")
 MAX_MESSAGE_BYTES = 1 << 30
+MAX_HEADER_BYTES = 1 << 24
 # Written to the worker's stdout before each message: once the grader's reader has seen it, all
 # output printed before the message has been captured (stdout and the channel are separate pipes).
 OUTPUT_SYNC = b"\x1e[quizprep output sync]\x1e"
@@ -73,6 +74,10 @@ def _encode_tensor(tensor: Any, buffers: list[bytes]) -> dict[str, Any]:
     dtype = str(tensor.dtype).removeprefix("torch.")
     if dtype not in DTYPES:
         return {"__other__": f"tensor of unsupported dtype {dtype}"}
+    if tensor.is_nested or tensor.layout != torch.strided:
+        return {"__other__": "nested tensor" if tensor.is_nested else f"tensor with layout {tensor.layout}"}
+    if tensor.device.type == "meta":
+        return {"__other__": "meta tensor (a shape without values)"}
     device = str(tensor.device)
     flat = tensor.detach().to("cpu").contiguous().reshape(-1)
     raw = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
@@ -99,17 +104,28 @@ def decode(data: bytes) -> Any:
         raise ProtocolError(f"header is not JSON: {error}") from None
     body = memoryview(data)[HEADER.size + header_len :]
     offsets, _ = _buffer_layout(header)
-    return _decode_value(header, body, offsets)
+    return _decoded(header, body, offsets)
+
+
+def _decoded(header: Any, body: memoryview, offsets: dict[int, int]) -> Any:
+    try:
+        return _decode_value(header, body, offsets)
+    except (TypeError, AttributeError, KeyError, ValueError) as error:
+        raise ProtocolError(f"malformed message: {type(error).__name__}: {error}") from None
 
 
 def _buffer_layout(header: Any) -> tuple[dict[int, int], int]:
-    """Where each tensor's bytes start in the body, and the body's total size."""
+    """Where each tensor's bytes start in the body, and the body's total size. Every tensor entry
+    is checked here, before a byte of the body is read or allocated."""
     sizes: dict[int, int] = {}
 
     def visit(node: Any) -> None:
         if isinstance(node, dict):
             if "__tensor__" in node:
-                sizes[int(node["__tensor__"])] = int(node["nbytes"])
+                index, nbytes = node["__tensor__"], node.get("nbytes")
+                if not (_is_count(index) and _is_count(nbytes)) or index in sizes:
+                    raise ProtocolError(f"malformed tensor entry {str(node)[:80]}")
+                sizes[index] = nbytes
                 return
             for child in node.values():
                 visit(child)
@@ -118,6 +134,8 @@ def _buffer_layout(header: Any) -> tuple[dict[int, int], int]:
                 visit(child)
 
     visit(header)
+    if sorted(sizes) != list(range(len(sizes))):
+        raise ProtocolError("tensor entries are not numbered 0, 1, 2, ...")
     offsets, position = {}, 0
     for index in sorted(sizes):
         offsets[index] = position
@@ -139,6 +157,10 @@ def _decode_value(node: Any, body: memoryview, offsets: dict[int, int]) -> Any:
     if "__other__" in node:
         return Opaque(str(node["__other__"]))
     return {str(k): _decode_value(v, body, offsets) for k, v in node.items()}
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_MESSAGE_BYTES
 
 
 class Opaque:
@@ -201,11 +223,13 @@ def read_exact(fd: int, size: int, wait: Callable[[int], None] | None = None) ->
     return b"".join(chunks)
 
 
-def read_message(fd: int, reader: Callable[[int, int], bytes] = read_exact) -> Any:
-    """Read one message; ``reader(fd, size)`` lets the grader add a deadline."""
+def read_message(fd: int, reader: Callable[[int, int], bytes] = read_exact,
+                 limit: int = MAX_MESSAGE_BYTES) -> Any:
+    """Read one message of at most `limit` bytes; ``reader(fd, size)`` lets the grader add a deadline.
+    Sizes are checked against the limit before anything is allocated."""
     head = reader(fd, HEADER.size)
     (header_len,) = HEADER.unpack(head)
-    if header_len > MAX_MESSAGE_BYTES:
+    if header_len > min(limit, MAX_HEADER_BYTES):
         raise ProtocolError("header too large")
     header_bytes = reader(fd, header_len)
     try:
@@ -213,7 +237,7 @@ def read_message(fd: int, reader: Callable[[int, int], bytes] = read_exact) -> A
     except ValueError as error:
         raise ProtocolError(f"header is not JSON: {error}") from None
     offsets, total = _buffer_layout(header)
-    if total > MAX_MESSAGE_BYTES:
-        raise ProtocolError("message too large")
+    if total > limit:
+        raise ProtocolError(f"a reply of {total} bytes of tensors, more than the {limit} this check allows")
     body = reader(fd, total)
-    return _decode_value(header, memoryview(body), offsets)
+    return _decoded(header, memoryview(body), offsets)

@@ -37,6 +37,7 @@ class Limits:
     memory_bytes: int = 2 * GIB
     output_bytes: int = 4096
     threads: int = 1
+    reply_bytes: int = 64 << 20  # a check's outputs are small: a larger reply is refused unread
 
 
 @dataclass
@@ -255,7 +256,7 @@ class WorkerSession:
         event: dict[str, Any] = {}
         while True:
             try:
-                message = protocol.read_message(self.response_r, _DeadlineReader(deadline))
+                message = protocol.read_message(self.response_r, _DeadlineReader(deadline), self.limits.reply_bytes)
             except TimeoutError:
                 return self._timed_out(mark, deadline, during)
             except (EOFError, OSError):

@@ -280,8 +280,8 @@ class Worker:
             response["seconds"] = time.perf_counter() - started
             try:
                 self.send(response)
-            except (TypeError, ValueError) as error:
-                self.send({"ok": False, "error": {"kind": "exception", "type": "TypeError",
+            except Exception as error:  # noqa: BLE001 - encoding failed before a byte was written
+                self.send({"ok": False, "error": {"kind": "exception", "type": type(error).__name__,
                                                   "message": f"could not send the result back: {error}",
                                                   "frames": []}})
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import pickle
 
 import pytest
@@ -39,3 +40,47 @@ def frame(header: dict, body: bytes = b"") -> bytes:
 def test_malformed_messages_are_rejected(data):
     with pytest.raises(protocol.ProtocolError):
         protocol.decode(data)
+
+
+def _frame(header: object) -> bytes:
+    data = json.dumps(header).encode()
+    return protocol.HEADER.pack(len(data)) + data
+
+
+def _read(frame: bytes, limit: int = protocol.MAX_MESSAGE_BYTES):
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, frame)
+    os.close(write_fd)  # a reader that wanted the body would meet EOF, not a ProtocolError
+    try:
+        return protocol.read_message(read_fd, limit=limit)
+    finally:
+        os.close(read_fd)
+
+
+@pytest.mark.parametrize("header", [
+    {"__tensor__": "x", "dtype": "float32", "shape": [1], "nbytes": 4},
+    {"__tensor__": 0, "dtype": "float32", "shape": [1], "nbytes": -4},
+    {"__tensor__": True, "dtype": "float32", "shape": [1], "nbytes": 4},
+    [{"__tensor__": 0, "nbytes": 4}, {"__tensor__": 0, "nbytes": 4}],
+    {"__tensor__": 5, "dtype": "float32", "shape": [1], "nbytes": 4},
+    {"__tuple__": 3},
+    {"__dict__": [1, 2]},
+])
+def test_malformed_headers_are_protocol_errors(header):
+    body = b"\0" * 4
+    with pytest.raises(protocol.ProtocolError):
+        _read(_frame(header) + body)
+
+
+def test_an_oversized_reply_is_refused_before_its_body_is_read():
+    half_gib = 512 << 20
+    tensors = [{"__tensor__": i, "dtype": "uint8", "shape": [half_gib], "nbytes": half_gib} for i in range(2)]
+    with pytest.raises(protocol.ProtocolError, match="more than"):
+        _read(_frame({"__tuple__": tensors}), limit=64 << 20)
+
+
+def test_tensors_with_no_plain_storage_cross_as_opaque_values():
+    for value, words in ((torch.ones(2).to("meta"), "meta"), (torch.ones(2, 2).to_sparse(), "layout"),
+                         (torch.nested.nested_tensor([torch.ones(2)]), "nested")):
+        decoded = protocol.decode(protocol.encode({"value": value}))["value"]
+        assert isinstance(decoded, protocol.Opaque) and words in decoded.description

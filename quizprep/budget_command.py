@@ -37,8 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     architecture.add_argument("--vocab", type=_positive_int, help="vocabulary size (whole-model numbers)")
     architecture.add_argument("--window", type=_positive_int, metavar="W",
                               help="sliding window: keys a query may attend, itself included")
-    parser.add_argument("--seq", type=_positive_int, default=DEFAULT_SEQ, metavar="N",
-                        help=f"tokens per sequence (default {DEFAULT_SEQ})")
+    parser.add_argument("--seq", type=_token_count, default=DEFAULT_SEQ, metavar="N",
+                        help=f"tokens per sequence (default {DEFAULT_SEQ}); k = 1,000 and M = 1,000,000, "
+                             "so 128k is 128,000: write 131072 or 2^17 for 128 × 1,024")
     parser.add_argument("--batch", type=_positive_int, default=1, metavar="B", help="default 1")
     parser.add_argument("--dtype", default="bf16", type=_dtype_name,
                         help="bf16, fp16, fp32, fp8, ... (default bf16)")
@@ -54,6 +55,21 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {value}")
     return value
+
+
+def _token_count(text: str) -> int:
+    """A positive whole number of tokens, also as "128k", "1M" or "2^17"."""
+    from quizprep.bank.units import UnitError, parse_quantity
+
+    try:
+        value = parse_quantity(text, "").value
+    except UnitError:
+        raise argparse.ArgumentTypeError(f"expected a whole number such as 4096, 128k or 2^17, got {text!r}") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"expected a whole number of tokens, got {text!r} = {value:g}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {value:g}")
+    return int(value)
 
 
 def _dtype_name(text: str) -> str:

@@ -103,6 +103,15 @@ def test_hand_described_attention(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["model_attention"]["params"] is None  # no MLP or vocabulary given
 
 
+@pytest.mark.parametrize(("seq", "tokens"), [("128k", 128_000), ("128K", 128_000), ("1M", 1_000_000),
+                                             ("2^17", 131_072), ("1.5k", 1_500), ("8,192", 8_192)])
+def test_seq_takes_suffixes_and_powers(capsys: pytest.CaptureFixture[str], seq: str, tokens: int) -> None:
+    status, out, _ = run(capsys, "--model", "llama-3-8b", "--seq", seq, "--json")
+    data = json.loads(out)
+    assert status == 0 and data["seq"] == tokens
+    assert data["model_attention"]["kv_cache_bytes"] == 131_072 * tokens  # 128 KiB per token
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -113,6 +122,8 @@ def test_hand_described_attention(capsys: pytest.CaptureFixture[str]) -> None:
         (("--layers", "2", "--heads", "6", "--kv-heads", "4", "--head-dim", "8"), "multiple of --kv-heads"),
         (("--model", "gpt2", "--dtype", "fp12"), "unknown dtype"),
         (("--model", "gpt2", "--seq", "0"), "positive"),
+        (("--model", "gpt2", "--seq", "0.0025k"), "whole number of tokens, got '0.0025k' = 2.5"),
+        (("--model", "gpt2", "--seq", "128 GiB"), "such as 4096, 128k or 2^17"),
     ],
 )
 def test_usage_errors_exit_2_with_a_reason(capsys: pytest.CaptureFixture[str], argv, message: str) -> None:

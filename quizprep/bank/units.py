@@ -2,7 +2,9 @@
 
 Binary prefixes (KiB, MiB, GiB, TiB) are powers of 1024; decimal ones (KB, MB, GB, TB, and the
 bare suffixes k, M, G, T) are powers of 1000. For parameter counts and pure numbers `B` means
-billion, as in "Llama-3-8B"; for memory it means bytes.
+billion, as in "Llama-3-8B"; for memory it means bytes. Units are matched case-insensitively when
+that is unambiguous ("32 mib"), since learners type fast; what was understood is shown back.
+A number may be a power ("2^25", "2**25", "3 × 2^30").
 """
 from __future__ import annotations
 
@@ -29,13 +31,30 @@ for _prefix, _scale in {**_DECIMAL, **_BINARY}.items():
 for _word, _scale in {"s": 1, "sec": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}.items():
     _SUFFIXES[_word] = ("s", _scale)
 for _prefix, _scale in _COUNT_SUFFIX.items():
-    for _word in ("params", "parameters", "param"):
-        _SUFFIXES[(_prefix + " " + _word).strip()] = ("params", _scale)
-        _SUFFIXES[_prefix + _word] = ("params", _scale)
+    # Counts may name what they count; a plain number ("") is usually tokens.
+    for _family, _words in (("params", ("params", "parameters", "param")), ("", ("tokens", "token"))):
+        for _word in _words:
+            _SUFFIXES[(_prefix + " " + _word).strip()] = (_family, _scale)
+            _SUFFIXES[_prefix + _word] = (_family, _scale)
 
+
+def _folded(table: dict[str, tuple[str, float]]) -> dict[str, tuple[str, float]]:
+    """The lowercase spellings of `table` that mean one thing only."""
+    meanings: dict[str, set[tuple[str, float]]] = {}
+    for word, meaning in table.items():
+        meanings.setdefault(word.lower(), set()).add(meaning)
+    return {word: next(iter(found)) for word, found in meanings.items() if len(found) == 1}
+
+
+_FOLDED_SUFFIXES = _folded(_SUFFIXES)
+
+# A number: a sign, digits (with thousands separators), then an e-exponent, a power of the
+# number itself ("2^25") or a power of a second base ("3.2 × 10^9", "3 × 2^30").
 _NUMBER = re.compile(
-    r"""^\s*(?P<number>[-+]?(?:\d{1,3}(?:,\d{3})+|\d[\d_]*|\d*\.\d+|\d[\d_]*\.\d*)(?:\.\d*)?
-        (?:[eE][-+]?\d+|\s*[×x*]\s*10\s*(?:\^|\*\*)\s*(?P<power>[-+]?\d+))?)
+    r"""^\s*(?P<sign>[-+]?)
+        (?P<mantissa>(?:\d{1,3}(?:,\d{3})+|\d[\d_]*|\d*\.\d+|\d[\d_]*\.\d*)(?:\.\d*)?(?:[eE][-+]?\d+)?)
+        (?:\s*(?:\^|\*\*)\s*(?P<exponent>[-+]?\d+)
+          |\s*[×x*]\s*(?P<base>\d+)\s*(?:\^|\*\*)\s*(?P<power>[-+]?\d+))?
         \s*(?P<suffix>.*?)\s*$""",
     re.VERBOSE,
 )
@@ -56,36 +75,42 @@ def parse_quantity(text: str, unit: str) -> Quantity:
     match = _NUMBER.match(text)
     if not match or not text.strip():
         raise UnitError(f"{text.strip()!r} is not a number; try e.g. {example_for(unit)}")
-    number = _read_number(match.group("number"), match.group("power"))
     suffix = match.group("suffix")
     family, scale = _read_suffix(suffix, unit)
     if family != unit:
         raise UnitError(
             f"expected {_UNIT_NAMES[unit]}, but {suffix!r} is a unit of {_UNIT_NAMES[family]}"
         )
-    value = number * scale
+    try:
+        value = _read_number(match) * scale
+    except (OverflowError, ZeroDivisionError):  # 10^999, 0^-1
+        value = math.inf
     if not math.isfinite(value):
         raise UnitError(f"{text.strip()!r} is not a finite number")
     return Quantity(value, f"{format_quantity(value, unit)}")
 
 
-def _read_number(digits: str, power: str | None) -> float:
-    mantissa = re.sub(r"\s*[×x*]\s*10\s*(\^|\*\*)\s*[-+]?\d+$", "", digits).replace(",", "").replace("_", "")
-    value = float(mantissa)
-    return value * 10.0 ** int(power) if power else value
+def _read_number(match: re.Match[str]) -> float:
+    """The matched number; raises OverflowError (ZeroDivisionError) for powers beyond a float (of 0)."""
+    value = float(match.group("mantissa").replace(",", "").replace("_", ""))
+    if match.group("exponent"):
+        value **= int(match.group("exponent"))
+    elif match.group("power"):
+        value *= float(match.group("base")) ** int(match.group("power"))
+    return -value if match.group("sign") == "-" else value
 
 
 def _read_suffix(suffix: str, unit: str) -> tuple[str, float]:
     if suffix == "":
         return unit, 1.0
-    if unit in ("params", "") and suffix in _COUNT_SUFFIX:
-        return unit, _COUNT_SUFFIX[suffix]
-    if unit == "B" and suffix in _DECIMAL:
-        return "B", _DECIMAL[suffix]
-    if unit == "FLOP" and suffix in _DECIMAL:
-        return "FLOP", _DECIMAL[suffix]
+    bare = {"params": _COUNT_SUFFIX, "": _COUNT_SUFFIX, "B": _DECIMAL, "FLOP": _DECIMAL}.get(unit, {})
+    for spelling in (suffix, suffix.upper()):  # the bare prefixes are upper case but for k
+        if spelling in bare:
+            return unit, bare[spelling]
     if suffix in _SUFFIXES:
         return _SUFFIXES[suffix]
+    if suffix.lower() in _FOLDED_SUFFIXES:
+        return _FOLDED_SUFFIXES[suffix.lower()]
     raise UnitError(f"unknown unit {suffix!r}; try e.g. {example_for(unit)}")
 
 

@@ -42,7 +42,41 @@ def test_rejects_with_a_reason(text: str, unit: str, fragment: str) -> None:
         parse_quantity(text, unit)
 
 
+@pytest.mark.parametrize("text, unit, value", [
+    ("32 mib", "B", 32 * 2**20),
+    ("32 MIB", "B", 32 * 2**20),
+    ("512 mb", "B", 512e6),
+    ("1.5 tflop", "FLOP", 1.5e12),
+    ("7b", "params", 7e9),
+    ("268m", "", 268e6),
+    ("12 MS", "s", 12e-3),
+    ("430 tokens", "", 430),
+    ("1 token", "", 1),
+    ("128k tokens", "", 128e3),
+    ("2^25", "", 2**25),
+    ("2**25", "B", 2**25),
+    ("2 ^ -3", "", 0.125),
+    ("-2^2", "", -4),
+    ("3 × 2^30 B", "B", 3 * 2**30),
+    ("4 * 2**10 tokens", "", 4096),
+])
+def test_reads_lowercase_units_count_words_and_powers(text: str, unit: str, value: float) -> None:
+    assert parse_quantity(text, unit).value == value
+
+
+@pytest.mark.parametrize("text, unit, fragment", [
+    ("10^999", "", "not a finite number"),
+    ("1 x 10^999", "", "not a finite number"),
+    ("0^-1", "", "not a finite number"),
+    ("430 tokens", "B", "is a unit of a number"),
+])
+def test_powers_and_count_words_fail_cleanly(text: str, unit: str, fragment: str) -> None:
+    with pytest.raises(UnitError, match=fragment):
+        parse_quantity(text, unit)
+
+
 def test_says_what_it_understood() -> None:
+    assert parse_quantity("32 mib", "B").understood == "32 MiB (33,554,432 B)"
     assert parse_quantity("32 GiB", "B").understood == "32 GiB (34,359,738,368 B)"
     assert parse_quantity("268M", "params").understood.startswith("268M params")
 

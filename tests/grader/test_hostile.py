@@ -130,3 +130,39 @@ def test_each_grade_draws_a_fresh_seed_that_replays(tmp_path):
     first, second = seed(), seed()
     assert first != second
     assert seed("--seed", str(first)) == first
+
+
+ODD_RESULTS = {
+    "a tensor subclass that claims equality": (
+        "class Liar(torch.Tensor):\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "    @classmethod\n    def __torch_function__(cls, func, types, args=(), kwargs=None):\n"
+        "        return True\n"
+        "out = torch.zeros(*q.shape[:-1], v.shape[-1]).as_subclass(Liar)\n", "could not send the result back"),
+    "complex values": ("out = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=torch.complex64)\n", "complex64"),
+    "a meta tensor": ("out = torch.empty(*q.shape[:-1], v.shape[-1], device='meta')\n", "meta tensor"),
+    "a sparse tensor": ("out = torch.zeros(*q.shape[:-1], v.shape[-1]).to_sparse()\n", "layout"),
+}
+
+
+@pytest.mark.parametrize("result", sorted(ODD_RESULTS))
+def test_odd_results_fail_with_a_reason(result, tmp_path, grade_file):
+    body, words = ODD_RESULTS[result]
+    source = "import torch\n\ndef scaled_dot_product_attention(q, k, v, mask=None):\n" + "".join(
+        f"    {line}\n" for line in body.splitlines()) + "    return out, torch.zeros(*q.shape[:-1], k.shape[-2])\n"
+    report = grade_file(_write(tmp_path, "attention.py", source), only=("values",))
+    check = report.checks[-1]
+    assert check.status == "fail" and words in check.message, check.message
+
+
+def test_threads_left_running_end_with_the_grade(tmp_path):
+    source = ("import math, threading, torch\n\ndef spin():\n    while True:\n        pass\n\n"
+              "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+              "    threading.Thread(target=spin, daemon=False).start()\n"
+              "    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+              "    if mask is not None:\n        s = s.masked_fill(~mask, float('-inf'))\n"
+              "    w = torch.softmax(s, dim=-1)\n    return w @ v, w\n")
+    path = _write(tmp_path, "attention.py", source)
+    report = grade(path, GradeOptions(only=("values", "mask-causal")))
+    assert report.passed
+    assert not _workers_of(path)

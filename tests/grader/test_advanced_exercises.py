@@ -95,3 +95,13 @@ def test_numpy_track_keeps_torch_kernels_off_limits(tmp_path, grade_file) -> Non
     report = grade_file(path, only=("values",))
     values = next(c for c in report.checks if c.id == "values")
     assert values.status == "fail" and "scaled_dot_product_attention" in values.message, values.message
+
+
+def test_numpy_track_sees_arrays_changed_in_place(tmp_path, grade_file) -> None:
+    path = tmp_path / "softmax_in_place.py"
+    path.write_text("# quizprep: exercise=softmax-numpy\nimport numpy as np\n\n"
+                    "def stable_softmax(x, dim=-1):\n    x -= x.max(axis=dim, keepdims=True)\n"
+                    "    np.exp(x, out=x)\n    x /= x.sum(axis=dim, keepdims=True)\n    return x.copy()\n")
+    report = grade_file(path, only=("no-mutation",))
+    check = next(c for c in report.checks if c.id == "no-mutation")
+    assert check.status == "fail" and "modified in place" in check.message, check.message

@@ -16,14 +16,26 @@ COMMAND_MODULES = (
     "quizprep.grader.command",
     "quizprep.budget_command",
     "quizprep.study.command",
+    "quizprep.export",
 )
+# Options that belong to `quizprep` itself; any other leading option is a quiz option.
+TOP_LEVEL_OPTIONS = ("-h", "--help", "--version")
+EXAMPLES = """examples:
+  quizprep                              open the quiz app
+  quizprep --db x.db --topic memory     quiz options work without the word quiz
+  quizprep quiz --question ID           one question, e.g. the one a grader report names
+  quizprep grade my-exercises/mha.py    grade an exercise and name its bugs
+  quizprep budget --model llama-3-8b --seq 128k
+  quizprep export --anki deck.apkg      the banks as an Anki deck (--json FILE for other tools)
+
+Run `quizprep COMMAND --help` for a command's options."""
 
 
 def build_parser(command_modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="quizprep",
         description="Interview prep for attention: a terminal quiz app and an exercise grader.",
-        epilog="Run without a command to open the quiz app.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"quizprep {__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
@@ -33,7 +45,9 @@ def build_parser(command_modules: tuple[str, ...] = COMMAND_MODULES) -> argparse
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv) or ["quiz"]
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0].startswith("-") and argv[0] not in TOP_LEVEL_OPTIONS):
+        argv.insert(0, "quiz")
     # Opening the quiz app is the daily start and is timed (benchmarks/quiz_startup.py): it
     # skips importing the other commands' modules.
     parser = build_parser((QUIZ_COMMAND,) if argv[0] == "quiz" else COMMAND_MODULES)

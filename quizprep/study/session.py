@@ -421,6 +421,16 @@ def mock(store: Store, questions: Sequence[Question], topics: Sequence[str] = ()
                    time_limit=timedelta(minutes=minutes), topics=tuple(topics))
 
 
+def single(store: Store, questions: Sequence[Question], question_id: str, *, now: Clock = utc_now,
+           rng: random.Random | None = None) -> Session:
+    """One question by id, asked once: what the grader's "Learn it: quiz question X" opens."""
+    by_id = {q.id: q for q in questions}
+    if question_id not in by_id:
+        raise ValueError(f"no question has id {question_id!r}")
+    return Session(store, "practice", by_id, [question_id], now, rng or random.Random(),
+                   topics=(by_id[question_id].topic,))
+
+
 def due_questions(store: Store, questions: Iterable[Question], at: datetime) -> list[Question]:
     cards = store.cards()
     due = [q for q in questions if q.id in cards and cards[q.id].due <= at]

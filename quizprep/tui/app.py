@@ -44,7 +44,8 @@ def readable_path(file: str) -> str:
 
 class QuizApp(App[None]):
     """`quizprep quiz`. `now`, `tz` and `seed` are injectable so tests and snapshots see fixed
-    times and draws."""
+    times and draws. `question` opens a session of that one question; `loaded` is the banks when
+    the command line has already read them (to check --topic and --question)."""
 
     CSS_PATH = Path(__file__).with_name("quizprep.tcss")
     TITLE = "quizprep"
@@ -57,18 +58,21 @@ class QuizApp(App[None]):
     ]
 
     def __init__(self, *, banks: Sequence[str | Path] | None = None, topics: Sequence[str] = (),
-                 db: str | Path | None = None, mode: str | None = None, now: Clock = utc_now,
-                 tz: tzinfo | None = None, seed: int | None = None) -> None:
+                 db: str | Path | None = None, mode: str | None = None, question: str | None = None,
+                 loaded: LoadResult | None = None, now: Clock = utc_now, tz: tzinfo | None = None,
+                 seed: int | None = None) -> None:
         super().__init__()
         self.bank_paths = banks
         self.topics = tuple(topics)
         self.db_path = db
         self.start_mode = mode
+        self.start_question = question
         self.now = now
         self.tz = tz
         self.rng = random.Random(seed)
         self.store: Store | None = None
-        self.loaded = LoadResult()
+        self.loaded = loaded or LoadResult()
+        self.preloaded = loaded is not None
         self.questions: list[Question] = []
 
     def on_load(self) -> None:
@@ -76,7 +80,8 @@ class QuizApp(App[None]):
         # composed and swapped in), and a database that cannot open stops the app before the
         # terminal is taken over.
         self.theme = DARK
-        self.loaded = load_banks(self.bank_paths, cache_dir=default_cache_dir())
+        if not self.preloaded:
+            self.loaded = load_banks(self.bank_paths, cache_dir=default_cache_dir())
         self.questions = [q for q in self.loaded.questions if not self.topics or q.topic in self.topics]
         try:
             self.store = Store.open(self.db_path, busy_timeout_s=BUSY_TIMEOUT_S, check_rows=False)
@@ -144,11 +149,14 @@ class QuizApp(App[None]):
 
     @work(exclusive=True, group="session")
     async def resume_and_start(self) -> None:
-        """Offer free responses left unassessed last time, then start the --mode session if any."""
+        """Offer free responses left unassessed last time, then start the --question or --mode
+        session if any."""
         assert self.store is not None
         if self.store.unassessed():  # checked here first: the session module is not needed at start
             await self._assess_left_over()
-        if self.start_mode:
+        if self.start_question:
+            await self._start("practice", self.topics, self.start_question)
+        elif self.start_mode:
             await self._start(self.start_mode, self.topics)
 
     async def _assess_left_over(self) -> None:
@@ -177,14 +185,17 @@ class QuizApp(App[None]):
     async def start_session(self, mode: str, topics: Sequence[str]) -> None:
         await self._start(mode, topics)
 
-    async def _start(self, mode: str, topics: Sequence[str]) -> None:
+    async def _start(self, mode: str, topics: Sequence[str], question: str | None = None) -> None:
         from quizprep.study import session as sessions
 
         assert self.store is not None
         build = {"practice": sessions.practice, "review": sessions.review, "mock": sessions.mock}[mode]
         for attempt in range(1, BUSY_RETRIES + 1):
             try:
-                session = build(self.store, self.questions, topics or self.topics, now=self.now, rng=self.rng)
+                if question is None:
+                    session = build(self.store, self.questions, topics or self.topics, now=self.now, rng=self.rng)
+                else:
+                    session = sessions.single(self.store, self.questions, question, now=self.now, rng=self.rng)
                 break
             except StoreBusy as error:
                 if attempt == BUSY_RETRIES:

@@ -1,18 +1,32 @@
-"""`quizprep quiz` (also what `quizprep` with no command runs): open the Textual quiz app."""
+"""`quizprep quiz` (also what `quizprep` with no command, or with only quiz options, runs): open
+the Textual quiz app."""
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
+
+if TYPE_CHECKING:
+    from quizprep.bank.loader import LoadResult
 
 MODES = ("practice", "review", "mock")
+EXAMPLES = """examples:
+  quizprep                                  open the app on the home screen
+  quizprep --topic memory --mode practice   drill one topic right away
+  quizprep --mode review                    what is due today
+  quizprep --question gqa-mqa-definition    the one question a grader report names
+  quizprep --db ~/interview.sqlite3         keep progress in this file
+  quizprep --bank my-questions/             your own banks instead of the shipped ones"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "quiz", help="open the quiz app (the default command)",
         description="Practise, review what is due, or sit a timed mock interview, in the terminal. "
-                    "Progress is saved after every answer.",
+                    "Progress is saved after every answer. These options also work without "
+                    "the word quiz: `quizprep --topic memory`.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--topic", action="append", default=[], metavar="T",
                         help="only this topic (repeatable)")
@@ -20,7 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="a bank file or folder instead of the shipped banks (repeatable)")
     parser.add_argument("--db", type=Path, metavar="PATH",
                         help="progress database (default: $QUIZPREP_DB, else your user data folder)")
-    parser.add_argument("--mode", choices=MODES, help="start this kind of session right away")
+    start = parser.add_mutually_exclusive_group()
+    start.add_argument("--mode", choices=MODES, help="start this kind of session right away")
+    start.add_argument("--question", metavar="ID", help="ask this one question right away")
     parser.set_defaults(handler=run)
 
 
@@ -31,6 +47,39 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"quizprep quiz: no such bank file or folder: {', '.join(missing)}", file=sys.stderr)
         return 2
-    app = QuizApp(banks=args.bank or None, topics=args.topic, db=args.db, mode=args.mode)
+    loaded = None
+    if args.topic or args.question:
+        # Read here so that a wrong name fails before the app takes over the terminal; the app
+        # is handed the banks and does not read them again.
+        from quizprep.bank.loader import default_cache_dir, load_banks
+
+        loaded = load_banks(args.bank or None, cache_dir=default_cache_dir())
+        problem = selection_problem(loaded, args.topic, args.question)
+        if problem:
+            print(f"quizprep quiz: {problem}", file=sys.stderr)
+            return 2
+    app = QuizApp(banks=args.bank or None, topics=args.topic, db=args.db, mode=args.mode,
+                  question=args.question, loaded=loaded)
     app.run()
     return app.return_code or 0
+
+
+def selection_problem(loaded: LoadResult, topics: Sequence[str], question_id: str | None) -> str | None:
+    """Why --topic or --question names nothing in the banks, or None when both are fine."""
+    known = sorted({question.topic for question in loaded.questions})
+    unknown = [topic for topic in topics if topic not in known]
+    if unknown:
+        return f"no questions in topic(s) {', '.join(unknown)}; the topics are: {', '.join(known)}"
+    if question_id is None:
+        return None
+    by_id = {question.id: question for question in loaded.questions}
+    if question_id not in by_id:
+        import difflib
+
+        close = difflib.get_close_matches(question_id, by_id, n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        return f"no question has id {question_id!r}{hint}"
+    topic = by_id[question_id].topic
+    if topics and topic not in topics:
+        return f"question {question_id} is in topic {topic}, which --topic leaves out"
+    return None

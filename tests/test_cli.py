@@ -1,0 +1,106 @@
+"""The `quizprep` command line: quiz options without `quiz`, help with examples, and --topic and
+--question checked against the banks before the app opens."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from quizprep import cli
+
+DATA = Path(__file__).parent / "tui" / "data"  # topics alpha and beta
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """What the quiz app would have been opened with, instead of opening it."""
+    calls: list[dict] = []
+
+    class FakeApp:
+        return_code = 0
+
+        def __init__(self, **options: object) -> None:
+            calls.append(options)
+
+        def run(self) -> None:
+            pass
+
+    monkeypatch.setattr("quizprep.tui.app.QuizApp", FakeApp)
+    return calls
+
+
+@pytest.mark.parametrize("argv", [
+    ["--db", "x.db"],
+    ["--topic", "memory", "--db", "x.db"],
+    ["quiz", "--db", "x.db", "--topic", "memory"],
+])
+def test_quiz_options_work_without_the_word_quiz(opened: list[dict], argv: list[str]) -> None:
+    assert cli.main(argv) == 0
+    [options] = opened
+    assert str(options["db"]) == "x.db"
+    assert list(options["topics"]) == (["memory"] if "memory" in argv else [])
+
+
+def test_no_arguments_open_the_app(opened: list[dict]) -> None:
+    assert cli.main([]) == 0
+    assert opened[0]["question"] is None and opened[0]["mode"] is None
+
+
+def test_help_shows_examples(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0
+    assert "examples:\n  quizprep " in out and "quizprep --db x.db --topic memory" in out
+    assert "quizprep export --anki deck.apkg" in out
+    with pytest.raises(SystemExit):
+        cli.main(["quiz", "--help"])
+    assert "quizprep --question gqa-mqa-definition" in capsys.readouterr().out
+
+
+def test_version_is_still_quizprep_s_own(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.startswith("quizprep ")
+
+
+def test_unknown_topic_fails_listing_the_topics(opened: list[dict], capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["quiz", "--topic", "attention"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("quizprep quiz: no questions in topic(s) attention; the topics are: complexity, flash,")
+    assert " memory," in err and opened == []
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--topic", "gamma"], "no questions in topic(s) gamma; the topics are: alpha, beta\n"),
+    (["--question", "alpha-fre"], "no question has id 'alpha-fre'; did you mean alpha-free, alpha-choice, alpha-numeric?\n"),
+    (["--question", "zzz"], "no question has id 'zzz'\n"),
+    (["--question", "alpha-free", "--topic", "beta"], "question alpha-free is in topic alpha, which --topic leaves out\n"),
+])
+def test_selection_is_checked_against_the_given_banks(opened: list[dict], capsys: pytest.CaptureFixture[str],
+                                                      argv: list[str], message: str) -> None:
+    assert cli.main(["--bank", str(DATA), *argv]) == 2
+    assert capsys.readouterr().err == f"quizprep quiz: {message}"
+    assert opened == []
+
+
+def test_question_opens_the_app_with_the_banks_already_read(opened: list[dict]) -> None:
+    assert cli.main(["--bank", str(DATA), "--question", "alpha-free"]) == 0
+    [options] = opened
+    assert options["question"] == "alpha-free"
+    assert "alpha-free" in {q.id for q in options["loaded"].questions}  # not read a second time
+
+
+def test_question_and_mode_exclude_each_other(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["--question", "x", "--mode", "review"])
+    assert exit_.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_every_command_still_registers() -> None:
+    names = set()
+    for action in cli.build_parser()._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            names = set(action.choices)
+    assert {"quiz", "check", "grade", "budget", "stats", "export"} <= names

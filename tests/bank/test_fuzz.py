@@ -75,6 +75,11 @@ VALID_NUMERIC = {
     "derived": {"z": "x * y"}, "answer": "z / 2 + 1", "unit": "B", "tolerance": 0.01,
     "wrong_answers": [{"formula": "answer * 2", "message": "doubled"}],
 }
+COMMON = {key: VALID_NUMERIC[key] for key in ("difficulty", "tags", "explanation", "references")}
+VALID_CHOICE = {**COMMON, "id": "q-choice", "kind": "choice", "prompt": "Pick one.",
+                "choices": [{"text": "right", "correct": True, "why": "w"}, {"text": "wrong", "why": "w"}]}
+VALID_FREE = {**COMMON, "id": "q-free", "kind": "free", "prompt": "Explain.", "model_answer": "m",
+              "rubric": [{"criterion": c, "weight": 1} for c in "abc"]}
 FIELDS = [*VALID_NUMERIC, "choices", "rubric", "model_answer", "chain", "display_unit"]
 
 
@@ -82,7 +87,7 @@ FIELDS = [*VALID_NUMERIC, "choices", "rubric", "model_answer", "chain", "display
 def banks(draw_: st.DrawFn) -> dict:
     questions = []
     for _ in range(draw_(st.integers(1, 3))):
-        question = dict(VALID_NUMERIC)
+        question = dict(draw_(st.sampled_from([VALID_NUMERIC, VALID_CHOICE, VALID_FREE])))
         for field in draw_(st.lists(st.sampled_from(FIELDS), max_size=4)):
             if draw_(st.booleans()):
                 question[field] = draw_(FIELD_VALUES)

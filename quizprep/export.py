@@ -64,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_banks(args.bank or None)
     questions = [q for q in loaded.questions if not args.topic or q.topic in args.topic]
     if not questions:
-        args.export_parser.error("no questions to export" + (f" in topic(s) {', '.join(args.topic)}" if args.topic else ""))
+        topics = ", ".join(sorted({q.topic for q in loaded.questions})) or "none"
+        args.export_parser.error(f"no questions to export in topic(s) {', '.join(args.topic)}; the topics are: {topics}"
+                                 if args.topic else "no questions to export")
     if loaded.errors:
         print(f"quizprep export: {len(loaded.errors)} problem(s) in the banks; the questions they affect "
               "are left out (`quizprep check` lists them)", file=sys.stderr)

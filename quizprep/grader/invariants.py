@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import Tensor
 
-from quizprep.grader.compare import close_elements, precision_explaining
+from quizprep.grader.compare import close_elements, index_ranges, precision_explaining
 from quizprep.grader.lessons import lesson
 
 if TYPE_CHECKING:
@@ -66,8 +66,10 @@ def _precision(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
     inputs = _name(case.variant.get("dtype", torch.float32))
     return _diagnosis(
         "low-precision", f"your result carries {coarsest}-sized errors on {inputs} inputs: something runs in "
-        f"{coarsest}", f"Find the cast to {coarsest} (.half(), .bfloat16(), autocast, a dtype= argument) and "
-        "compute in the input's dtype, or in float32 for half inputs.", lesson("numerics-fp32-softmax"))
+        f"{coarsest}, or a small slip leaves out a little of the sum",
+        f"Look for a cast to {coarsest} (.half(), .bfloat16(), autocast, a dtype= argument) and compute in the "
+        "input's dtype, or in float32 for half inputs. With no such cast, look for a key, block or term left "
+        "out: its effect is as small as rounding.", lesson("numerics-fp32-softmax"))
 
 
 def _name(dtype: torch.dtype) -> str:
@@ -163,7 +165,8 @@ def _partial(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
             hit = bad.any(dim=[d for d in range(bad.dim()) if d != axis])
             wrong = [int(i) for i in torch.nonzero(hit).reshape(-1)]
             if 0 < len(wrong) < hit.numel():
-                return _diagnosis(diagnosis_id, f"only {axis_name}s {', '.join(map(str, wrong))} of "
+                plural = "queries" if axis_name == "query" else f"{axis_name}s"
+                return _diagnosis(diagnosis_id, f"only {plural} {index_ranges(wrong)} of "
                                   f"0–{hit.numel() - 1} differ: the others are right", hint,
                                   lesson("multihead-split-transpose" if axis_name == "head"
                                          else "masking-before-softmax"))

@@ -10,8 +10,9 @@ other state than a clean one:
   closes it);
 * the worker runs more threads or has child processes it did not have before any learner code
   ran (a thread left behind could act on the next file);
-* the worker's CPU-time limit (RLIMIT_CPU, counted over its whole life) could run out during
-  the next submission's time allowance, which would fail an innocent file.
+* the CPU time its limit (RLIMIT_CPU) leaves is less than one submission's allowance, which
+  could fail an innocent file (the worker renews the limit when it loads a file; this guards
+  a worker where that did not happen).
 
 What a reused worker cannot rule out is a submission that quietly changes the process's global
 state (``torch.set_default_dtype``, a monkeypatched torch function): with ``fresh=True`` every

@@ -173,7 +173,7 @@ def children(pid: int) -> list[int]:
     return found
 
 
-@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+@pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL])
 def test_a_stopped_cohort_leaves_no_worker(tmp_path, signal_number):
     write_class(tmp_path / "class", [("loop", HOSTILE["loop"]), ("loop-too", HOSTILE["loop"])])
     grader = subprocess.Popen([sys.executable, "-c", GRADE_FOLDER, str(tmp_path / "class")],
@@ -186,6 +186,9 @@ def test_a_stopped_cohort_leaves_no_worker(tmp_path, signal_number):
     time.sleep(1.5)  # into the learner's loops
     grader.send_signal(signal_number)
     assert grader.wait(timeout=20) != 0
+    deadline = time.monotonic() + 5  # after SIGKILL the kernel signals the workers (PR_SET_PDEATHSIG)
+    while any(group_alive(pgid) for pgid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
     for pgid in workers:
         assert not group_alive(pgid), f"worker group {pgid} outlived the grader ({signal_number!r})"
 

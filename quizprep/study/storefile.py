@@ -18,8 +18,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NoReturn
 
-from quizprep.study.salvage import salvage
-
 APPLICATION_ID = 0x51505250  # "QPRP", written at offset 68 of the SQLite header
 SQLITE_MAGIC = b"SQLite format 3\x00"
 OUR_TABLES = frozenset({"sessions", "answers", "rubric_marks", "cards"})
@@ -109,6 +107,8 @@ def connect(path: Path, *, owned: bool, readonly: bool, busy_timeout_s: float,
         if readonly:
             raise StoreError(f"{path} {problem.reason}. Nothing was changed; the quiz app "
                              f"(`quizprep quiz`) moves it aside and starts a new database.") from None
+        from quizprep.study.salvage import salvage  # needed only once a file is found damaged
+
         moved = _move_aside(path, problem.tag)
         connection = _connect_checked(path, owned, readonly, busy_timeout_s)
         # A newer quizprep's file is whole, only not ours to read; a damaged one may still hold answers.

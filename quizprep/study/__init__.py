@@ -6,9 +6,12 @@ Nothing here imports Textual or torch, and importing this package is cheap: subm
 store — `quizprep.study.store`
     `Store.open(path=None) -> Store`   path: `--db` value or None (then `$QUIZPREP_DB`, else
         progress.sqlite3 in the platformdirs user data dir; see `resolve_db_path`). Creates and
-        migrates the database. A corrupt or newer-version file is moved aside, never overwritten:
-        show every line of `store.notices` to the learner (it says where the old file went).
-        Raises `StoreError` (message ready to show) when the database cannot be opened at all.
+        migrates the database. A damaged quizprep database or a newer-version one is moved aside,
+        never overwritten, and the answers that still read are copied into the new one; a file
+        that is not a quizprep database is refused and left as it is. Show every line of
+        `store.notices` to the learner (it says where an old file went and which rows were set
+        aside as damaged). Raises `StoreError` (message ready to show) when the database cannot
+        be opened at all or another program holds the write lock.
     `store.close()` (or `with Store.open(...) as store:`). Safe to use from worker threads.
     Read-only helpers the UI may want: `store.answers(question_id=, session_id=, since=)`,
     `store.card(question_id)`, `store.path`.

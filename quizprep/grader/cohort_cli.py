@@ -28,6 +28,7 @@ def cohort_command(args: argparse.Namespace, limits: Limits) -> int:
         print(f"quizprep grade: no .py files in {folder}", file=sys.stderr)
         return 2
     _end_on_termination_signals()
+    _one_torch_thread()
     options = GradeOptions(exercise=args.exercise, device=args.device, limits=limits)
     jobs = args.jobs or default_jobs()
     if args.json:
@@ -86,6 +87,15 @@ def table(rows: list[CohortRow], exercise: str) -> Table:
         grid.add_row(row.file, f"{row.score:.0%}", "[green]yes[/]" if row.passed else "[red]no[/]", failed,
                      ", ".join(row.diagnoses), f"{row.seconds:.1f}")
     return grid
+
+
+def _one_torch_thread() -> None:
+    """The grader's own torch work is small float64 references, run from one thread per job:
+    torch's intra-op threads would only compete with the jobs for the cores (measured on 2 cores,
+    40 mha files, one job: the grader's CPU time fell from 8.8–10.9 s to 3.6–4.5 s)."""
+    import torch
+
+    torch.set_num_threads(1)
 
 
 def _end_on_termination_signals() -> None:

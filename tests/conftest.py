@@ -25,5 +25,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(autouse=True)
 def _private_bank_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Tests never write validated-bank caches into the user's own cache folder."""
+    """Tests never write validated-bank caches, nor grades, into the user's own folders."""
     monkeypatch.setenv("QUIZPREP_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "bank-cache"))
+    monkeypatch.setenv("QUIZPREP_DB", str(tmp_path_factory.getbasetemp() / "progress.sqlite3"))

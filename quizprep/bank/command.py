@@ -21,6 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--threshold", type=float, default=None, metavar="X",
                         help="with --similar: the share of distinct prompt words two questions must "
                              "have in common to be reported, in (0, 1] (default 0.6)")
+    parser.add_argument("--db", metavar="FILE",
+                        help="progress database whose question ids are checked against the banks (default: "
+                             "$QUIZPREP_DB or your data folder, when no PATH is given)")
     parser.set_defaults(handler=run)
 
 
@@ -40,6 +43,8 @@ def run(args: argparse.Namespace) -> int:
     threshold = DEFAULT_SIMILARITY if args.threshold is None else args.threshold
     similar = similar_prompts(result.questions, threshold) if args.similar else []
     summary = summarize(result)
+    if args.db or not args.paths:
+        warn_lost_ids(args.db, {q.id for q in result.questions})
     if args.json:
         if args.similar:
             summary["similar"] = [pair.to_json() for pair in similar]
@@ -53,3 +58,25 @@ def run(args: argparse.Namespace) -> int:
             status += f", {len(similar)} near-duplicate pair(s) at ≥ {threshold:.0%} shared prompt words"
         print(f"{summary['questions']} questions ({kinds or 'none'}) in {len(result.banks)} bank(s): {status}")
     return 1 if result.errors or similar else 0
+
+
+def warn_lost_ids(db: str | None, known: set[str]) -> None:
+    """Warn (on stderr) about question ids the learner's progress still references but no bank
+    has: their history is kept, keyed by id, but nothing asks them any more. No database, no
+    warning."""
+    from quizprep.study.store import Store, StoreError, resolve_db_path
+
+    path = resolve_db_path(db)
+    if not path.exists():
+        return
+    try:
+        with Store.open(path, readonly=True) as store:
+            referenced = set(store.cards()) | {a.question_id for a in store.answers()}
+    except StoreError as error:
+        print(f"warning: could not compare your progress with the banks: {error}", file=sys.stderr)
+        return
+    lost = sorted(referenced - known)
+    if lost:
+        print(f"warning: {path} holds history for {len(lost)} question id(s) that no bank has any more: "
+              f"{', '.join(lost)}. Their history is kept and counts again if the id comes back; a "
+              f"renamed question starts afresh.", file=sys.stderr)

@@ -32,6 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     grade.add_argument("--csv", type=Path, metavar="FILE", help="folder: also write one CSV row per submission")
     grade.add_argument("--fresh-workers", action="store_true",
                        help="folder: a new worker for every submission (slower; for code you do not trust)")
+    grade.add_argument("--db", metavar="FILE", help="progress database the grade is recorded in, as for "
+                                                    "`quizprep quiz` (default: $QUIZPREP_DB or your data folder)")
+    grade.add_argument("--no-record", action="store_true",
+                       help="do not record the grade (a named mistake makes its quiz question due for review)")
     grade.set_defaults(handler=grade_command)
 
     init = subparsers.add_parser("init", help="copy fresh exercise stubs into a directory")
@@ -120,6 +124,10 @@ def grade_command(args: argparse.Namespace) -> int:
         print(to_json(report))
     else:
         render(report, Console())
+    if not args.no_record:
+        from quizprep.grader.record import record
+
+        record(report, args.db)
     return 0 if report.passed else 1
 
 

@@ -7,6 +7,7 @@ reported and set aside (`find_damage`, `set_aside`) and the rest of the progress
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,7 +23,8 @@ ANSWER_COLUMNS = ("id, session_id, question_id, topic, kind, mode, answered_at, 
                   "seed, correct, score, rating, assessed_at")
 MARK_COLUMNS = "answer_id, item, criterion, weight, met"
 CARD_COLUMNS = "question_id, card, due, reviewed_at"
-DAMAGEABLE = ("answers", "rubric_marks", "cards")  # each has a damaged_<name> table (schema v2)
+GRADE_COLUMNS = "id, exercise, file, graded_at, score, passed, diagnoses, lessons"
+DAMAGEABLE = ("answers", "rubric_marks", "cards", "grades")  # each has a damaged_<name> table (v2, v3)
 
 
 class BadRow(ValueError):
@@ -80,6 +82,30 @@ class RubricMark:
 
 
 @dataclass(frozen=True)
+class NamedMistake:
+    """A diagnosis the grader named, with the quiz question that teaches it."""
+
+    id: str
+    title: str
+    quiz: str
+
+
+@dataclass(frozen=True)
+class Grade:
+    """One `quizprep grade` of a file. `lessons`: the questions it reviewed (lapses when it
+    failed, successes when it passed)."""
+
+    id: int
+    exercise: str
+    file: str
+    graded_at: datetime
+    score: float
+    passed: bool
+    diagnoses: tuple[NamedMistake, ...]
+    lessons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Damage:
     table: str
     rowid: int
@@ -127,6 +153,22 @@ def card_from_row(row: Sequence[object]) -> tuple[str, Card]:
     return question_id, card  # type: ignore[return-value]
 
 
+def grade_from_row(row: Sequence[object]) -> Grade:
+    id_, exercise, file, graded_at, score, passed, diagnoses, lessons = row
+    _expect(type(id_) is int and all(type(v) is str for v in (exercise, file, diagnoses, lessons)),
+            "a text field is not readable text")
+    _expect(_real(score) and 0 <= score <= 1 and passed in (0, 1), "score out of range")  # type: ignore[operator]
+    try:
+        mistakes = tuple(NamedMistake(**item) for item in json.loads(diagnoses))  # type: ignore[arg-type]
+        lesson_ids = tuple(json.loads(lessons))  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise BadRow("the grade's diagnoses do not parse") from None
+    _expect(all(type(v) is str for m in mistakes for v in (m.id, m.title, m.quiz))
+            and all(type(v) is str for v in lesson_ids), "the grade's diagnoses do not parse")
+    return Grade(id_, exercise, file, moment(graded_at), float(score), bool(passed),  # type: ignore[arg-type]
+                 mistakes, lesson_ids)
+
+
 def moment(text: object) -> datetime:
     """A stored time (ISO 8601, UTC offset included)."""
     try:
@@ -152,11 +194,12 @@ def decoded(rows: Iterable[Sequence[object]], decode: Callable[[Sequence[object]
 
 
 def find_damage(db: sqlite3.Connection) -> list[Damage]:
-    """Every answer, rubric mark and card row that does not decode (about 6 ms per 1,000 rows)."""
+    """Every answer, rubric mark, card and grade row that does not decode (about 6 ms per 1,000 rows)."""
     damage = []
     for table, columns, decode in (("answers", ANSWER_COLUMNS, answer_from_row),
                                    ("rubric_marks", MARK_COLUMNS, mark_from_row),
-                                   ("cards", CARD_COLUMNS, card_from_row)):
+                                   ("cards", CARD_COLUMNS, card_from_row),
+                                   ("grades", GRADE_COLUMNS, grade_from_row)):
         for rowid, *values in db.execute(f"SELECT rowid, {columns} FROM {table}"):
             try:
                 decode(values)
@@ -191,7 +234,7 @@ def _move(db: sqlite3.Connection, table: str, where: str, key: int, reason: str,
 def describe(damage: Sequence[Damage]) -> str:
     """E.g. "2 answers and 1 review schedule"."""
     names = {"answers": ("answer", "answers"), "rubric_marks": ("rubric mark", "rubric marks"),
-             "cards": ("review schedule", "review schedules")}
+             "cards": ("review schedule", "review schedules"), "grades": ("exercise grade", "exercise grades")}
     counts = [(sum(d.table == table for d in damage), names[table]) for table in DAMAGEABLE]
     parts = [f"{n} {plural if n > 1 else single}" for n, (single, plural) in counts if n]
     return " and ".join(parts)

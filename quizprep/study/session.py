@@ -150,6 +150,7 @@ class Session:
     time_limit: timedelta | None = None
     topics: tuple[str, ...] = ()
     requeue_wrong: bool = False
+    due_reasons: dict[str, str] = field(default_factory=dict)  # question id -> why it is due (review)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -392,10 +393,14 @@ def practice(store: Store, questions: Sequence[Question], topics: Sequence[str] 
 
 def review(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,
            limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None) -> Session:
-    """Questions whose FSRS card is due, oldest due first. Questions never answered are not due."""
+    """Questions whose FSRS card is due, oldest due first. Questions never answered are not due.
+    `due_reasons` says why, for those a graded exercise made due."""
+    from quizprep.study.grades import due_reasons
+
     order = [q.id for q in due_questions(store, _in_topics(questions, topics), now())][:limit]
+    reasons = {qid: why for qid, why in due_reasons(store).items() if qid in order}
     return Session(store, "review", {q.id: q for q in questions}, order, now, rng or random.Random(),
-                   topics=tuple(topics))
+                   topics=tuple(topics), due_reasons=reasons)
 
 
 def mock(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, Sequence
 
 from quizprep.study.rows import (
-    ANSWER_COLUMNS, CARD_COLUMNS, MARK_COLUMNS, Answer, BadRow, RubricMark, answer_from_row, card_from_row,
-    decoded, describe, find_damage, mark_from_row, moment, set_aside, text_factory,
+    ANSWER_COLUMNS, CARD_COLUMNS, GRADE_COLUMNS, MARK_COLUMNS, Answer, BadRow, Grade, RubricMark, answer_from_row,
+    card_from_row, decoded, describe, find_damage, grade_from_row, mark_from_row, moment, set_aside, text_factory,
 )
 from quizprep.study.storefile import StoreBusy, StoreError, connect, failure
 
@@ -221,6 +221,31 @@ class Store:
                        (score, int(correct), int(rating), to_text(assessed_at), answer_id))
             return self._review(db, row[0], rating, assessed_at)
 
+    def record_grade(self, *, exercise: str, file: str, graded_at: datetime, score: float, passed: bool,
+                     diagnoses: str, lessons: Sequence[str], rating: Rating) -> tuple[int, dict[str, Card]]:
+        """Commit one exercise grade and review each of `lessons` with `rating`, in one transaction.
+
+        `diagnoses` is the JSON of the named mistakes (`quizprep.study.grades` writes it). A lapse
+        (Again) leaves the question due at once, not after FSRS's first learning step: the code
+        just showed the point is not known. Returns the grade's id and the updated cards."""
+        import json
+
+        from fsrs import Rating
+
+        with self._write() as db:
+            cursor = db.execute(
+                f"INSERT INTO grades ({GRADE_COLUMNS}) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?)",
+                (exercise, file, to_text(graded_at), float(score), int(passed), diagnoses, json.dumps(list(lessons))),
+            )
+            cards = {}
+            for question_id in lessons:
+                card = self._review(db, question_id, rating, graded_at)
+                if rating == Rating.Again and card.due > graded_at:
+                    card.due = graded_at
+                    card = self._save_card(db, question_id, card, graded_at)
+                cards[question_id] = card
+            return int(cursor.lastrowid), cards
+
     def _review(self, db: sqlite3.Connection, question_id: str, rating: Rating, now: datetime) -> Card:
         from quizprep.study.scheduling import review
 
@@ -309,6 +334,10 @@ class Store:
         where, params = ("WHERE answer_id = ?", (answer_id,)) if answer_id is not None else ("", ())
         rows = self._read(f"SELECT {MARK_COLUMNS} FROM rubric_marks {where} ORDER BY answer_id, item", params)
         return decoded(rows, mark_from_row)
+
+    def grades(self) -> list[Grade]:
+        """Every recorded exercise grade, oldest first."""
+        return decoded(self._read(f"SELECT {GRADE_COLUMNS} FROM grades ORDER BY graded_at, id"), grade_from_row)
 
     def schema_version(self) -> int:
         return int(self._read("PRAGMA user_version")[0][0])

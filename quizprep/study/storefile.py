@@ -75,6 +75,21 @@ MIGRATIONS: list[tuple[str, ...]] = [
         "CREATE TABLE damaged_rubric_marks (answer_id, item, criterion, weight, met, reason TEXT, found_at TEXT)",
         "CREATE TABLE damaged_cards (question_id, card, due, reviewed_at, reason TEXT, found_at TEXT)",
     ),
+    (  # 3: `quizprep grade` results; diagnoses and lessons are JSON lists
+        """CREATE TABLE grades (
+            id INTEGER PRIMARY KEY,
+            exercise TEXT NOT NULL,
+            file TEXT NOT NULL,
+            graded_at TEXT NOT NULL,
+            score REAL NOT NULL,
+            passed INTEGER NOT NULL,
+            diagnoses TEXT NOT NULL,
+            lessons TEXT NOT NULL
+        )""",
+        "CREATE INDEX grades_by_time ON grades (graded_at)",
+        "CREATE TABLE damaged_grades (id, exercise, file, graded_at, score, passed, diagnoses, lessons, "
+        "reason TEXT, found_at TEXT)",
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13

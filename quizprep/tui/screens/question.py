@@ -52,6 +52,9 @@ class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
             if self.session.time_limit is not None:
                 yield RoundTimer(lambda: seconds_left(self.session), id="timer")
         with VerticalScroll(id="question-body"):
+            reason = self.session.due_reasons.get(self.showing.question.id)
+            if reason:
+                yield Static(f"Due because of {reason}", id="due-reason", classes="hint", markup=False)
             yield Markdown(self.showing.prompt, id="prompt")
             yield from self._answer_widget()
         yield Footer(compact=True)

@@ -1,0 +1,107 @@
+"""Exercise grades in the schedule: lapses make questions due with a reason, passes count as Good,
+the schema migrates from version 2 and a damaged grade row is set aside like any other."""
+from __future__ import annotations
+
+import sqlite3
+from datetime import timedelta
+
+from quizprep.study import session as sessions
+from quizprep.study import storefile
+from quizprep.study.grades import NamedMistake, due_reasons, exercise_statuses, record_grade
+from quizprep.study.scheduling import make_scheduler
+from quizprep.study.store import Store
+
+SPLIT = NamedMistake("split-no-transpose", "heads split with a reshape but no transpose", "alpha-one")
+
+
+def grade_mha(store, clock, *, passed=False, mistakes=(SPLIT,), lessons=()):
+    return record_grade(store, exercise="mha", file="/work/ex/mha.py", graded_at=clock(), score=1.0 if passed else 0.5,
+                        passed=passed, mistakes=mistakes, passed_lessons=lessons)
+
+
+def answer_right(store, questions, clock, question_id):
+    session = sessions.single(store, questions, question_id, now=clock)
+    showing = session.next()
+    return session.answer_choice(showing, showing.question.correct_indices)
+
+
+def test_a_named_mistake_makes_its_question_due_now_with_the_reason(store, questions, clock):
+    answer_right(store, questions, clock, "alpha-one")
+    clock.tick(60)
+    assert store.card("alpha-one").due > clock() + timedelta(minutes=5)
+    grade = grade_mha(store, clock)
+    assert grade.lessons == ("alpha-one",)
+    assert store.card("alpha-one").due == clock()
+    review = sessions.review(store, questions, now=clock)
+    assert review.queue == ["alpha-one"]
+    assert review.due_reasons == {
+        "alpha-one": f"your mha.py on {clock().date()}: heads split with a reshape but no transpose"}
+
+
+def test_answering_the_question_again_clears_the_reason(store, questions, clock):
+    grade_mha(store, clock)
+    clock.tick(60)
+    answer_right(store, questions, clock, "alpha-one")
+    assert due_reasons(store) == {}
+
+
+def test_a_pass_reviews_the_linked_questions_as_good(store, clock):
+    grade_mha(store, clock, passed=True, mistakes=(), lessons=["alpha-one", "beta-one", "alpha-one"])
+    cards = store.cards()
+    assert set(cards) == {"alpha-one", "beta-one"}
+    assert all(card.due > clock() for card in cards.values())
+    (stored,) = store.grades()
+    assert stored.passed and stored.lessons == ("alpha-one", "beta-one")
+    assert due_reasons(store) == {}
+
+
+def test_a_later_pass_closes_the_diagnosis(store, clock):
+    grade_mha(store, clock)
+    clock.tick(minutes=5)
+    grade_mha(store, clock, passed=True, mistakes=(), lessons=["alpha-one"])
+    assert due_reasons(store) == {}
+    (status,) = exercise_statuses(store)
+    assert status.passed and status.open_diagnoses == () and status.graded_at == clock()
+
+
+def test_exercise_status_lists_open_diagnoses_of_the_latest_grade(store, clock):
+    grade_mha(store, clock, mistakes=(SPLIT, NamedMistake("no-scale", "scores not scaled", "")))
+    (status,) = exercise_statuses(store)
+    assert (status.exercise, status.score, status.passed) == ("mha", 0.5, False)
+    assert status.open_diagnoses == ("heads split with a reshape but no transpose", "scores not scaled")
+    assert store.card("alpha-one") is not None and len(store.cards()) == 1  # no quiz id: no review
+
+
+def test_version_2_database_migrates_keeping_its_answers(db_path, questions, clock, monkeypatch):
+    monkeypatch.setattr(storefile, "MIGRATIONS", storefile.MIGRATIONS[:2])
+    monkeypatch.setattr(storefile, "SCHEMA_VERSION", 2)
+    with Store.open(db_path, check_rows=False) as old:  # this quizprep knows no grades table
+        answer_right(old, questions, clock, "beta-one")
+        assert old.schema_version() == 2
+    monkeypatch.undo()
+    with Store.open(db_path, scheduler=make_scheduler(fuzzing=False)) as store:
+        assert store.schema_version() == 3 and store.notices == ()
+        assert [a.question_id for a in store.answers()] == ["beta-one"]
+        grade_mha(store, clock)
+        assert [g.exercise for g in store.grades()] == ["mha"]
+
+
+def test_a_damaged_grade_row_is_set_aside_and_the_rest_reads(db_path, clock):
+    with Store.open(db_path) as store:
+        grade_mha(store, clock)
+        clock.tick(60)
+        grade_mha(store, clock, passed=True, mistakes=(), lessons=["beta-one"])
+    with sqlite3.connect(db_path) as raw:
+        raw.execute("UPDATE grades SET diagnoses = '[{\"id\": 1}' WHERE id = 1")
+    with Store.open(db_path) as store:
+        assert "1 exercise grade" in store.notices[0]
+        assert [g.passed for g in store.grades()] == [True]
+    with sqlite3.connect(db_path) as raw:
+        assert raw.execute("SELECT id, diagnoses FROM damaged_grades").fetchall() == [(1, '[{"id": 1}')]
+
+
+def test_a_lapse_on_a_never_seen_question_is_due_now(store, clock):
+    record_grade(store, exercise="mha", file="mha.py", graded_at=clock(), score=0.0, passed=False,
+                 mistakes=[SPLIT], passed_lessons=[])
+    card = store.card("alpha-one")
+    assert card.due == clock() and card.last_review == clock()

@@ -141,7 +141,23 @@ def stats_renderables(stats: Stats) -> list[RenderableType]:
         due.add_row(day.strftime("%a %Y-%m-%d"), str(count))
 
     parts: list[RenderableType] = [summary, topics]
+    if stats.exercises:
+        parts.append(exercises_table(stats))
     parts.append(missed if stats.missed_criteria else Text("No rubric criteria missed yet."))
     parts.append(history if most else Text("No answers yet."))
     parts.append(due)
     return parts
+
+
+def exercises_table(stats: Stats) -> RenderableType:
+    """The latest grade of each exercise (`quizprep grade`), with the mistakes it still had."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="Exercises", title_justify="left")
+    for column in ("Exercise", "Last graded", "Score", "Open diagnoses"):
+        table.add_column(column, justify="right" if column == "Score" else "left")
+    for e in stats.exercises:  # Text cells: a diagnosis such as "[h·d, (h+1)·d)" is not Rich markup
+        table.add_row(Text(e.exercise), e.graded_at.astimezone().strftime("%Y-%m-%d %H:%M"), f"{e.score:.0%}",
+                      Text("passed" if e.passed else "; ".join(e.open_diagnoses) or "failed (no named mistake)"))
+    return table

@@ -22,6 +22,7 @@ from quizprep.study.store import Answer, Store
 if TYPE_CHECKING:
     from quizprep.bank.loader import LoadResult
     from quizprep.bank.model import Question
+    from quizprep.study.grades import ExerciseStatus
 
 MASTERY_HORIZON = timedelta(days=7)
 HISTORY_DAYS = 30
@@ -71,12 +72,15 @@ class Stats:
     due_ahead: tuple[tuple[date, int], ...]
     total_answers: int
     accuracy: float | None
+    exercises: tuple[ExerciseStatus, ...] = ()  # the latest grade of each exercise graded
 
 
 def compute_stats(store: Store, questions: Sequence[Question], *, now: datetime | None = None,
                   tz: tzinfo | None = None, titles: Mapping[str, str] | None = None,
                   history_days: int = HISTORY_DAYS, ahead_days: int = AHEAD_DAYS) -> Stats:
     """Everything the stats screen shows. Days are local days in `tz` (default: the system's)."""
+    from quizprep.study.grades import exercise_statuses
+
     now = now or datetime.now(timezone.utc)
     answers = store.answers()
     today = _local_day(now, tz)
@@ -90,6 +94,7 @@ def compute_stats(store: Store, questions: Sequence[Question], *, now: datetime 
         due_ahead=tuple(due_ahead(store, questions, now, ahead_days, tz)),
         total_answers=len(answers),
         accuracy=_mean(a.score for a in assessed),  # type: ignore[misc]
+        exercises=tuple(exercise_statuses(store)),
     )
 
 

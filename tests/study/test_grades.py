@@ -105,3 +105,23 @@ def test_a_lapse_on_a_never_seen_question_is_due_now(store, clock):
                  mistakes=[SPLIT], passed_lessons=[])
     card = store.card("alpha-one")
     assert card.due == clock() and card.last_review == clock()
+
+
+def test_stats_show_each_exercise_beside_the_topics(store, questions, clock):
+    from rich.console import Console
+
+    from quizprep.study.command import stats_renderables
+    from quizprep.study.stats import compute_stats
+
+    interleaved = NamedMistake("split-interleaved", "head h takes features [h·d, (h+1)·d)", "alpha-one")
+    grade_mha(store, clock, mistakes=(interleaved,))
+    record_grade(store, exercise="softmax", file="softmax.py", graded_at=clock(), score=1.0, passed=True,
+                 mistakes=(), passed_lessons=["beta-one"])
+    stats = compute_stats(store, questions, now=clock())
+    assert [(e.exercise, e.passed) for e in stats.exercises] == [("mha", False), ("softmax", True)]
+    console = Console(record=True, width=150)
+    for part in stats_renderables(stats):
+        console.print(part)
+    text = console.export_text()
+    assert "Exercises" in text and "head h takes features [h·d, (h+1)·d)" in text
+    assert any("softmax" in line and "100%" in line and "passed" in line for line in text.splitlines())

@@ -27,6 +27,8 @@ async def test_a_graded_bug_is_due_in_review_with_its_reason(tmp_path, capsys):
     minute_later = datetime.now(timezone.utc) + timedelta(minutes=1)
     app = QuizApp(db=db, now=lambda: minute_later, tz=timezone.utc, seed=1)
     async with app.run_test(size=(100, 30)) as pilot:
+        exercises = str(app.screen.query_one("#home-exercises").render())
+        assert exercises.startswith("Exercises: mha ") and "✗ heads split with a reshape" in exercises
         await pilot.press("r")
         assert isinstance(app.screen, QuestionScreen)
         assert app.screen.showing.question.id == "multihead-split-transpose"

@@ -9,9 +9,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from quizprep.study.stats import TopicStats
+from quizprep.study.store import StoreError
 
 
 TOPIC_WIDTH = 30
+DIAGNOSIS_WIDTH = 48
 
 
 def shorten(text: str, width: int) -> str:
@@ -58,6 +60,7 @@ class HomeScreen(Screen[None]):
         yield Static("quizprep · attention interview prep", id="home-title")
         yield Static(id="home-summary")
         yield DataTable(id="topics", cursor_type="row", zebra_stripes=True)
+        yield Static(id="home-exercises", markup=False)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -83,6 +86,24 @@ class HomeScreen(Screen[None]):
         self.query_one("#home-summary", Static).update(
             f"{total} questions in {len(topics)} topics · {due} due for review"
         )
+        self._show_exercises()
+
+    def _show_exercises(self) -> None:
+        """One line with each graded exercise's latest result; hidden until something was graded.
+        Read from the app's store, as the app hands Home only the topics."""
+        from quizprep.study.grades import exercise_statuses
+
+        store = getattr(self.app, "store", None)
+        try:
+            statuses = exercise_statuses(store) if store is not None else []
+        except StoreError:  # the topics above still show; the app reports store problems itself
+            statuses = []
+        parts = [f"{e.exercise} {e.score:.0%} " + ("✓" if e.passed else
+                 "✗ " + "; ".join(shorten(d, DIAGNOSIS_WIDTH) for d in e.open_diagnoses)).rstrip()
+                 for e in statuses]
+        line = self.query_one("#home-exercises", Static)
+        line.update("Exercises: " + " · ".join(parts))
+        line.display = bool(parts)
 
     def action_practice_topic(self) -> None:
         if self.topics:

@@ -225,12 +225,9 @@ class Store:
                      diagnoses: str, lessons: Sequence[str], rating: Rating) -> tuple[int, dict[str, Card]]:
         """Commit one exercise grade and review each of `lessons` with `rating`, in one transaction.
 
-        `diagnoses` is the JSON of the named mistakes (`quizprep.study.grades` writes it). A lapse
-        (Again) leaves the question due at once, not after FSRS's first learning step: the code
-        just showed the point is not known. Returns the grade's id and the updated cards."""
+        `diagnoses` is the JSON of the named mistakes (`quizprep.study.grades` writes it). Returns
+        the grade's id and the updated cards."""
         import json
-
-        from fsrs import Rating
 
         with self._write() as db:
             cursor = db.execute(
@@ -239,11 +236,8 @@ class Store:
             )
             cards = {}
             for question_id in lessons:
-                card = self._review(db, question_id, rating, graded_at)
-                if rating == Rating.Again and card.due > graded_at:
-                    card.due = graded_at
-                    card = self._save_card(db, question_id, card, graded_at)
-                cards[question_id] = card
+                card = _due_now_after_lapse(self._review(db, question_id, rating, graded_at), rating, graded_at)
+                cards[question_id] = self._save_card(db, question_id, card, graded_at)
             return int(cursor.lastrowid), cards
 
     def _review(self, db: sqlite3.Connection, question_id: str, rating: Rating, now: datetime) -> Card:
@@ -258,22 +252,28 @@ class Store:
 
     def _rebuild_card(self, db: sqlite3.Connection, question_id: str, before: datetime | None = None,
                       ) -> Card | None:
-        """The question's card replayed from its rated answers (before `before`), saved; None
-        when it has none."""
+        """The question's card replayed from its rated answers and exercise grades (before
+        `before`), saved; None when it has none."""
         from fsrs import Rating
 
         from quizprep.study.scheduling import review
 
-        card = None
+        events = []
         rows = db.execute("SELECT rating, answered_at, assessed_at FROM answers WHERE question_id = ? "
                           "AND rating IS NOT NULL ORDER BY answered_at, id", (question_id,)).fetchall()
         for rating, answered_at, assessed_at in rows:
             try:
-                when = moment(assessed_at or answered_at)
-                if before is None or when < before:
-                    card = review(self.scheduler, card, question_id, Rating(rating), when)
+                events.append((moment(assessed_at or answered_at), Rating(rating), False))
             except (BadRow, ValueError):  # a garbled answer of its own, or a rating out of range
                 continue
+        grades = decoded(db.execute(f"SELECT {GRADE_COLUMNS} FROM grades").fetchall(), grade_from_row)
+        events += [(g.graded_at, Rating.Good if g.passed else Rating.Again, True)
+                   for g in grades if question_id in g.lessons]
+        card = None
+        for when, rating, graded in sorted(events, key=lambda event: event[0]):  # stable: answers keep their order
+            if before is None or when < before:
+                card = review(self.scheduler, card, question_id, rating, when)
+                card = _due_now_after_lapse(card, rating, when) if graded else card
         return None if card is None else self._save_card(db, question_id, card, card.last_review or card.due)
 
     @staticmethod
@@ -341,3 +341,13 @@ class Store:
 
     def schema_version(self) -> int:
         return int(self._read("PRAGMA user_version")[0][0])
+
+
+def _due_now_after_lapse(card: Card, rating: Rating, graded_at: datetime) -> Card:
+    """A lapse (Again) found in graded code leaves the question due at once, not after FSRS's
+    first learning step: the code just showed the point is not known."""
+    from fsrs import Rating
+
+    if rating == Rating.Again and card.due > graded_at:
+        card.due = graded_at
+    return card

@@ -125,3 +125,20 @@ def test_stats_show_each_exercise_beside_the_topics(store, questions, clock):
     text = console.export_text()
     assert "Exercises" in text and "head h takes features [h·d, (h+1)·d)" in text
     assert any("softmax" in line and "100%" in line and "passed" in line for line in text.splitlines())
+
+
+def test_a_garbled_card_is_rebuilt_with_its_grade_reviews(db_path, questions, clock):
+    with Store.open(db_path, scheduler=make_scheduler(fuzzing=False)) as store:
+        answer_right(store, questions, clock, "alpha-one")
+        clock.tick(minutes=30)
+        grade_mha(store, clock)
+        before = store.card("alpha-one").to_json()
+        clock.tick(minutes=1)
+        grade_mha(store, clock, passed=True, mistakes=(), lessons=["beta-one"])
+        passed_card = store.card("beta-one").to_json()
+    with sqlite3.connect(db_path) as raw:
+        raw.execute("UPDATE cards SET card = '{\"card_id\": 1}'")
+    with Store.open(db_path, scheduler=make_scheduler(fuzzing=False)) as store:
+        assert "alpha-one, beta-one was rebuilt" in store.notices[0]
+        assert store.card("alpha-one").to_json() == before  # the lapse replayed: still due at the grade
+        assert store.card("beta-one").to_json() == passed_card

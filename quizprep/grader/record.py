@@ -28,12 +28,17 @@ def record(report: GradeReport, db: str | Path | None = None,
                 for c in report.checks if c.status == "fail" and c.diagnosis_id and c.quiz]
     try:
         with Store.open(db) as store:
-            record_grade(store, exercise=report.exercise, file=str(Path(report.file).resolve()), graded_at=now(),
-                         score=report.score, passed=report.passed, mistakes=mistakes,
-                         passed_lessons=linked_lessons(report.exercise) if report.passed else [])
+            grade = record_grade(store, exercise=report.exercise, file=str(Path(report.file).resolve()),
+                                 graded_at=now(), score=report.score, passed=report.passed, mistakes=mistakes,
+                                 passed_lessons=linked_lessons(report.exercise) if report.passed else [])
+            path = store.path
     except (StoreError, OSError) as error:
         print(f"quizprep grade: the grade was not recorded in your progress: {error}", file=sys.stderr)
         return False
+    due = "" if grade.passed or not grade.lessons else (
+        f"; due for review now: {', '.join(grade.lessons)} (quizprep quiz --mode review"
+        f"{f' --db {db}' if db else ''})")
+    print(f"quizprep grade: recorded in {path}{due}", file=sys.stderr)
     return True
 
 

@@ -56,7 +56,10 @@ def test_grade_records_unless_told_not_to(tmp_path, capsys):
     db = tmp_path / "progress.db"
     assert run_cli("grade", str(source), "--db", str(db), "--no-record") == 1
     assert not db.exists()
+    assert "recorded" not in capsys.readouterr().err
     assert run_cli("grade", str(source), "--db", str(db)) == 1
+    assert capsys.readouterr().err == (f"quizprep grade: recorded in {db}; due for review now: softmax-max-shift "
+                                       f"(quizprep quiz --mode review --db {db})\n")
     with Store.open(db) as store:
         assert [g.file for g in store.grades()] == [str(source)]
         assert "softmax-max-shift" in store.cards()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from types import ModuleType
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
@@ -43,11 +44,15 @@ def record(report: GradeReport, db: str | Path | None = None,
 
 
 def linked_lessons(exercise: str) -> list[str]:
-    """The quiz questions an exercise's named mistakes link to, in the order its module names them."""
-    module = importlib.import_module(f"quizprep.grader.exercises.{exercise.replace('-', '_')}")
+    """The quiz questions an exercise's named mistakes link to, in the order its module names them.
+    A track graded as another exercise (attention-numpy as attention) links to that one's."""
+    package = "quizprep.grader.exercises."
+    module = importlib.import_module(f"{package}{exercise.replace('-', '_')}")
     found: list[str] = []
     for name, value in vars(module).items():
-        if name.startswith("QUIZ") and isinstance(value, str):
+        if isinstance(value, ModuleType) and value.__name__.startswith(package) and not name.startswith("_"):
+            found.extend(linked_lessons(value.__name__.removeprefix(package)))
+        elif name.startswith("QUIZ") and isinstance(value, str):
             found.append(value)
             continue
         candidates = getattr(value, "hypotheses", value)

@@ -76,3 +76,14 @@ def test_a_database_that_cannot_be_written_does_not_fail_the_grade(tmp_path, cap
     (line,) = captured.err.splitlines()
     assert line.startswith("quizprep grade: the grade was not recorded") and "not a quizprep progress database" in line
     assert notes.read_text() == "my notes\n"
+
+
+def test_every_exercise_links_to_questions_that_exist_in_the_shipped_banks():
+    from quizprep.bank import load_banks
+    from quizprep.grader.exercises import available
+
+    known = {q.id for q in load_banks().questions}
+    links = {exercise: linked_lessons(exercise) for exercise in available()}
+    assert all(links.values()), [name for name, ids in links.items() if not ids]
+    assert {qid for ids in links.values() for qid in ids} <= known
+    assert linked_lessons("attention-numpy") == linked_lessons("attention")  # graded as the torch exercise

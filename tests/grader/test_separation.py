@@ -1,5 +1,6 @@
 """The sizes each check draws separate the mistakes it tests: no two hypotheses predict the same
-outputs on every case of a check (d_head ≠ √d_model, n ≠ d_head ≠ m), so a failure gets one name."""
+outputs on every case of a check (d_head ≠ √d_model, n ≠ d_head ≠ m), so a failure gets one name.
+Every exercise whose checks diagnose with hypotheses is covered."""
 from __future__ import annotations
 
 import itertools
@@ -9,15 +10,16 @@ import torch
 from conftest import HERE, SOLUTIONS
 
 from quizprep.grader.context import CheckContext
-from quizprep.grader.exercises import attention, gqa, mha
+from quizprep.grader.exercises import attention, flash, gqa, kv_cache, mha, online_softmax, sliding_window
 from quizprep.grader.problem import Case, candidates, diagnose, differs_from_reference, matches
 
-MODULES = {"attention": (attention, attention.AttentionProblem), "mha": (mha, mha.MHAProblem),
-           "gqa": (gqa, gqa.GQAProblem)}
+MODULES = {module.SPEC.name.replace("-", "_"): module
+           for module in (attention, mha, gqa, flash, online_softmax, kv_cache, sliding_window)}
 
 
 def _cases_per_check(name: str, grade_file, monkeypatch) -> dict[str, list[Case]]:
-    module, problem_class = MODULES[name]
+    module = MODULES[name]
+    problem_class = type(module.PROBLEM)
     original = module.build
     recorded: list[Case] = []
 
@@ -57,10 +59,11 @@ def _applies(hypothesis, cases: list[Case]) -> bool:
 @pytest.mark.parametrize("name", sorted(MODULES))
 def test_every_check_separates_the_hypotheses_it_can_see(name, grade_file, monkeypatch):
     per_check = _cases_per_check(name, grade_file, monkeypatch)
-    hypotheses = MODULES[name][1].hypotheses
+    hypotheses = MODULES[name].PROBLEM.hypotheses
     confused = []
     for check_id, cases in per_check.items():
         seen = [h for h in hypotheses if _applies(h, cases)]
+        assert all(not _separated(h, h, cases) for h in seen)  # the criterion can fail: a mistake is itself
         confused += [(check_id, a.id, b.id) for a, b in itertools.combinations(seen, 2) if not _separated(a, b, cases)]
     assert not confused
 
@@ -73,7 +76,7 @@ def test_value_checks_see_every_scale_mistake(name, check_ids, grade_file, monke
     per_check = _cases_per_check(name, grade_file, monkeypatch)
     scale_ids = {"no-scale", "scale-dk", "scale-dv", "scale-d-model", "scale-seq-len"}
     for check_id in check_ids:
-        for hypothesis in (h for h in MODULES[name][1].hypotheses if h.id in scale_ids):
+        for hypothesis in (h for h in MODULES[name].PROBLEM.hypotheses if h.id in scale_ids):
             assert _applies(hypothesis, per_check[check_id]), (check_id, hypothesis.id)
 
 

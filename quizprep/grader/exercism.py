@@ -85,7 +85,7 @@ def _failure_text(check: CheckResult) -> str:
         if value:
             lines.append(f"{label}: {value}")
     if check.quiz:
-        lines.append(f"Learn it: quiz question {check.quiz}")
+        lines.append(f"Learn it: quizprep --question {check.quiz}")
     if check.traceback:
         lines.append("Your code:")
         lines += [f"  {frame}" for frame in check.traceback]

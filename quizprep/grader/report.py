@@ -88,7 +88,7 @@ def _details(check: Any, same_cause: list[str]) -> Panel:
         if value:
             parts.append(Text.assemble((f"{label}: ", "bold cyan"), value))
     if check.quiz:
-        parts.append(Text.assemble(("Learn it: ", "bold cyan"), f"quiz question {check.quiz}"))
+        parts.append(Text.assemble(("Learn it: ", "bold cyan"), f"quizprep --question {check.quiz}"))
     if check.traceback:
         parts.append(Text("Your code:", style="bold cyan"))
         parts += [Text(f"  {line}") for line in check.traceback]

@@ -37,6 +37,7 @@ def test_one_panel_lists_every_check_with_the_same_cause(grade_file):
     text = rendered(report)
     assert text.count("╭") == 1
     assert "Same cause: also fails " + ", ".join(failed[1:]) in " ".join(text.split())
+    assert "Learn it: quizprep --question multihead-split-transpose" in text  # one command away
 
 
 def test_leakage_from_a_bad_reshape_names_the_reshape(grade_file):

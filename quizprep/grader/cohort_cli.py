@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from rich.table import Table
 
 from quizprep.grader import exercism
 from quizprep.grader.cohort import CohortRow, default_jobs, grade_folder, submissions
-from quizprep.grader.grade import GradeOptions
+from quizprep.grader.grade import GradeOptions, exit_on_termination_signals
 from quizprep.grader.session import Limits
 
 CSV_COLUMNS = ("file", "score", "passed", "failed", "diagnoses", "seconds", "seed", "error")
@@ -27,7 +26,7 @@ def cohort_command(args: argparse.Namespace, limits: Limits) -> int:
     if not files:
         print(f"quizprep grade: no .py files in {folder}", file=sys.stderr)
         return 2
-    _end_on_termination_signals()
+    exit_on_termination_signals()
     _one_torch_thread()
     options = GradeOptions(exercise=args.exercise, device=args.device, limits=limits)
     jobs = args.jobs or default_jobs()
@@ -96,14 +95,3 @@ def _one_torch_thread() -> None:
     import torch
 
     torch.set_num_threads(1)
-
-
-def _end_on_termination_signals() -> None:
-    """SIGTERM and SIGHUP unwind through the cohort's `finally`, which kills every worker."""
-    for number in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(number) in (signal.SIG_DFL, None):
-            signal.signal(number, _exit_for_signal)
-
-
-def _exit_for_signal(number: int, frame: Any) -> None:
-    raise SystemExit(128 + number)

@@ -108,7 +108,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
         session = WorkerSession(path, forbidden=spec.forbidden, limits=limits)
     report = GradeReport(spec.name, spec.title, str(path), [], _environment(device, options))
     try:
-        _exit_on_termination_signals()
+        exit_on_termination_signals()
         ctx = CheckContext(session, seed=options.seed, device=device)
         load = _load_check(session, spec, path, owned)
         report.checks.append(load)
@@ -127,9 +127,10 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
     return report
 
 
-def _exit_on_termination_signals() -> None:
-    """SIGTERM and SIGHUP end the grader through its `finally` blocks, which kill the worker's
-    process group (SIGKILL needs no handler: the worker dies with its parent)."""
+def exit_on_termination_signals() -> None:
+    """SIGTERM and SIGHUP end the grader through its `finally` blocks, which kill the workers'
+    process groups (SIGKILL needs no handler: a worker dies with its parent). Only the main
+    thread may install handlers; elsewhere this does nothing."""
     if threading.current_thread() is not threading.main_thread():
         return
     for number in (signal.SIGTERM, signal.SIGHUP):

@@ -153,16 +153,25 @@ def _localise(bad: Tensor, names: list[str], actual: Tensor) -> list[str]:
     for axis, name in enumerate(names):
         if name not in {"head", "query", "row", "key", "kv head"} or bad.dim() == 0:
             continue
-        others = [d for d in range(bad.dim()) if d != axis]
-        hit = bad.any(dim=others) if others else bad
-        indices = [int(i) for i in torch.nonzero(hit).reshape(-1)]
+        indices = indices_along(bad, axis)
         if len(indices) < bad.shape[axis]:
-            details.append(f"only {name}s {index_ranges(indices)} of 0–{bad.shape[axis] - 1} differ")
+            details.append(f"only {plural(name)} {index_ranges(indices)} of 0–{bad.shape[axis] - 1} differ")
         elif bad.shape[axis] > 1:
             everywhere.append(name)
     if everywhere:
         details.append("differences in every " + " and every ".join(everywhere))
     return details
+
+
+def indices_along(bad: Tensor, axis: int) -> list[int]:
+    """The indices along `axis` where any element is marked."""
+    others = [d for d in range(bad.dim()) if d != axis]
+    hit = bad.any(dim=others) if others else bad
+    return [int(i) for i in torch.nonzero(hit).reshape(-1)]
+
+
+def plural(name: str) -> str:
+    return "queries" if name == "query" else f"{name}s"
 
 
 def index_ranges(indices: list[int]) -> str:

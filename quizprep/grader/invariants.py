@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import Tensor
 
-from quizprep.grader.compare import close_elements, index_ranges, precision_explaining
+from quizprep.grader.compare import close_elements, index_ranges, indices_along, plural, precision_explaining
 from quizprep.grader.lessons import lesson
 
 if TYPE_CHECKING:
@@ -161,13 +161,11 @@ def _partial(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
                                              "with them, or an off-by-one in a slice.")):
             if axis_name not in dims or bad.dim() != len(dims):
                 continue
-            axis = dims.index(axis_name)
-            hit = bad.any(dim=[d for d in range(bad.dim()) if d != axis])
-            wrong = [int(i) for i in torch.nonzero(hit).reshape(-1)]
-            if 0 < len(wrong) < hit.numel():
-                plural = "queries" if axis_name == "query" else f"{axis_name}s"
-                return _diagnosis(diagnosis_id, f"only {plural} {index_ranges(wrong)} of "
-                                  f"0–{hit.numel() - 1} differ: the others are right", hint,
+            size = bad.shape[dims.index(axis_name)]
+            wrong = indices_along(bad, dims.index(axis_name))
+            if 0 < len(wrong) < size:
+                return _diagnosis(diagnosis_id, f"only {plural(axis_name)} {index_ranges(wrong)} of "
+                                  f"0–{size - 1} differ: the others are right", hint,
                                   lesson("multihead-split-transpose" if axis_name == "head"
                                          else "masking-before-softmax"))
     return None

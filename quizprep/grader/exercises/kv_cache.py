@@ -105,7 +105,7 @@ def simulate(case: Case, *, prompt_causal: bool = True, offset: bool = True, use
              values: str = "cache_v", out_projection: bool = True) -> dict[str, Tensor]:
     """The generation loop in float64 with one mistake."""
     data, sizes = case.data, case.sizes
-    heads, kv_heads, group = sizes["heads"], sizes["kv_heads"], sizes["heads"] // sizes["kv_heads"]
+    heads, group = sizes["heads"], sizes["heads"] // sizes["kv_heads"]
     x, params = data["x"], data["params"]
     q_all = reference.split_heads(reference.linear(x, params, "W_q"), heads)
     cache = expected_cache(case)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import resource
 import signal
@@ -55,7 +56,9 @@ class _CapData(ctypes.Structure):
     _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
+    """Found once: find_library runs ldconfig, and each step of the set-up needs libc."""
     name = ctypes.util.find_library("c")
     return ctypes.CDLL(name, use_errno=True) if name else None
 

@@ -16,7 +16,7 @@ store — `quizprep.study.store`
     Read-only helpers the UI may want: `store.answers(question_id=, session_id=, since=)`,
     `store.card(question_id)`, `store.path`.
 
-sessions — `quizprep.study.session`
+sessions — `quizprep.study.session` (values in `.showing`, builders in `.builders`; import all from here)
     Build: `practice(store, questions, topics=(), limit=None, now=utc_now, rng=None)`,
            `review(store, questions, topics=(), limit=None, ...)`   (due cards, oldest first),
            `mock(store, questions, topics=(), count=8, minutes=20, ...)` (timed, follow-ups chained).

@@ -4,6 +4,10 @@ A session is a queue of questions. `next()` shows one (numeric questions get a f
 recorded seed), an `answer_*` call judges it and commits it to the store before returning the
 feedback. Free responses take two steps: `answer_free` commits the text, `assess` commits the
 rubric self-assessment. All time comes from the injectable `now` clock (aware UTC datetimes).
+
+The values it hands out (`Showing`, `Feedback`...) are defined in `quizprep.study.showing` and
+imported from here. The builders (`practice`, `review`, `mock`, `single`, `unassessed`...) live in
+`quizprep.study.builders` and are also reachable from here, as `session.practice(...)`.
 """
 from __future__ import annotations
 
@@ -11,130 +15,17 @@ import random
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import Iterable, Sequence
 
-from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion, Question, RubricItem
+from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion, Question
 from quizprep.study.clock import Clock, utc_now
-from quizprep.study.store import Answer, Store
-
-if TYPE_CHECKING:
-    from fsrs import Rating
-
-    from quizprep.bank.numeric import Draw, NumericVerdict
+from quizprep.study.showing import Feedback, InputError, PendingAssessment, SessionReport, Showing, TopicScore
+from quizprep.study.store import Store
 
 MODES = ("practice", "review", "mock")
 MOCK_QUESTIONS = 8
 MOCK_MINUTES = 20
 SEED_LIMIT = 2**31
-
-
-class InputError(ValueError):
-    """An answer that cannot be judged (e.g. not a number in the question's unit); nothing was
-    recorded, so the learner can correct it."""
-
-
-@dataclass(frozen=True)
-class Showing:
-    """One question as shown to the learner, with this showing's numbers for numeric questions."""
-
-    question: Question
-    number: int
-    shown_at: datetime
-    draw: Draw | None = None
-    follow_up_of: str | None = None
-
-    @property
-    def prompt(self) -> str:
-        return self._filled(self.question.prompt)
-
-    @property
-    def explanation(self) -> str:
-        return self._filled(self.question.explanation)
-
-    def _filled(self, text: str) -> str:
-        if self.draw is None:
-            return text
-        from quizprep.bank.numeric import fill_placeholders
-
-        return fill_placeholders(text, self.draw)
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """The judged, committed answer to a showing."""
-
-    showing: Showing
-    answer_id: int
-    response: str
-    correct: bool
-    score: float
-    rating: Rating
-    elapsed_s: float
-    slow: bool
-    next_due: datetime
-    picked: frozenset[int] = frozenset()
-    verdict: NumericVerdict | None = None
-    worked: tuple[str, ...] = ()
-    rubric_met: tuple[bool, ...] = ()
-
-    @property
-    def question(self) -> Question:
-        return self.showing.question
-
-    @property
-    def explanation(self) -> str:
-        return self.showing.explanation
-
-    @property
-    def missed(self) -> tuple[RubricItem, ...]:
-        rubric = self.question.rubric if isinstance(self.question, FreeQuestion) else ()
-        return tuple(item for item, met in zip(rubric, self.rubric_met) if not met)
-
-
-@dataclass(frozen=True)
-class PendingAssessment:
-    """A committed free response awaiting the learner's rubric self-assessment."""
-
-    showing: Showing
-    answer_id: int
-    response: str
-    elapsed_s: float
-
-    @property
-    def question(self) -> FreeQuestion:
-        assert isinstance(self.showing.question, FreeQuestion)
-        return self.showing.question
-
-
-@dataclass(frozen=True)
-class TopicScore:
-    topic: str
-    answered: int
-    score: float
-    possible: int
-
-    @property
-    def fraction(self) -> float:
-        return self.score / self.possible if self.possible else 0.0
-
-
-@dataclass(frozen=True)
-class SessionReport:
-    """The end of a session: per-topic scores and the rubric items missed (question id, criterion)."""
-
-    mode: str
-    started_at: datetime
-    ended_at: datetime
-    feedback: tuple[Feedback, ...]
-    unanswered: tuple[str, ...]
-    topics: tuple[TopicScore, ...]
-    missed: tuple[tuple[str, str], ...]
-    out_of_time: bool
-
-    @property
-    def score(self) -> float:
-        possible = sum(t.possible for t in self.topics)
-        return sum(t.score for t in self.topics) / possible if possible else 0.0
 
 
 @dataclass
@@ -333,6 +224,10 @@ class Session:
         )
 
 
+def _seconds(delta: timedelta) -> float:
+    return max(0.0, delta.total_seconds())
+
+
 def assess_answer(store: Store, pending: PendingAssessment, met: Sequence[bool], now: datetime) -> Feedback:
     """Commit a rubric self-assessment (also for answers left unassessed by an earlier run)."""
     from quizprep.study.scheduling import PASS_SCORE, rating_for_score
@@ -351,104 +246,14 @@ def assess_answer(store: Store, pending: PendingAssessment, met: Sequence[bool],
                     pending.elapsed_s, False, card.due, rubric_met=tuple(bool(ok) for ok in met))
 
 
-def unassessed(store: Store, questions: Iterable[Question]) -> list[PendingAssessment]:
-    """Free responses committed but never self-assessed, e.g. because the app was closed; pass one
-    to `assess_answer` to finish it. Answers to questions no longer in the banks are left out."""
-    by_id = {q.id: q for q in questions}
-    pending = []
-    for answer in store.unassessed():
-        question = by_id.get(answer.question_id)
-        if isinstance(question, FreeQuestion):
-            showing = Showing(question, 0, answer.answered_at - timedelta(seconds=answer.elapsed_s))
-            pending.append(PendingAssessment(showing, answer.id, answer.response, answer.elapsed_s))
-    return pending
+# The builders construct Sessions, so they import this module; reaching them through here is
+# resolved on first use instead of at import time, which would be circular.
+BUILDERS = frozenset({"practice", "review", "mock", "single", "due_questions", "unassessed", "reproduce_draw"})
 
 
-def reproduce_draw(question: NumericQuestion, answer: Answer) -> Draw:
-    """The exact numbers a numeric answer was given for, from its recorded seed."""
-    from quizprep.bank.numeric import draw
+def __getattr__(name: str) -> object:
+    if name in BUILDERS:
+        from quizprep.study import builders
 
-    if answer.seed is None:
-        raise ValueError(f"answer {answer.id} has no recorded seed")
-    return draw(question, answer.seed)
-
-
-# -- building sessions ---------------------------------------------------------------------
-
-def practice(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,
-             limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None) -> Session:
-    """Drill the given topics (all when empty): due questions first (oldest due first), then
-    questions never answered (easiest first), then the rest, soonest due first. A question
-    answered wrong comes back once at the end of the session."""
-    pool = _in_topics(questions, topics)
-    cards = store.cards()
-    moment = now()
-    due = sorted((q for q in pool if q.id in cards and cards[q.id].due <= moment), key=lambda q: cards[q.id].due)
-    new = sorted((q for q in pool if q.id not in cards), key=lambda q: q.difficulty)
-    later = sorted((q for q in pool if q.id in cards and cards[q.id].due > moment), key=lambda q: cards[q.id].due)
-    order = [q.id for q in due + new + later][:limit]
-    return Session(store, "practice", {q.id: q for q in questions}, order, now, rng or random.Random(),
-                   topics=tuple(topics), requeue_wrong=True)
-
-
-def review(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,
-           limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None) -> Session:
-    """Questions whose FSRS card is due, oldest due first. Questions never answered are not due.
-    `due_reasons` says why, for those a graded exercise made due."""
-    from quizprep.study.grades import due_reasons
-
-    order = [q.id for q in due_questions(store, _in_topics(questions, topics), now())][:limit]
-    reasons = {qid: why for qid, why in due_reasons(store).items() if qid in order}
-    return Session(store, "review", {q.id: q for q in questions}, order, now, rng or random.Random(),
-                   topics=tuple(topics), due_reasons=reasons)
-
-
-def mock(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,
-         count: int = MOCK_QUESTIONS, minutes: float = MOCK_MINUTES, now: Clock = utc_now,
-         rng: random.Random | None = None) -> Session:
-    """A timed interview round: `count` questions mixed across topics (taking turns) and kinds,
-    each followed by its chained follow-ups. Questions that are some other question's follow-up
-    only open a round when nothing else is left."""
-    rng = rng or random.Random()
-    pool = _in_topics(questions, topics)
-    followers = {qid for q in pool for qid in q.chain}
-    by_topic: OrderedDict[str, list[Question]] = OrderedDict()
-    for question in sorted(pool, key=lambda q: (q.id in followers, rng.random())):
-        by_topic.setdefault(question.topic, []).append(question)
-    order: list[str] = []
-    topic_names = list(by_topic)
-    rng.shuffle(topic_names)
-    while len(order) < count and any(by_topic.values()):
-        for topic in topic_names:
-            if by_topic[topic] and len(order) < count:
-                order.append(by_topic[topic].pop(0).id)
-    return Session(store, "mock", {q.id: q for q in questions}, order, now, rng,
-                   time_limit=timedelta(minutes=minutes), topics=tuple(topics))
-
-
-def single(store: Store, questions: Sequence[Question], question_id: str, *, now: Clock = utc_now,
-           rng: random.Random | None = None) -> Session:
-    """One question by id, asked once: what the grader's "Learn it: quiz question X" opens."""
-    by_id = {q.id: q for q in questions}
-    if question_id not in by_id:
-        raise ValueError(f"no question has id {question_id!r}")
-    return Session(store, "practice", by_id, [question_id], now, rng or random.Random(),
-                   topics=(by_id[question_id].topic,))
-
-
-def due_questions(store: Store, questions: Iterable[Question], at: datetime) -> list[Question]:
-    cards = store.cards()
-    due = [q for q in questions if q.id in cards and cards[q.id].due <= at]
-    return sorted(due, key=lambda q: cards[q.id].due)
-
-
-def _in_topics(questions: Iterable[Question], topics: Sequence[str]) -> list[Question]:
-    wanted = set(topics)
-    pool = [q for q in questions if not wanted or q.topic in wanted]
-    if wanted and not pool:
-        raise ValueError(f"no questions in topic(s): {', '.join(sorted(wanted))}")
-    return pool
-
-
-def _seconds(delta: timedelta) -> float:
-    return max(0.0, delta.total_seconds())
+        return getattr(builders, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,123 @@
+"""What a study session shows and gives back: a showing of a question, the feedback on an
+answer, a free response awaiting its rubric, and the end-of-session report. Plain values."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from quizprep.bank.model import FreeQuestion, Question, RubricItem
+
+if TYPE_CHECKING:
+    from fsrs import Rating
+
+    from quizprep.bank.numeric import Draw, NumericVerdict
+
+
+class InputError(ValueError):
+    """An answer that cannot be judged (e.g. not a number in the question's unit); nothing was
+    recorded, so the learner can correct it."""
+
+
+@dataclass(frozen=True)
+class Showing:
+    """One question as shown to the learner, with this showing's numbers for numeric questions."""
+
+    question: Question
+    number: int
+    shown_at: datetime
+    draw: Draw | None = None
+    follow_up_of: str | None = None
+
+    @property
+    def prompt(self) -> str:
+        return self._filled(self.question.prompt)
+
+    @property
+    def explanation(self) -> str:
+        return self._filled(self.question.explanation)
+
+    def _filled(self, text: str) -> str:
+        if self.draw is None:
+            return text
+        from quizprep.bank.numeric import fill_placeholders
+
+        return fill_placeholders(text, self.draw)
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The judged, committed answer to a showing."""
+
+    showing: Showing
+    answer_id: int
+    response: str
+    correct: bool
+    score: float
+    rating: Rating
+    elapsed_s: float
+    slow: bool
+    next_due: datetime
+    picked: frozenset[int] = frozenset()
+    verdict: NumericVerdict | None = None
+    worked: tuple[str, ...] = ()
+    rubric_met: tuple[bool, ...] = ()
+
+    @property
+    def question(self) -> Question:
+        return self.showing.question
+
+    @property
+    def explanation(self) -> str:
+        return self.showing.explanation
+
+    @property
+    def missed(self) -> tuple[RubricItem, ...]:
+        rubric = self.question.rubric if isinstance(self.question, FreeQuestion) else ()
+        return tuple(item for item, met in zip(rubric, self.rubric_met) if not met)
+
+
+@dataclass(frozen=True)
+class PendingAssessment:
+    """A committed free response awaiting the learner's rubric self-assessment."""
+
+    showing: Showing
+    answer_id: int
+    response: str
+    elapsed_s: float
+
+    @property
+    def question(self) -> FreeQuestion:
+        assert isinstance(self.showing.question, FreeQuestion)
+        return self.showing.question
+
+
+@dataclass(frozen=True)
+class TopicScore:
+    topic: str
+    answered: int
+    score: float
+    possible: int
+
+    @property
+    def fraction(self) -> float:
+        return self.score / self.possible if self.possible else 0.0
+
+
+@dataclass(frozen=True)
+class SessionReport:
+    """The end of a session: per-topic scores and the rubric items missed (question id, criterion)."""
+
+    mode: str
+    started_at: datetime
+    ended_at: datetime
+    feedback: tuple[Feedback, ...]
+    unanswered: tuple[str, ...]
+    topics: tuple[TopicScore, ...]
+    missed: tuple[tuple[str, str], ...]
+    out_of_time: bool
+
+    @property
+    def score(self) -> float:
+        possible = sum(t.possible for t in self.topics)
+        return sum(t.score for t in self.topics) / possible if possible else 0.0

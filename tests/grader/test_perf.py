@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from quizprep import budget
 from quizprep.grader import perf
 from quizprep.grader.perf import Measured, PerfCase, PerfPlan, TimingStats
 
@@ -95,7 +96,7 @@ def test_skip_by_budget_never_calls_the_code(monkeypatch: pytest.MonkeyPatch) ->
         calls.append(q.shape)
         return naive_attention(q, k, v, mask)
 
-    monkeypatch.setattr(perf, "_free_memory", lambda device: 50_000)
+    monkeypatch.setattr(perf.measure, "_free_memory", lambda device: 50_000)
     results = perf.measure_target(spy, tiny_plan(sizes=(16, 64)))
     ran = [r for r in results if r.samples]
     skipped = [r for r in results if r.skipped]
@@ -249,7 +250,7 @@ def test_cpu_report_makes_no_gpu_claim_and_json_is_complete() -> None:
     assert "Performance on CPU" in text and "no GPU claim" in text and "% of peak" not in text
     data = json.loads(json.dumps(report.to_dict()))
     row = data["rows"][0]
-    assert row["flops"] == perf.budget.attention_flops(2, 4, 256, 256, 64, True)
+    assert row["flops"] == budget.attention_flops(2, 4, 256, 256, 64, True)
     assert row["yours"]["stats"]["runs"] == 20 and row["sdpa"][0]["ran"] == "math"
     assert row["ratio_to_best"] == pytest.approx(2.0, rel=1e-2) and data["confidence"] == 0.95
 

@@ -1,0 +1,58 @@
+"""`quizprep grade --perf`: time a correct attention implementation against PyTorch SDPA.
+
+Three layers, so the honest-numbers logic is testable on a laptop:
+
+1. :mod:`.plan`, pure Python: the sizes to run, the FLOP and memory budget of each, the median
+   with a distribution-free confidence interval, ties.
+2. :mod:`.measure`, torch: the clocks, fresh inputs for every run, and timing any
+   ``attend(q, k, v, causal)`` callable or every SDPA backend that runs, with the same clock,
+   inputs and warm-up. SDPA runs in a clean interpreter that the learner's code never touched.
+3. :mod:`.report`, pure Python: joins the two, re-checks the learner's outputs on the timed
+   inputs against float64 probes computed by the clean process, and says in words what the
+   memory numbers mean.
+
+:mod:`.learner` is the learner's process; :mod:`.phase` runs the processes and plugs the phase
+into the grader.
+"""
+from quizprep.grader.perf.measure import (
+    CpuClock,
+    CudaClock,
+    Inputs,
+    Measured,
+    backend_that_ran,
+    measure_sdpa,
+    measure_target,
+    reference_probes,
+    sdpa_attend,
+    time_runs,
+)
+from quizprep.grader.perf.phase import PerfError, choose_device, perf_phase, run_perf
+from quizprep.grader.perf.plan import (
+    PerfCase,
+    PerfPlan,
+    TimingStats,
+    achieved_tflops,
+    budget_bytes,
+    cpu_plan,
+    device_peak,
+    gpu_plan,
+    median_ci_ranks,
+    skip_reason,
+)
+from quizprep.grader.perf.report import (
+    PerfReport,
+    build_report,
+    check_probes,
+    headline,
+    render,
+    render_data,
+    report_from_dict,
+)
+
+__all__ = [
+    "CpuClock", "CudaClock", "Inputs", "Measured", "PerfCase", "PerfError", "PerfPlan", "PerfReport",
+    "TimingStats", "achieved_tflops", "backend_that_ran", "budget_bytes", "build_report", "check_probes",
+    "choose_device", "cpu_plan", "device_peak", "gpu_plan", "headline", "measure_sdpa", "measure_target",
+    "median_ci_ranks", "perf_phase", "reference_probes", "render", "render_data", "report_from_dict",
+    "run_perf", "sdpa_attend", "skip_reason", "time_runs",
+]

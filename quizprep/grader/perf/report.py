@@ -1,0 +1,336 @@
+"""Layer 3 of the perf phase, pure Python: joins the learner's numbers with SDPA's, re-checks the
+learner's outputs on the timed inputs against float64 probes computed by the clean process, and
+says in words what the memory numbers mean."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+from quizprep import budget
+from quizprep.grader.perf.measure import CpuClock, CudaClock, Measured
+from quizprep.grader.perf.plan import (
+    CONFIDENCE,
+    PROBE_TOLERANCE,
+    PerfCase,
+    PerfPlan,
+    TimingStats,
+    achieved_tflops,
+    budget_bytes,
+    device_peak,
+)
+
+@dataclass
+class Contender:
+    who: str
+    ran: str | None
+    stats: TimingStats | None
+    tflops: float | None
+    peak_bytes: int | None
+    budget_bytes: int | None
+    score_tensors: int | None
+    score_bytes: int | None
+    peak_live_bytes: int | None
+    skipped: str | None = None
+    error: str | None = None
+
+
+@dataclass
+class CaseRow:
+    case: PerfCase
+    yours: Contender
+    backends: list[Contender]
+    best: str | None = None  # the fastest SDPA backend that ran
+    ratio: float | None = None  # your median / best median; > 1 is slower
+    tied: bool = False
+    percent_of_peak: float | None = None
+    check: str = "not run"  # "ok", "not run" or what differs
+
+
+@dataclass
+class PerfReport:
+    device: str
+    device_name: str
+    clock: str
+    peak: tuple[float, str] | None
+    rows: list[CaseRow]
+    warnings: list[str]
+    summary: list[str]
+
+    @property
+    def passed(self) -> bool:
+        """Perf never fails a grade for being slow; it fails when timed outputs are wrong."""
+        return all(row.check in ("ok", "not run") for row in self.rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        def contender(c: Contender) -> dict[str, Any]:
+            data = asdict(c)
+            data["median_s"] = c.stats.median if c.stats else None
+            return data
+
+        return {
+            "device": self.device,
+            "device_name": self.device_name,
+            "clock": self.clock,
+            "peak_flops": self.peak[0] if self.peak else None,
+            "peak_description": self.peak[1] if self.peak else None,
+            "confidence": CONFIDENCE,
+            "passed": self.passed,
+            "warnings": self.warnings,
+            "summary": self.summary,
+            "rows": [
+                {
+                    "case": asdict(row.case),
+                    "flops": row.case.flops,
+                    "yours": contender(row.yours),
+                    "sdpa": [contender(b) for b in row.backends],
+                    "best_sdpa": row.best,
+                    "ratio_to_best": row.ratio,
+                    "tied_with_best": row.tied,
+                    "percent_of_peak": row.percent_of_peak,
+                    "check": row.check,
+                }
+                for row in self.rows
+            ],
+        }
+
+
+def _contender(case: PerfCase, measured: Measured, with_mask: bool) -> Contender:
+    stats = TimingStats.from_samples(measured.samples) if measured.samples else None
+    planned = None
+    if measured.score_bytes is not None:
+        planned = budget_bytes(case, measured.score_bytes / case.pairs, with_mask)
+    return Contender(
+        who=measured.who,
+        ran=measured.ran,
+        stats=stats,
+        tflops=achieved_tflops(case.flops, stats.median) if stats else None,
+        peak_bytes=measured.peak_bytes,
+        budget_bytes=planned,
+        score_tensors=measured.score_tensors,
+        score_bytes=measured.score_bytes,
+        peak_live_bytes=measured.peak_live_bytes,
+        skipped=measured.skipped,
+        error=measured.error,
+    )
+
+
+def check_probes(
+    case: PerfCase, got: list[list[float]] | None, want: list[list[float]]
+) -> str:
+    """"ok", or where the timed outputs differ from the float64 probes of the same inputs."""
+    if not got:
+        return "not run"
+    rtol, atol = PROBE_TOLERANCE.get(case.dtype, (1e-2, 1e-2))
+    for run, (row_got, row_want) in enumerate(zip(got, want)):
+        if len(row_got) != len(row_want):
+            return f"run {run}: output has the wrong shape"
+        for position, (a, b) in enumerate(zip(row_got, row_want)):
+            if not abs(a - b) <= atol + rtol * abs(b):  # also catches NaN
+                return (
+                    f"run {run} (fresh inputs): element {position} of the probed rows is "
+                    f"{a:.6g}, expected {b:.6g} (tolerance {atol:g} + {rtol:g}·|expected|)"
+                )
+    if len(got) != len(want):
+        return f"{len(got)} timed outputs for {len(want)} runs"
+    return "ok"
+
+
+def build_report(
+    plan: PerfPlan,
+    yours: list[Measured],
+    sdpa: list[Measured],
+    references: list[list[list[float]]],
+    device_name: str,
+    warnings: Sequence[str] = (),
+) -> PerfReport:
+    peak = device_peak(device_name) if plan.device == "cuda" else None
+    rows = []
+    for index, case in enumerate(plan.cases):
+        mine = next(m for m in yours if m.case == index)
+        row = CaseRow(
+            case=case,
+            yours=_contender(case, mine, with_mask=True),
+            backends=[_contender(case, m, with_mask=False) for m in sdpa if m.case == index],
+        )
+        _compare(row)
+        if row.yours.stats and peak and case.dtype in ("bfloat16", "float16"):
+            row.percent_of_peak = 100 * row.yours.tflops * 1e12 / peak[0]
+        row.check = check_probes(case, mine.probes, references[index]) if mine.samples else "not run"
+        rows.append(row)
+    clock = CudaClock.label if plan.device == "cuda" else f"{CpuClock.label}, {plan.threads} thread(s)"
+    report = PerfReport(plan.device, device_name, clock, peak, rows, list(warnings), [])
+    report.summary = describe_memory(report)
+    return report
+
+
+def _compare(row: CaseRow) -> None:
+    timed = [b for b in row.backends if b.stats]
+    if not timed or not row.yours.stats:
+        return
+    best = min(timed, key=lambda b: b.stats.median)
+    row.best = best.who
+    row.ratio = row.yours.stats.median / best.stats.median
+    row.tied = row.yours.stats.overlaps(best.stats)
+
+
+def _backend_name(who: str) -> str:
+    return {"FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "memory-efficient",
+            "CUDNN_ATTENTION": "cuDNN", "MATH": "math"}.get(who, who)
+
+
+def describe_memory(report: PerfReport) -> list[str]:
+    """What the memory numbers mean, in sentences, at the largest size that ran."""
+    ran = [row for row in report.rows if row.yours.score_tensors is not None]
+    if not ran:
+        return []
+    row = max(ran, key=lambda r: (r.case.n, not r.case.causal))
+    yours, case = row.yours, row.case
+    sentences = []
+    if yours.score_tensors:
+        times = "once" if yours.score_tensors == 1 else f"{yours.score_tensors} times"
+        sentences.append(
+            f"Your implementation materialises an n×m score-sized tensor {times}: "
+            f"{budget.format_bytes(yours.score_bytes)} at n={case.n} "
+            f"({case.batch}·{case.heads}·{case.n}·{case.n} elements each)"
+            + (
+                f", at most {budget.format_bytes(yours.peak_live_bytes)} of intermediates alive at once."
+                if yours.peak_live_bytes is not None
+                else "."
+            )
+        )
+    else:
+        sentences.append(f"Your implementation creates no n×m tensor at n={case.n}.")
+    for backend in row.backends:
+        if backend.score_tensors is None:
+            continue
+        name = backend.ran or _backend_name(backend.who)
+        extra = (backend.peak_bytes or 0) - case.qkv_bytes() - case.output_bytes()
+        if backend.score_tensors == 0:
+            sentences.append(
+                f"SDPA {name} keeps O(n) extra memory: {budget.format_bytes(max(extra, 0))} "
+                f"beyond inputs and output at n={case.n}."
+            )
+        else:
+            sentences.append(
+                f"SDPA {name} materialises {backend.score_tensors} score-sized tensor(s), "
+                f"{budget.format_bytes(backend.score_bytes)} at n={case.n}."
+            )
+    skipped = [r for r in report.rows if r.yours.skipped]
+    if skipped:
+        first = min(skipped, key=lambda r: r.case.n)
+        sentences.append(f"Skipped from {first.case.label}: {first.yours.skipped}.")
+    return sentences
+
+
+def render(report: PerfReport):
+    """A Rich renderable: one line per size, then the memory story in words."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    where = "CPU" if report.device == "cpu" else report.device_name
+    table = Table(
+        title=f"Performance on {where} ({report.clock}; medians with {CONFIDENCE:.0%} intervals)",
+        title_justify="left", header_style="bold",
+    )
+    for column in ("size", "yours", "TFLOP/s", "best SDPA", "you ÷ best", "peak / budget", "re-check"):
+        table.add_column(column, justify="left" if column in ("size", "re-check") else "right")
+    if report.peak:
+        table.add_column("% of peak", justify="right")
+    for row in report.rows:
+        table.add_row(*_cells(row, report.peak is not None))
+    notes = [Text(sentence) for sentence in report.summary]
+    notes += [Text(f"⚠ {warning}", style="yellow") for warning in report.warnings]
+    if report.device == "cpu":
+        notes.append(Text("CPU numbers: no GPU claim can be read from them.", style="dim"))
+    elif report.peak:
+        notes.append(Text(f"Peak: {report.peak[1]}, {report.peak[0] / 1e12:.0f} TFLOP/s.", style="dim"))
+    notes.append(Text(
+        "Ratios of medians; 'tied' when the confidence intervals overlap. FLOPs: 4·B·H·d per "
+        "attended pair (causal counts only allowed pairs).", style="dim"))
+    return Group(table, *notes)
+
+
+def _time(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} µs"
+
+
+def _cells(row: CaseRow, with_peak: bool) -> list[str]:
+    yours = row.yours
+    size = row.case.label
+    if yours.skipped or yours.error:
+        reason = f"skipped: {yours.skipped}" if yours.skipped else f"error: {yours.error}"
+        return [size, reason, "", "", "", "", ""] + ([""] if with_peak else [])
+    stats = yours.stats
+    mine = f"{_time(stats.median)} [{_time(stats.low)}–{_time(stats.high)}]"
+    best = next((b for b in row.backends if b.who == row.best), None)
+    best_text = (
+        f"{_time(best.stats.median)} {best.ran or _backend_name(best.who)}" if best else "none ran"
+    )
+    if row.ratio is None:
+        ratio = ""
+    elif row.tied:
+        ratio = f"tied ({row.ratio:.2f}×)"
+    else:
+        ratio = f"{row.ratio:.2f}× " + ("slower" if row.ratio > 1 else "faster")
+    memory = (
+        f"{budget.format_bytes(yours.peak_bytes)} / {budget.format_bytes(yours.budget_bytes)}"
+        if yours.peak_bytes is not None and yours.budget_bytes is not None else ""
+    )
+    cells = [size, mine, f"{yours.tflops:.3g}", best_text, ratio, memory,
+             "✓" if row.check == "ok" else f"✗ {row.check}"]
+    if with_peak:
+        cells.append(f"{row.percent_of_peak:.1f}%" if row.percent_of_peak is not None else "")
+    return cells
+
+
+
+def report_from_dict(data: dict[str, Any]) -> PerfReport:
+    """Rebuild a report from :meth:`PerfReport.to_dict` (what `grade --json` carries)."""
+
+    def contender(item: dict[str, Any]) -> Contender:
+        fields = {key: value for key, value in item.items() if key != "median_s"}
+        fields["stats"] = TimingStats(**item["stats"]) if item["stats"] else None
+        return Contender(**fields)
+
+    rows = [
+        CaseRow(
+            case=PerfCase(**row["case"]),
+            yours=contender(row["yours"]),
+            backends=[contender(item) for item in row["sdpa"]],
+            best=row["best_sdpa"],
+            ratio=row["ratio_to_best"],
+            tied=row["tied_with_best"],
+            percent_of_peak=row["percent_of_peak"],
+            check=row["check"],
+        )
+        for row in data["rows"]
+    ]
+    peak = (data["peak_flops"], data["peak_description"]) if data["peak_flops"] else None
+    return PerfReport(data["device"], data["device_name"], data["clock"], peak, rows,
+                      list(data["warnings"]), list(data["summary"]))
+
+
+def render_data(data: dict[str, Any]):
+    """The Rich table for a report carried as plain data."""
+    return render(report_from_dict(data))
+
+
+def headline(report: PerfReport) -> str:
+    """One line for the check list: the largest size that ran, against the best backend."""
+    timed = [row for row in report.rows if row.yours.stats and row.ratio is not None]
+    if not timed:
+        return "no size could be timed"
+    row = max(timed, key=lambda r: (r.case.n, not r.case.causal))
+    best = next(b for b in row.backends if b.who == row.best)
+    name = best.ran or _backend_name(best.who)
+    where = "CPU" if report.device == "cpu" else report.device_name
+    comparison = (
+        f"tied with SDPA {name}" if row.tied
+        else f"{row.ratio:.2f}× {'slower' if row.ratio > 1 else 'faster'} than SDPA {name}"
+    )
+    return f"{where}, {row.case.label}: {_time(row.yours.stats.median)}, {comparison}"

@@ -89,7 +89,7 @@ class QuizApp(App[None]):
             self.exit(return_code=1, message=f"quizprep: {error}")
 
     def get_default_screen(self) -> HomeScreen:
-        return HomeScreen(self._overview() if self.store is not None else [])
+        return HomeScreen(self._overview if self.store is not None else list)
 
     def on_mount(self) -> None:
         self._warn()
@@ -177,6 +177,7 @@ class QuizApp(App[None]):
             except StoreError as error:
                 self.store_problem(error)  # the answer is kept; it is offered again next time
                 break
+        self.refresh_home()  # Home came back on screen before the last assessment was saved
 
     def on_home_screen_start(self, message: HomeScreen.Start) -> None:
         self.start_session(message.mode, message.topics)
@@ -268,7 +269,7 @@ class QuizApp(App[None]):
 
     def refresh_home(self) -> None:
         if isinstance(self.screen, HomeScreen):
-            self.screen.show(self._overview())
+            self.screen.reload()
 
     # -- anywhere --------------------------------------------------------------------------
 

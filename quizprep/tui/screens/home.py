@@ -1,6 +1,9 @@
 """Home: every topic with its question count, what is due and how well it is known."""
 from __future__ import annotations
 
+from typing import Callable, Sequence
+
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -12,8 +15,10 @@ from quizprep.study.stats import TopicStats
 from quizprep.study.store import StoreError
 
 
-TOPIC_WIDTH = 30
+MIN_TOPIC_WIDTH = 12
 DIAGNOSIS_WIDTH = 48
+COLUMNS = ("Seen", "Due", "Accuracy", "Mastery")
+SCROLLBAR_WIDTH = 2  # reserved whether or not it shows: the columns must not shift when it does
 
 
 def shorten(text: str, width: int) -> str:
@@ -35,8 +40,39 @@ def bar(value: float | None, width: int = 10) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
+def topic_column_width(titles: list[str], other_widths: list[int], padding: int, room: int) -> int:
+    """The longest title's width when the terminal has room for it beside the other columns
+    (each with `padding` cells on either side), else what is left, at least MIN_TOPIC_WIDTH."""
+    left = room - SCROLLBAR_WIDTH - sum(w + 2 * padding for w in other_widths) - 2 * padding
+    longest = max((cell_len(title) for title in titles), default=0)
+    return max(MIN_TOPIC_WIDTH, min(max(longest, len("Topic")), left))
+
+
+def add_sized_columns(table: DataTable, headers: Sequence[str], titles: list[str],
+                      cells: list[tuple[str, ...]], room: int) -> int:
+    """Replace `table`'s columns: a title column as wide as `room` allows, then `headers`, each
+    as wide as its widest cell. Returns the title column's width."""
+    widths = [max(cell_len(c) for c in column) for column in zip(headers, *cells)]
+    title_width = topic_column_width(titles, widths, table.cell_padding, room)
+    table.clear(columns=True)
+    table.add_column(Text("Topic"), width=title_width)
+    for name, width in zip(headers, widths):
+        table.add_column(Text(name), width=width)
+    return title_width
+
+
+def fitted(text: str, width: int) -> Text:
+    """`text` as written (not markup), cut with an ellipsis to `width` cells."""
+    cell = Text(text)
+    cell.truncate(width, overflow="ellipsis")
+    return cell
+
+
 class HomeScreen(Screen[None]):
-    """Picks what to study; the app runs it. Posts Start with the mode and topics chosen."""
+    """Picks what to study; the app runs it. Posts Start with the mode and topics chosen.
+
+    `overview` reads the topics afresh: Home calls it whenever it comes back on screen, as
+    sessions, rubrics and the passing time all change what is due."""
 
     BINDINGS = [
         Binding("enter,p", "practice_topic", "Practice"),
@@ -52,9 +88,11 @@ class HomeScreen(Screen[None]):
             self.mode = mode
             self.topics = topics
 
-    def __init__(self, topics: list[TopicStats]) -> None:
+    def __init__(self, overview: Callable[[], list[TopicStats]]) -> None:
         super().__init__()
-        self.topics = topics
+        self.overview = overview
+        self.topics: list[TopicStats] = []
+        self.laid_out_for = 0  # the terminal width the columns were sized for
 
     def compose(self) -> ComposeResult:
         yield Static("quizprep · attention interview prep", id="home-title")
@@ -64,22 +102,29 @@ class HomeScreen(Screen[None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        table.add_column(Text("Topic"), width=TOPIC_WIDTH)
-        table.add_columns(*plain("Seen", "Due", "Accuracy", "Mastery"))
-        self.show(self.topics)
-        table.focus()
+        self.query_one(DataTable).focus()
+
+    def on_screen_resume(self) -> None:
+        self.reload()
+
+    def on_resize(self) -> None:
+        if self.app.size.width != self.laid_out_for:
+            self.show(self.topics)
+
+    def reload(self) -> None:
+        self.show(self.overview())
 
     def show(self, topics: list[TopicStats]) -> None:
-        """Refill the table (after a session) keeping the cursor on the same row."""
+        """Refill the table, sized to the terminal, keeping the cursor on the same row."""
         self.topics = topics
         table = self.query_one(DataTable)
         row = table.cursor_row
-        table.clear()
-        for stats in topics:
-            table.add_row(*plain(shorten(stats.title, TOPIC_WIDTH), f"{stats.seen}/{stats.questions}",
-                                 str(stats.due), percent(stats.accuracy),
-                                 f"{bar(stats.mastery)} {percent(stats.mastery)}"), key=stats.topic)
+        cells = [(f"{t.seen}/{t.questions}", str(t.due), percent(t.accuracy),
+                  f"{bar(t.mastery)} {percent(t.mastery)}") for t in topics]
+        self.laid_out_for = self.app.size.width
+        title_width = add_sized_columns(table, COLUMNS, [t.title for t in topics], cells, self.laid_out_for)
+        for stats, row_cells in zip(topics, cells):
+            table.add_row(fitted(stats.title, title_width), *plain(*row_cells), key=stats.topic)
         table.move_cursor(row=min(row, max(0, len(topics) - 1)))
         due = sum(t.due for t in topics)
         total = sum(t.questions for t in topics)

@@ -1,7 +1,6 @@
 """Stats: accuracy and mastery per topic, most-missed rubric criteria, streak, history, what is due."""
 from __future__ import annotations
 
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -9,7 +8,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
 from quizprep.study.stats import Stats
-from quizprep.tui.screens.home import TOPIC_WIDTH, bar, percent, plain, shorten
+from quizprep.tui.screens.home import add_sized_columns, bar, fitted, percent, plain
 
 
 class StatsScreen(Screen[None]):
@@ -45,12 +44,14 @@ class StatsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.query_one("#topic-stats", DataTable)
-        table.add_column(Text("Topic"), width=TOPIC_WIDTH)
-        table.add_columns(*plain("Seen", "Answers", "Accuracy", "Mastery", "Due"))
-        for topic in self.stats.topics:
-            table.add_row(*plain(shorten(topic.title, TOPIC_WIDTH), f"{topic.seen}/{topic.questions}",
-                                 str(topic.attempts), percent(topic.accuracy),
-                                 f"{bar(topic.mastery)} {percent(topic.mastery)}", str(topic.due)))
+        topics = self.stats.topics
+        cells = [(f"{t.seen}/{t.questions}", str(t.attempts), percent(t.accuracy),
+                  f"{bar(t.mastery)} {percent(t.mastery)}", str(t.due)) for t in topics]
+        # The body's padding (1 each side) comes off the terminal's width.
+        title_width = add_sized_columns(table, ("Seen", "Answers", "Accuracy", "Mastery", "Due"),
+                                        [t.title for t in topics], cells, self.app.size.width - 2)
+        for topic, row_cells in zip(topics, cells):
+            table.add_row(fitted(topic.title, title_width), *plain(*row_cells))
         self.query_one("#stats-body").focus()
 
     def action_close(self) -> None:

@@ -1,0 +1,90 @@
+"""Home stays true to the database (issue 13, 6.4): after a session, after the start-up rubric,
+and when the learner comes back to it; its topic column uses the width the terminal has."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable
+
+from quizprep.study.stats import compute_stats, topic_titles
+from quizprep.tui.screens.home import HomeScreen, bar, percent
+from quizprep.tui.screens.question import QuestionScreen
+from quizprep.tui.screens.rubric import RubricScreen
+
+DATA = Path(__file__).parent / "data"
+ALPHA_TITLE = "Alpha — a small bank for the quiz app tests"
+
+
+def home_rows(app) -> dict[str, list[str]]:
+    """Home's counts per topic (the title column left out: it may be shortened)."""
+    table = app.screen.query_one(DataTable)
+    return {str(key.value): [str(cell) for cell in table.get_row(key)][1:] for key in table.rows}
+
+
+def stats_rows(app) -> dict[str, list[str]]:
+    """What `s` would show for each topic, in Home's columns."""
+    stats = compute_stats(app.store, app.questions, now=app.now(), titles=topic_titles(app.loaded))
+    return {t.topic: [f"{t.seen}/{t.questions}", str(t.due), percent(t.accuracy),
+                      f"{bar(t.mastery)} {percent(t.mastery)}"] for t in stats.topics}
+
+
+async def until_screen(pilot, screen_type: type) -> None:
+    for _ in range(200):
+        if isinstance(pilot.app.screen, screen_type):
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"still on {pilot.app.screen!r}, expected {screen_type.__name__}")
+
+
+async def test_long_topic_titles_are_shown_whole_when_the_terminal_has_room(make_app):
+    app = make_app()
+    async with app.run_test(size=(100, 30)):
+        table = app.screen.query_one(DataTable)
+        lines = [table.render_line(y).text for y in range(1, 3)]
+        assert any(ALPHA_TITLE in line for line in lines), lines
+
+
+async def test_a_narrow_terminal_shortens_titles_and_keeps_every_column(make_app):
+    app = make_app()
+    async with app.run_test(size=(60, 15)):
+        table = app.screen.query_one(DataTable)
+        header = table.render_line(0).text
+        assert "Mastery" in header and len(header.rstrip()) <= 60
+        assert "…" in "".join(table.render_line(y).text for y in range(1, 3))
+
+
+async def test_home_matches_stats_after_the_welcome_back_rubric(make_app):
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        while app.screen.showing.question.id != "alpha-free":
+            await pilot.press("1", "enter")
+            await pilot.press("enter")
+        await pilot.press(*"the variance grows with d_k", "ctrl+s")
+        await until_screen(pilot, RubricScreen)
+        await pilot.press("ctrl+q")
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until_screen(pilot, RubricScreen)
+        await pilot.press("1", "enter")
+        await until_screen(pilot, HomeScreen)
+        await pilot.pause()
+        assert home_rows(app)["alpha"][0] == "4/4"
+        assert home_rows(app) == stats_rows(app)
+
+
+async def test_home_matches_stats_when_the_learner_comes_back_to_it(make_app, clock):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("down", "enter")  # beta, answered wrong: due again in a few minutes
+        await until_screen(pilot, QuestionScreen)
+        await pilot.press("2", "enter", "enter")  # a wrong answer comes back at the end
+        await until_screen(pilot, QuestionScreen)
+        await pilot.press("escape", "enter")
+        await until_screen(pilot, HomeScreen)
+        assert home_rows(app)["beta"][1] == "0"
+        clock.advance(hours=2)
+        await pilot.press("s", "escape")
+        await until_screen(pilot, HomeScreen)
+        await pilot.pause()
+        assert home_rows(app)["beta"][1] == "1"
+        assert home_rows(app) == stats_rows(app)

@@ -16,8 +16,9 @@ from typing import Any, Iterable, Iterator
 from quizprep.bank.model import Bank, BankError, Question, Source
 
 # Bumped whenever validation gets stricter, so that a bank cached under the old rules is checked
-# again (e.g. rule 2: no infinite or NaN values, bounded formulas).
-CACHE_RULES = 2
+# again (e.g. rule 2: no infinite or NaN values, bounded formulas; rule 3: choices that point at
+# another choice by its place need `shuffle: false`).
+CACHE_RULES = 3
 
 
 @dataclass

@@ -45,6 +45,7 @@ class Choice:
 @dataclass(frozen=True)
 class ChoiceQuestion(QuestionBase):
     choices: tuple[Choice, ...] = ()
+    shuffle: bool = True  # False keeps the written order, for choices that refer to each other by place
     kind: Literal["choice"] = "choice"
 
     @property

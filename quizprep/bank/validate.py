@@ -20,11 +20,16 @@ from quizprep.bank.units import UNITS, UnitError, scale_of
 from quizprep.bank.yamlio import YamlProblem, read_yaml
 
 ID_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # always used with fullmatch
+# Choices are shown in a fresh order each time, so text that points at a choice by its place
+# ("all of the above", "the last choice") would point at the wrong one.
+BY_PLACE = re.compile(r"\b(?:(?:all|none|both|neither|either|any) of the (?:above|below|previous|others)"
+                      r"|(?:first|second|third|fourth|fifth|sixth|last|previous|next) (?:choice|option)"
+                      r"|(?:choices?|options?) [A-F1-6](?: and [A-F1-6])?)\b", re.IGNORECASE)
 
 COMMON_REQUIRED = ("id", "kind", "difficulty", "tags", "prompt", "explanation", "references")
 COMMON_OPTIONAL = ("topic", "pitfalls", "follow_ups", "chain")
 KIND_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "choice": (("choices",), ()),
+    "choice": (("choices",), ("shuffle",)),
     "numeric": (("params", "answer", "unit", "tolerance"), ("derived", "display_unit", "wrong_answers")),
     "free": (("model_answer", "rubric"), ()),
 }
@@ -192,7 +197,19 @@ class _QuestionReader:
             self.error("no choice is marked correct: true", "choices")
         if len({c.text for c in choices}) != len(choices):
             self.error("two choices have the same text", "choices")
-        return {"choices": tuple(choices)}
+        shuffle = self.data.get("shuffle", True)
+        if not isinstance(shuffle, bool):
+            self.error(f"'shuffle' must be true or false, got {shuffle!r}", "shuffle")
+        elif shuffle:
+            self.refuse_places(choices)
+        return {"choices": tuple(choices), "shuffle": shuffle is not False}
+
+    def refuse_places(self, choices: Iterable[Choice]) -> None:
+        texts = [self.data.get("explanation")] + [part for c in choices for part in (c.text, c.why)]
+        found = next((match for text in texts if isinstance(text, str) and (match := BY_PLACE.search(text))), None)
+        if found:
+            self.error(f"{found.group(0)!r} points at a choice by its place, but choices are shuffled for "
+                       f"each showing: name the choice by its content, or add 'shuffle: false'", "choices")
 
     def free_fields(self) -> dict[str, Any] | None:
         self.placeholders_forbidden()

@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion, Question
 from quizprep.study.clock import Clock, utc_now
 from quizprep.study.showing import Feedback, InputError, PendingAssessment, SessionReport, Showing, TopicScore
 from quizprep.study.store import Store
 
-MODES = ("practice", "review", "mock")
+if TYPE_CHECKING:
+    from fsrs import Card, Rating
+
+MODES = ("practice", "review", "mock", "cram")
 MOCK_QUESTIONS = 8
 MOCK_MINUTES = 20
 SEED_LIMIT = 2**31
@@ -83,18 +86,29 @@ class Session:
     def finished(self) -> bool:
         return self._ended_at is not None or not self.queue or self.out_of_time
 
+    @property
+    def schedules(self) -> bool:
+        """Whether answers move FSRS cards: not in cram mode, which drills without touching them."""
+        return self.mode != "cram"
+
     def next(self) -> Showing | None:
         """Show the next question (None when the session is over). A numeric question gets fresh
-        numbers, drawn from a new seed that is recorded with the answer."""
+        numbers, drawn from a new seed that is recorded with the answer; a choice question its
+        choices in a fresh order, unless its bank says `shuffle: false`."""
         if self.finished:
             return None
         question = self.questions[self.queue.pop(0)]
         draw_ = None
+        order: tuple[int, ...] = ()
         if isinstance(question, NumericQuestion):
             from quizprep.bank.numeric import draw
 
             draw_ = draw(question, self.rng.randrange(1, SEED_LIMIT))
-        showing = Showing(question, len(self.shown) + 1, self.now(), draw_, self._parent.get(question.id))
+        elif isinstance(question, ChoiceQuestion):
+            order = tuple(range(len(question.choices)))
+            if question.shuffle:
+                order = tuple(self.rng.sample(order, len(order)))
+        showing = Showing(question, len(self.shown) + 1, self.now(), draw_, self._parent.get(question.id), order)
         self.shown.append(showing)
         self._asked.add(question.id)
         self.current = showing
@@ -158,11 +172,42 @@ class Session:
 
     def assess(self, pending: PendingAssessment, met: Sequence[bool]) -> Feedback:
         """Commit the self-assessment: `met[i]` says whether rubric item i was covered."""
-        feedback = assess_answer(self.store, pending, met, self.now())
+        feedback = assess_answer(self.store, pending, met, self.now(), schedule=self.schedules)
         self._after(feedback)
         return feedback
 
-    def _expect(self, showing: Showing, kind: type) -> Question:
+    def skip(self, showing: Showing) -> Feedback:
+        """"I don't know": recorded as a wrong answer (rated Again), so the question comes back
+        soon; the feedback carries the explanation and, for a numeric question, the worked steps."""
+        question = self._expect(showing)
+        details: dict[str, object] = {"skipped": True}
+        if isinstance(question, NumericQuestion):
+            from quizprep.bank.numeric import worked_steps
+
+            assert showing.draw is not None
+            details["worked"] = tuple(worked_steps(question, showing.draw))
+        elif isinstance(question, FreeQuestion):
+            details["rubric_met"] = (False,) * len(question.rubric)
+        return self._commit(showing, "", False, **details)
+
+    def reassess(self, feedback: Feedback, met: Sequence[bool]) -> Feedback:
+        """Change the rubric ticks of a free answer assessed in this session: its score and rating
+        are replaced and its question's card is rebuilt from its history. Returns the new feedback,
+        which takes the old one's place in `feedback`."""
+        place = next((i for i, given in enumerate(self.feedback) if given.answer_id == feedback.answer_id), None)
+        if place is None or not isinstance(feedback.question, FreeQuestion) or feedback.skipped:
+            raise ValueError("only a free answer self-assessed in this session can be reassessed")
+        question = feedback.question
+        score, rating, correct = _rubric_verdict(question, met)
+        rating_kept = rating if self.schedules else None
+        card = self.store.reassess(feedback.answer_id, _marks(question, met), score=score, correct=correct,
+                                   rating=rating_kept)
+        updated = replace(feedback, score=score, correct=correct, rating=rating,
+                          next_due=card.due if card else feedback.next_due, rubric_met=tuple(bool(ok) for ok in met))
+        self.feedback[place] = updated
+        return updated
+
+    def _expect(self, showing: Showing, kind: type = object) -> Question:
         if not isinstance(showing.question, kind):
             raise TypeError(f"{showing.question.id} is a {showing.question.kind} question")
         if showing is not self.current:
@@ -182,12 +227,11 @@ class Session:
             question_id=question.id, topic=question.topic, kind=question.kind, mode=self.mode,
             response=response, elapsed_s=elapsed, answered_at=answered_at,
             seed=showing.draw.seed if showing.draw else None, correct=correct,
-            score=1.0 if correct else 0.0, rating=rating, session_id=self.session_id,
+            score=1.0 if correct else 0.0, rating=rating if self.schedules else None, session_id=self.session_id,
         )
-        assert card is not None
         feedback = Feedback(showing, answer_id, response, correct, 1.0 if correct else 0.0, rating,
                             elapsed, correct and elapsed > slow_after(question.kind, question.difficulty),
-                            card.due, **details)  # type: ignore[arg-type]
+                            _due(self.store, question.id, card, answered_at), **details)  # type: ignore[arg-type]
         self._answered_current = True
         self._after(feedback)
         return feedback
@@ -228,22 +272,38 @@ def _seconds(delta: timedelta) -> float:
     return max(0.0, delta.total_seconds())
 
 
-def assess_answer(store: Store, pending: PendingAssessment, met: Sequence[bool], now: datetime) -> Feedback:
-    """Commit a rubric self-assessment (also for answers left unassessed by an earlier run)."""
+def assess_answer(store: Store, pending: PendingAssessment, met: Sequence[bool], now: datetime, *,
+                  schedule: bool = True) -> Feedback:
+    """Commit a rubric self-assessment (also for answers left unassessed by an earlier run);
+    `schedule=False` (cram) records it without reviewing the question's card."""
+    question = pending.question
+    score, rating, correct = _rubric_verdict(question, met)
+    card = store.record_assessment(pending.answer_id, _marks(question, met), score=score, correct=correct,
+                                   rating=rating if schedule else None, assessed_at=now)
+    return Feedback(pending.showing, pending.answer_id, pending.response, correct, score, rating,
+                    pending.elapsed_s, False, _due(store, question.id, card, now),
+                    rubric_met=tuple(bool(ok) for ok in met))
+
+
+def _rubric_verdict(question: FreeQuestion, met: Sequence[bool]) -> tuple[float, Rating, bool]:
+    """Score (met weight / total weight), rating and pass of a rubric self-assessment."""
     from quizprep.study.scheduling import PASS_SCORE, rating_for_score
 
-    question = pending.question
     if len(met) != len(question.rubric):
         raise InputError(f"the rubric has {len(question.rubric)} items, got {len(met)} marks")
     score = sum(item.weight for item, ok in zip(question.rubric, met) if ok) / question.total_weight
-    rating = rating_for_score(score)
-    correct = score >= PASS_SCORE
-    card = store.record_assessment(
-        pending.answer_id, [(item.criterion, item.weight, bool(ok)) for item, ok in zip(question.rubric, met)],
-        score=score, correct=correct, rating=rating, assessed_at=now,
-    )
-    return Feedback(pending.showing, pending.answer_id, pending.response, correct, score, rating,
-                    pending.elapsed_s, False, card.due, rubric_met=tuple(bool(ok) for ok in met))
+    return score, rating_for_score(score), score >= PASS_SCORE
+
+
+def _marks(question: FreeQuestion, met: Sequence[bool]) -> list[tuple[str, float, bool]]:
+    return [(item.criterion, item.weight, bool(ok)) for item, ok in zip(question.rubric, met)]
+
+
+def _due(store: Store, question_id: str, card: Card | None, answered_at: datetime) -> datetime:
+    """When the question is next due: from the card just reviewed, else (cram, which reviews
+    none) from its current card; a question never scheduled counts as due now."""
+    card = card or store.card(question_id)
+    return card.due if card else answered_at
 
 
 # The builders construct Sessions, so they import this module; reaching them through here is

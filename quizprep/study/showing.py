@@ -28,6 +28,9 @@ class Showing:
     shown_at: datetime
     draw: Draw | None = None
     follow_up_of: str | None = None
+    # A choice question's display order: position k shows choice choice_order[k]. Answers
+    # and records always use the original indices.
+    choice_order: tuple[int, ...] = ()
 
     @property
     def prompt(self) -> str:
@@ -62,6 +65,7 @@ class Feedback:
     verdict: NumericVerdict | None = None
     worked: tuple[str, ...] = ()
     rubric_met: tuple[bool, ...] = ()
+    skipped: bool = False  # "I don't know": recorded as a wrong answer
 
     @property
     def question(self) -> Question:

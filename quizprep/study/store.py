@@ -202,8 +202,10 @@ class Store:
             return int(cursor.lastrowid), card
 
     def record_assessment(self, answer_id: int, marks: Sequence[tuple[str, float, bool]], *,
-                          score: float, correct: bool, rating: Rating, assessed_at: datetime) -> Card:
-        """Commit a rubric self-assessment of answer `answer_id` and review its card.
+                          score: float, correct: bool, rating: Rating | None, assessed_at: datetime,
+                          ) -> Card | None:
+        """Commit a rubric self-assessment of answer `answer_id` and review its card with `rating`
+        (None, as in cram mode: the schedule is left alone and None is returned).
 
         `marks` holds (criterion, weight, met) in rubric order. Assessing twice is refused."""
         with self._write() as db:
@@ -212,14 +214,32 @@ class Store:
                 raise StoreError(f"no answer with id {answer_id}")
             if row[1] is not None:
                 raise StoreError(f"answer {answer_id} has already been assessed")
-            db.executemany(
-                f"INSERT INTO rubric_marks ({MARK_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
-                [(answer_id, i, criterion, float(weight), int(met))
-                 for i, (criterion, weight, met) in enumerate(marks)],
-            )
-            db.execute("UPDATE answers SET score = ?, correct = ?, rating = ?, assessed_at = ? WHERE id = ?",
-                       (score, int(correct), int(rating), to_text(assessed_at), answer_id))
-            return self._review(db, row[0], rating, assessed_at)
+            self._mark(db, answer_id, marks, score, correct, rating)
+            db.execute("UPDATE answers SET assessed_at = ? WHERE id = ?", (to_text(assessed_at), answer_id))
+            return None if rating is None else self._review(db, row[0], rating, assessed_at)
+
+    def reassess(self, answer_id: int, marks: Sequence[tuple[str, float, bool]], *,
+                 score: float, correct: bool, rating: Rating | None) -> Card | None:
+        """Replace the rubric marks of an assessed answer and rebuild its question's card from
+        every rated answer, this one with its new rating at its original time. Returns the card
+        (None when the question has no rated answer, e.g. it was only crammed)."""
+        with self._write() as db:
+            row = db.execute("SELECT question_id, score FROM answers WHERE id = ?", (answer_id,)).fetchone()
+            if row is None or row[1] is None:
+                raise StoreError(f"answer {answer_id} has not been assessed yet")
+            db.execute("DELETE FROM rubric_marks WHERE answer_id = ?", (answer_id,))
+            self._mark(db, answer_id, marks, score, correct, rating)
+            return self._rebuild_card(db, row[0])
+
+    @staticmethod
+    def _mark(db: sqlite3.Connection, answer_id: int, marks: Sequence[tuple[str, float, bool]],
+              score: float, correct: bool, rating: Rating | None) -> None:
+        db.executemany(
+            f"INSERT INTO rubric_marks ({MARK_COLUMNS}) VALUES (?, ?, ?, ?, ?)",
+            [(answer_id, i, criterion, float(weight), int(met)) for i, (criterion, weight, met) in enumerate(marks)],
+        )
+        db.execute("UPDATE answers SET score = ?, correct = ?, rating = ? WHERE id = ?",
+                   (score, int(correct), None if rating is None else int(rating), answer_id))
 
     def record_grade(self, *, exercise: str, file: str, graded_at: datetime, score: float, passed: bool,
                      diagnoses: str, lessons: Sequence[str], rating: Rating) -> tuple[int, dict[str, Card]]:

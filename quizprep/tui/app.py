@@ -227,6 +227,7 @@ class QuizApp(App[None]):
         from quizprep.tui.screens.question import QuestionScreen, seconds_left
         from quizprep.tui.screens.report import ReportScreen
 
+        later: list[str] = []  # free answers whose rubric was left for the next start
         while (showing := session.next()) is not None:
             given = await self.push_screen_wait(QuestionScreen(session, showing))
             if isinstance(given, Feedback):
@@ -236,10 +237,10 @@ class QuizApp(App[None]):
             elif isinstance(given, PendingAssessment):
                 timer = (lambda: seconds_left(session)) if session.time_limit is not None else None
                 if not await self._assess(session, given, timer):
-                    break
+                    later.append(given.question.id)
             else:
                 break
-        await self.push_screen_wait(ReportScreen(self._end(session)))
+        await self.push_screen_wait(ReportScreen(self._end(session), awaiting=tuple(later)))
         self.refresh_home()
 
     async def _assess(self, session: Session, given: PendingAssessment, timer: Callable[[], float] | None) -> bool:

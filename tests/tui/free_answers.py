@@ -15,12 +15,15 @@ LONG_MODEL_ANSWER = " ".join(
 
 
 def long_answer_bank(folder: Path) -> Path:
-    """The alpha test bank with the free question's model answer replaced by LONG_MODEL_ANSWER."""
+    """The alpha test bank with the free question's model answer replaced by LONG_MODEL_ANSWER,
+    and its difficulty lowered to 1 so that practice asks it second (after alpha-choice), not last."""
     bank = (DATA / "alpha.yaml").read_text(encoding="utf-8")
     short = next(line for line in bank.splitlines() if line.strip().startswith("model_answer:"))
     indent = short[: len(short) - len(short.lstrip())]
+    assert bank.count("difficulty: 3") == 1  # alpha-free's
+    bank = bank.replace(short, f"{indent}model_answer: {json.dumps(LONG_MODEL_ANSWER)}")
     path = folder / "alpha.yaml"
-    path.write_text(bank.replace(short, f"{indent}model_answer: {json.dumps(LONG_MODEL_ANSWER)}"), encoding="utf-8")
+    path.write_text(bank.replace("difficulty: 3", "difficulty: 1"), encoding="utf-8")
     return path
 
 

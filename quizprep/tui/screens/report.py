@@ -1,6 +1,8 @@
 """The end of a session: score per topic, rubric items missed, and (for a mock) whether time ran out."""
 from __future__ import annotations
 
+from typing import Sequence
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -16,7 +18,9 @@ def clock(seconds: float) -> str:
     return f"{whole // 60}:{whole % 60:02d}"
 
 
-def report_markdown(report: SessionReport) -> str:
+def report_markdown(report: SessionReport, awaiting: Sequence[str] = ()) -> str:
+    """The report as Markdown; `awaiting` are ids of free answers saved with their rubric left
+    for later, which the session counts as not answered yet."""
     answered = len(report.feedback)
     took = clock((report.ended_at - report.started_at).total_seconds())
     parts = [f"## {MODE_NAMES[report.mode]}: {report.score:.0%} over {answered} answer"
@@ -34,8 +38,12 @@ def report_markdown(report: SessionReport) -> str:
     wrong = [f for f in report.feedback if not f.correct]
     if wrong:
         parts.append("### To revisit\n\n" + "\n".join(f"- {f.question.id}" for f in wrong))
-    if report.unanswered:
-        parts.append("### Not answered\n\n" + "\n".join(f"- {qid}" for qid in report.unanswered))
+    if awaiting:
+        parts.append("### Awaiting your self-assessment\n\n" + "\n".join(f"- {qid}" for qid in awaiting)
+                     + "\n\n*Answers saved; their rubric is offered again when quizprep next starts.*")
+    unanswered = [qid for qid in report.unanswered if qid not in awaiting]
+    if unanswered:
+        parts.append("### Not answered\n\n" + "\n".join(f"- {qid}" for qid in unanswered))
     parts.append("*Every answer above is saved. Your next review is scheduled from them.*")
     return "\n\n".join(parts)
 
@@ -43,13 +51,14 @@ def report_markdown(report: SessionReport) -> str:
 class ReportScreen(Screen[None]):
     BINDINGS = [Binding("enter,escape", "close", "Home")]
 
-    def __init__(self, report: SessionReport) -> None:
+    def __init__(self, report: SessionReport, awaiting: Sequence[str] = ()) -> None:
         super().__init__()
         self.report = report
+        self.awaiting = tuple(awaiting)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="report-body"):
-            yield Markdown(report_markdown(self.report), id="report")
+            yield Markdown(report_markdown(self.report, self.awaiting), id="report")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:

@@ -10,7 +10,8 @@ from textual.widgets import Markdown, Static
 ANSWERING = """\
 ### Answering
 
-- **Choices**: press the number of a choice; when several are right, each number toggles one.
+- **Choices**: press the number of a choice, or move with **↑/↓** and press **Space**; when
+  several are right, each press toggles one. **Enter** hands the pick in.
 - **Numbers** accept units and scientific notation: `32 GiB`, `3.4e10 B`, `512 MB`, `2.7e8`,
   `268M`, `7B params`, `1.5 TFLOP`, `1.2 ms`. The line under the field says what was understood.
   GiB/MiB are powers of 1024, GB/MB powers of 1000.

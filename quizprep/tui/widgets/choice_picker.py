@@ -1,52 +1,83 @@
-"""Choices picked with number keys: one for single-answer questions, several when several are right."""
+"""Choices picked with number keys, or with the arrow keys and Space: one for single-answer
+questions, several when several are right. Shown in the showing's order; picks are original
+indices."""
 from __future__ import annotations
+
+from typing import Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalGroup
+from textual.containers import HorizontalGroup, VerticalGroup
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from quizprep.bank.model import ChoiceQuestion
+from quizprep.tui.widgets.inline_markdown import inline_markdown
 
 PICK = Binding.Group("Pick", compact=True)
 
 
 class ChoicePicker(VerticalGroup, can_focus=True):
-    """The choices of one question, numbered from 1; a number key picks (or toggles) that choice."""
+    """The choices of one question, numbered from 1 in display order. A number key picks (or,
+    when several are right, toggles) that choice; ↑/↓ move the pointer and Space picks there."""
 
+    COMPONENT_CLASSES = {"choice-picker--code"}
     BINDINGS = [
         Binding(str(n), f"pick({n - 1})", f"Pick {n}", group=PICK) for n in range(1, 10)
-    ] + [Binding("enter", "screen.submit", "Submit")]
+    ] + [
+        Binding("up", "move(-1)", "Up", show=False),
+        Binding("down", "move(1)", "Down", show=False),
+        Binding("space", "pick_here", "Pick", show=False),
+        Binding("enter", "screen.submit", "Submit"),
+    ]
 
-    picked: reactive[frozenset[int]] = reactive(frozenset())
+    picked: reactive[frozenset[int]] = reactive(frozenset())  # original indices
+    cursor: reactive[int] = reactive(0)  # a display position
 
-    def __init__(self, question: ChoiceQuestion, *, id: str | None = None) -> None:
+    def __init__(self, question: ChoiceQuestion, order: Sequence[int] = (), *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.question = question
+        self.order = tuple(order) or tuple(range(len(question.choices)))
 
     def compose(self) -> ComposeResult:
         hint = "Select all that apply." if self.question.multiple else "Select one."
-        yield Static(hint, classes="hint")
-        for index, choice in enumerate(self.question.choices):
-            yield Static(self._label(index, choice.text, False), classes="choice", markup=False)
+        yield Static(hint + " Number keys, or ↑/↓ and Space.", classes="hint")
+        for position, index in enumerate(self.order):
+            with HorizontalGroup(classes="choice"):
+                yield Static(self._mark(position), classes="choice-mark", markup=False)
+                yield Static(inline_markdown(self.question.choices[index].text, ".choice-picker--code"),
+                             classes="choice-text")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "pick":
-            return int(parameters[0]) < len(self.question.choices)  # type: ignore[call-overload]
+            return int(parameters[0]) < len(self.order)  # type: ignore[call-overload]
         return True
 
-    def action_pick(self, index: int) -> None:
-        if self.question.multiple:
-            self.picked = self.picked ^ {index}
-        else:
-            self.picked = frozenset({index})
+    def action_pick(self, position: int) -> None:
+        self.cursor = position
+        index = self.order[position]
+        self.picked = self.picked ^ {index} if self.question.multiple else frozenset({index})
 
-    def watch_picked(self, picked: frozenset[int]) -> None:
-        for index, row in enumerate(self.query(".choice").results(Static)):
-            row.set_class(index in picked, "-picked")
-            row.update(self._label(index, self.question.choices[index].text, index in picked))
+    def action_pick_here(self) -> None:
+        self.action_pick(self.cursor)
 
-    def _label(self, index: int, text: str, picked: bool) -> str:
+    def action_move(self, step: int) -> None:
+        self.cursor = (self.cursor + step) % len(self.order)
+        self.query(".choice")[self.cursor].scroll_visible()
+
+    def watch_picked(self) -> None:
+        self._show_marks()
+
+    def watch_cursor(self) -> None:
+        self._show_marks()
+
+    def _show_marks(self) -> None:
+        for position, row in enumerate(self.query(".choice")):
+            row.set_class(self.order[position] in self.picked, "-picked")
+            row.query_one(".choice-mark", Static).update(self._mark(position))
+
+    def _mark(self, position: int) -> str:
+        picked = self.order[position] in self.picked
         box = ("■" if picked else "□") if self.question.multiple else ("●" if picked else "○")
-        return f"{box} {index + 1}. {text}"
+        pointer = "▸" if position == self.cursor else " "
+        return f"{pointer} {box} {position + 1}. "

@@ -104,3 +104,25 @@ def test_every_command_still_registers() -> None:
         if isinstance(action, argparse._SubParsersAction):
             names = set(action.choices)
     assert {"quiz", "check", "grade", "budget", "stats", "export"} <= names
+
+
+def test_session_length_and_mock_minutes_reach_the_app(opened: list[dict]) -> None:
+    assert cli.main(["--mode", "mock", "--length", "5", "--minutes", "12.5"]) == 0
+    [options] = opened
+    assert (options["length"], options["minutes"]) == (5, 12.5)
+    assert cli.main([]) == 0
+    assert (opened[1]["length"], opened[1]["minutes"]) == (None, None)
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--length", "0"], "argument --length: '0' must be more than 0"),
+    (["--length", "2.5"], "argument --length: '2.5' is not a whole number"),
+    (["--minutes", "soon"], "argument --minutes: 'soon' is not a number"),
+    (["--minutes", "nan"], "argument --minutes: 'nan' must be more than 0"),
+    (["--minutes", "inf"], "argument --minutes: 'inf' must be more than 0"),
+])
+def test_a_length_or_time_that_is_not_positive_is_refused(opened: list[dict], capsys: pytest.CaptureFixture[str],
+                                                        argv: list[str], message: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err and opened == []

@@ -60,8 +60,10 @@ class QuizApp(App[None]):
     def __init__(self, *, banks: Sequence[str | Path] | None = None, topics: Sequence[str] = (),
                  db: str | Path | None = None, mode: str | None = None, question: str | None = None,
                  loaded: LoadResult | None = None, now: Clock = utc_now, tz: tzinfo | None = None,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, length: int | None = None, minutes: float | None = None) -> None:
         super().__init__()
+        self.length = length  # questions per session (a mock's count); None: the builders' default
+        self.minutes = minutes  # a mock's time limit; None: the default
         self.bank_paths = banks
         self.topics = tuple(topics)
         self.db_path = db
@@ -74,6 +76,7 @@ class QuizApp(App[None]):
         self.loaded = loaded or LoadResult()
         self.preloaded = loaded is not None
         self.questions: list[Question] = []
+        self.warned_time_low = False  # the mock round's "2 minutes left" is said once per round
 
     def on_load(self) -> None:
         # Load runs before the first screen is built, so Home can be that screen (no second one
@@ -190,7 +193,7 @@ class QuizApp(App[None]):
         from quizprep.study import session as sessions
 
         assert self.store is not None
-        build = {"practice": sessions.practice, "review": sessions.review, "mock": sessions.mock}[mode]
+        build = self._builder(mode)
         for attempt in range(1, BUSY_RETRIES + 1):
             try:
                 if question is None:
@@ -219,6 +222,17 @@ class QuizApp(App[None]):
             return
         self.run_session(session)
 
+    def _builder(self, mode: str) -> Callable[..., Session]:
+        """The session builder for `mode`, with the length and time chosen on the command line."""
+        from functools import partial
+
+        from quizprep.study import session as sessions
+
+        if mode == "mock":
+            return partial(sessions.mock, count=self.length or sessions.MOCK_QUESTIONS,
+                           minutes=self.minutes or sessions.MOCK_MINUTES)
+        return partial({"practice": sessions.practice, "review": sessions.review}[mode], limit=self.length)
+
     @work(exclusive=True, group="session")
     async def run_session(self, session: Session) -> None:
         """Question → feedback (or rubric) until the queue is empty, the learner stops or time is up."""
@@ -228,6 +242,7 @@ class QuizApp(App[None]):
         from quizprep.tui.screens.report import ReportScreen
 
         later: list[str] = []  # free answers whose rubric was left for the next start
+        self.warned_time_low = False
         while (showing := session.next()) is not None:
             given = await self.push_screen_wait(QuestionScreen(session, showing))
             if isinstance(given, Feedback):
@@ -257,6 +272,12 @@ class QuizApp(App[None]):
                 self.store_problem(error)
                 ticks = met
         return False
+
+    def on_round_timer_low(self) -> None:
+        # Each screen of a round has its own timer; the learner hears the warning once.
+        if not self.warned_time_low:
+            self.warned_time_low = True
+            self.notify("Two minutes left in this round.", title="Mock interview", severity="warning")
 
     def _end(self, session: Session) -> SessionReport:
         try:

@@ -3,9 +3,10 @@ the Textual quiz app."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:
     from quizprep.bank.loader import LoadResult
@@ -15,6 +16,7 @@ EXAMPLES = """examples:
   quizprep                                  open the app on the home screen
   quizprep --topic memory --mode practice   drill one topic right away
   quizprep --mode review                    what is due today
+  quizprep --mode mock --length 5 --minutes 10   a short mock interview
   quizprep --question gqa-mqa-definition    the one question a grader report names
   quizprep --db ~/interview.sqlite3         keep progress in this file
   quizprep --bank my-questions/             your own banks instead of the shipped ones"""
@@ -34,6 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="a bank file or folder instead of the shipped banks (repeatable)")
     parser.add_argument("--db", type=Path, metavar="PATH",
                         help="progress database (default: $QUIZPREP_DB, else your user data folder)")
+    parser.add_argument("--length", type=positive(int), metavar="N",
+                        help="at most N questions per session (a mock asks N; default 8)")
+    parser.add_argument("--minutes", type=positive(float), metavar="M",
+                        help="a mock interview's time limit in minutes (default 20)")
     start = parser.add_mutually_exclusive_group()
     start.add_argument("--mode", choices=MODES, help="start this kind of session right away")
     start.add_argument("--question", metavar="ID", help="ask this one question right away")
@@ -59,9 +65,23 @@ def run(args: argparse.Namespace) -> int:
             print(f"quizprep quiz: {problem}", file=sys.stderr)
             return 2
     app = QuizApp(banks=args.bank or None, topics=args.topic, db=args.db, mode=args.mode,
-                  question=args.question, loaded=loaded)
+                  question=args.question, loaded=loaded, length=args.length, minutes=args.minutes)
     app.run()
     return app.return_code or 0
+
+
+def positive(kind: type) -> Callable[[str], float]:
+    """An argparse type: a number of `kind` above zero, with a message saying so otherwise."""
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole ' if kind is int else ''}number") from None
+        if not 0 < value < math.inf:
+            raise argparse.ArgumentTypeError(f"{text!r} must be more than 0 (and finite)")
+        return value
+
+    return parse
 
 
 def selection_problem(loaded: LoadResult, topics: Sequence[str], question_id: str | None) -> str | None:

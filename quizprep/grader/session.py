@@ -131,11 +131,12 @@ class WorkerSession:
     """Runs the learner's file in a child process and relays requests to it."""
 
     def __init__(self, path: Path, *, forbidden: tuple[str, ...] = (), limits: Limits = Limits(),
-                 python: str = sys.executable) -> None:
+                 python: str = sys.executable, script: Path = WORKER_SCRIPT) -> None:
         self.path = Path(path).resolve()
         self.forbidden = forbidden
         self.limits = limits
         self.python = python
+        self.script = script  # the perf phase runs a worker that adds its requests to these
         self.process: subprocess.Popen[bytes] | None = None
         self.messages = 0
         self.output: OutputCapture | None = None
@@ -165,7 +166,7 @@ class WorkerSession:
         env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS=str(self.limits.threads),
                    PYTHONDONTWRITEBYTECODE="1")
         self.process = subprocess.Popen(
-            [self.python, str(WORKER_SCRIPT), json.dumps(config)],
+            [self.python, str(self.script), json.dumps(config)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             pass_fds=(request_r, response_w), start_new_session=True, env=env,
         )

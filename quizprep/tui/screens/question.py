@@ -98,7 +98,27 @@ class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
         return self.session.answer_free(self.showing, self.query_one(FreeAnswer).text)
 
     def action_leave(self) -> None:
-        self.dismiss(None)
+        if self.session.time_limit is None:
+            self.dismiss(None)
+            return
+        from quizprep.tui.screens.confirm import ConfirmScreen
+
+        def end_if_confirmed(end: bool | None) -> None:
+            if end:
+                self.dismiss(None)
+
+        self.app.push_screen(ConfirmScreen("End the mock interview now? The questions not answered yet "
+                                           "count as not answered.", yes="End the round", no="Keep going"),
+                             end_if_confirmed)
 
     def on_round_timer_expired(self) -> None:
-        self.dismiss(TIME_UP)
+        """Time is up: what is on screen is handed in as it stands (a free response as typed,
+        a picked choice, a number that reads), else the question counts as not answered."""
+        while self.app.screen is not self and self in self.app.screen_stack:  # help or "end the round?" on top
+            self.app.pop_screen()
+        try:
+            self.dismiss(self._answer())
+        except (InputError, StoreError) as error:
+            self.notify(f"{self.showing.question.id} was not answered: {error}", title="Time is up",
+                        severity="warning", timeout=15, markup=False)
+            self.dismiss(TIME_UP)

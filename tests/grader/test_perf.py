@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
 from quizprep import budget
 from quizprep.grader import perf
 from quizprep.grader.perf import Measured, PerfCase, PerfPlan, TimingStats
+from quizprep.grader.perf.plan import probe_plan, run_seed
 
 torch = pytest.importorskip("torch")
 
@@ -143,13 +145,26 @@ def test_cpu_clock_measures_real_work() -> None:
 
 def test_inputs_are_fresh_per_run_and_identical_across_instances() -> None:
     plan = tiny_plan()
-    first, second = perf.Inputs(plan.cases[0], 0, plan), perf.Inputs(plan.cases[0], 0, plan)
-    first.refill(0)
+    first, second = perf.Inputs(plan.cases[0], "cpu"), perf.Inputs(plan.cases[0], "cpu")
+    first.refill(run_seed(plan.seed, 0, 0))
     run0 = first.q.clone()
-    first.refill(1)
+    first.refill(run_seed(plan.seed, 0, 1))
     assert not torch.equal(run0, first.q)
-    second.refill(1)
+    second.refill(run_seed(plan.seed, 0, 1))
     assert torch.equal(first.q, second.q) and torch.equal(first.v, second.v)
+
+
+def test_run_seeds_are_keyed_hashes_not_a_sequence() -> None:
+    seeds = [run_seed(7, 0, run) for run in range(4)]
+    assert len(set(seeds)) == 4 and all(b - a != 1 for a, b in zip(seeds, seeds[1:]))
+    assert run_seed(8, 0, 0) != seeds[0] and run_seed(7, 0, "setup") not in seeds
+
+
+def test_a_secret_share_of_the_runs_is_probed() -> None:
+    case = PerfCase(2, 4, 64, 8, False, "float32")
+    chosen = [i for i, rows in enumerate(probe_plan(5, 0, case, 20)) if rows]
+    assert len(chosen) == 10 and chosen != [i for i, rows in enumerate(probe_plan(6, 0, case, 20)) if rows]
+    assert all(len(rows) == 8 for rows in probe_plan(5, 0, case, 20) if rows)
 
 
 # --- measurement and re-check on the timed inputs -------------------------------------------
@@ -192,7 +207,7 @@ def test_replaying_a_cached_result_fails_the_recheck() -> None:
     )
     assert not report.passed
     # The cache filled on the first inputs it saw; the next fresh inputs expose it.
-    assert report.rows[0].check.startswith("run 1 (fresh inputs): element")
+    assert re.match(r"run \d+ \(fresh inputs\): element", report.rows[0].check)
 
 
 def test_check_probes_catches_nan_and_missing_runs() -> None:

@@ -11,24 +11,26 @@ Three layers, so the honest-numbers logic is testable on a laptop:
    inputs against float64 probes computed by the clean process, and says in words what the
    memory numbers mean.
 
-:mod:`.learner` is the learner's process; :mod:`.phase` runs the processes and plugs the phase
-into the grader.
+:mod:`.baseline` is the clean process (SDPA and the float64 probes); :mod:`.learner_worker` is
+the learner's, the correctness worker with the same protections plus the timing requests, driven
+one request at a time by :mod:`.remote`; :mod:`.phase` runs both and plugs the phase into the
+grader.
 """
+from quizprep.grader.perf.baseline import measure_sdpa, reference_probes, sdpa_attend
 from quizprep.grader.perf.measure import (
+    CaseRunner,
     CpuClock,
     CudaClock,
     Inputs,
     Measured,
     backend_that_ran,
-    measure_sdpa,
     measure_target,
-    reference_probes,
-    sdpa_attend,
     time_runs,
 )
-from quizprep.grader.perf.phase import PerfError, choose_device, perf_phase, run_perf
+from quizprep.grader.perf.phase import choose_device, perf_phase, run_perf
 from quizprep.grader.perf.plan import (
     PerfCase,
+    PerfError,
     PerfPlan,
     TimingStats,
     achieved_tflops,
@@ -47,12 +49,13 @@ from quizprep.grader.perf.report import (
     render,
     render_data,
     report_from_dict,
+    timing_problem,
 )
 
 __all__ = [
-    "CpuClock", "CudaClock", "Inputs", "Measured", "PerfCase", "PerfError", "PerfPlan", "PerfReport",
-    "TimingStats", "achieved_tflops", "backend_that_ran", "budget_bytes", "build_report", "check_probes",
-    "choose_device", "cpu_plan", "device_peak", "gpu_plan", "headline", "measure_sdpa", "measure_target",
-    "median_ci_ranks", "perf_phase", "reference_probes", "render", "render_data", "report_from_dict",
-    "run_perf", "sdpa_attend", "skip_reason", "time_runs",
+    "CaseRunner", "CpuClock", "CudaClock", "Inputs", "Measured", "PerfCase", "PerfError", "PerfPlan",
+    "PerfReport", "TimingStats", "achieved_tflops", "backend_that_ran", "budget_bytes", "build_report",
+    "check_probes", "choose_device", "cpu_plan", "device_peak", "gpu_plan", "headline", "measure_sdpa",
+    "measure_target", "median_ci_ranks", "perf_phase", "reference_probes", "render", "render_data",
+    "report_from_dict", "run_perf", "sdpa_attend", "skip_reason", "time_runs", "timing_problem",
 ]

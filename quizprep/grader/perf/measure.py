@@ -1,26 +1,34 @@
 """Layer 2 of the perf phase, torch: clocks, fresh inputs, and timing a contender on every case.
 
-`measure_target` times any ``attend(q, k, v, causal)`` callable; `measure_sdpa` times every SDPA
-backend that runs. Both use the same clock, the same fresh inputs per run (regenerated from the
-plan's seed, so run ``i`` of every contender sees identical data) and the same warm-up.
+`CaseRunner` holds one contender on one case: it audits the memory of one call, then times one
+call at a time on inputs refilled from a seed it is handed per run, and keeps a copy of each timed
+output for the re-check. In the clean process `measure_target` drives it for every SDPA backend
+(and the tests drive it for plain functions); in the learner's process the grader drives it one
+request at a time (:mod:`.learner_worker`, :mod:`.remote`). Run ``i`` of every contender sees the
+same inputs, and no run sees the inputs of another.
 
 GPU timing uses CUDA events around each run with the L2 cache flushed before it (not
-`triton.testing.do_bench`, which cannot give each run fresh inputs). CPU timing uses
-`torch.utils.benchmark.Timer` with a fixed thread count, labelled CPU everywhere.
+`triton.testing.do_bench`, which cannot give each run fresh inputs). CPU timing reads the
+monotonic clock around exactly one call (`torch.utils.benchmark.Timer.timeit(1)` would call the
+code twice more on the same inputs first, which a cache keyed by the inputs turns into a hit).
 """
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, field
+import time
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from quizprep.grader import memaudit
 from quizprep.grader.perf.plan import (
     FIRST_GUESS_SCORE_BYTES_PER_PAIR,
-    PROBES_PER_RUN,
     PerfCase,
+    PerfError,
     PerfPlan,
     budget_bytes,
+    probe_plan,
+    run_seed,
     score_tensors,
     skip_reason,
 )
@@ -37,24 +45,34 @@ _BACKEND_OPS = {
     "_scaled_dot_product_cudnn_attention": "cuDNN",
     "_scaled_dot_product_fused_attention_overrideable": "overrideable",
 }
+# Bound before any learner code runs, so patching time.perf_counter later changes nothing here.
+_now = time.perf_counter
 
 
 # --------------------------------------------------------------------------- clocks
 
 
-class CpuClock:
-    """`torch.utils.benchmark.Timer`, one run per reading, at a fixed thread count."""
+class WallClock:
+    """The monotonic clock around exactly one call."""
 
-    label = "CPU, torch.utils.benchmark"
+    label = "wall clock around one call"
+
+    def timer(self, step: Callable[[], None]) -> Callable[[], float]:
+        def once() -> float:
+            started = _now()
+            step()
+            return _now() - started
+
+        return once
+
+
+class CpuClock(WallClock):
+    """One call per reading at the process's fixed torch thread count."""
+
+    label = "CPU, monotonic clock around one call"
 
     def __init__(self, threads: int) -> None:
         self.threads = threads
-
-    def timer(self, step: Callable[[], None]) -> Callable[[], float]:
-        from torch.utils import benchmark
-
-        timer = benchmark.Timer(stmt="step()", globals={"step": step}, num_threads=self.threads)
-        return lambda: timer.timeit(1).times[0]
 
 
 class CudaClock:
@@ -82,6 +100,10 @@ class CudaClock:
             return start.elapsed_time(end) / 1e3
 
         return once
+
+
+def clock_for(plan: PerfPlan) -> Any:
+    return CudaClock() if plan.device == "cuda" else CpuClock(plan.threads)
 
 
 def time_runs(
@@ -115,7 +137,7 @@ def time_runs(
     return samples
 
 
-# --------------------------------------------------------------------------- workers (torch)
+# --------------------------------------------------------------------------- one contender, one case
 
 
 @dataclass
@@ -130,60 +152,139 @@ class Measured:
     score_tensors: int | None = None
     score_bytes: int | None = None  # created in all
     peak_live_bytes: int | None = None  # audit: intermediates alive at once
-    probes: list[list[float]] | None = None  # per run, flattened probe rows
+    probes: list[list[float] | None] | None = None  # per timed run: its probe rows, None if unchecked
+    brackets: list[float] | None = None  # per timed run: the request as the grader's own clock saw it
     skipped: str | None = None
     error: str | None = None
 
 
 class Inputs:
-    """q, k, v for one case, refilled in place from (seed, case, run) so every process agrees."""
+    """q, k, v for one case, refilled in place from a seed, so every process given it agrees."""
 
-    def __init__(self, case: PerfCase, index: int, plan: PerfPlan) -> None:
+    def __init__(self, case: PerfCase, device: str) -> None:
         import torch
 
-        self.torch, self.case, self.index, self.plan = torch, case, index, plan
+        self.torch, self.case = torch, case
         dtype = getattr(torch, case.dtype)
         shape = (case.batch, case.heads, case.n, case.head_dim)
-        self.q, self.k, self.v = (torch.empty(shape, dtype=dtype, device=plan.device) for _ in range(3))
-        self.generator = torch.Generator(device=plan.device)
+        self.q, self.k, self.v = (torch.empty(shape, dtype=dtype, device=device) for _ in range(3))
+        self.generator = torch.Generator(device=device)
 
-    def refill(self, run: int) -> None:
-        self.generator.manual_seed(_seed(self.plan.seed, self.index, run))
+    def refill(self, seed: int) -> None:
+        self.generator.manual_seed(seed)
         for tensor in (self.q, self.k, self.v):
             tensor.normal_(generator=self.generator)
 
-    def probe_index(self, run: int) -> list[tuple[int, int, int]]:
-        """(batch, head, row) triples whose output rows are re-checked for this run."""
-        import random
-
-        rng = random.Random(_seed(self.plan.seed, self.index, run) ^ 0x5EED)
-        case = self.case
-        return [
-            (rng.randrange(case.batch), rng.randrange(case.heads), rng.randrange(case.n))
-            for _ in range(PROBES_PER_RUN)
-        ]
-
-    def probe_values(self, run: int, out: Any) -> list[float]:
-        rows = [out[b, h, row].float().flatten() for b, h, row in self.probe_index(run)]
-        return self.torch.stack(rows).cpu().flatten().tolist()
-
-    def reference_probe(self, run: int) -> list[float]:
-        """The same rows in float64, computed here from the inputs of ``run``."""
+    def reference_rows(self, rows: list[tuple[int, int, int]]) -> list[float]:
+        """The output rows ``rows`` in float64, computed here from the current inputs."""
         torch = self.torch
-        rows = []
-        for b, h, row in self.probe_index(run):
+        found = []
+        for b, h, row in rows:
             q = self.q[b, h, row].double()
-            keys = self.k[b, h].double()
-            values = self.v[b, h].double()
+            keys, values = self.k[b, h].double(), self.v[b, h].double()
             if self.case.causal:
                 keys, values = keys[: row + 1], values[: row + 1]
             weights = torch.softmax(keys @ q / math.sqrt(self.case.head_dim), dim=0)
-            rows.append(weights @ values)
-        return torch.stack(rows).cpu().flatten().tolist()
+            found.append(weights @ values)
+        return torch.stack(found).cpu().flatten().tolist()
 
 
-def _seed(seed: int, case: int, run: int) -> int:
-    return (seed * 1_000_003 + case * 10_007 + run + 20_011) % 2**63
+class CaseError(Exception):
+    """A case that failed in words already fit for the report."""
+
+
+class CaseRunner:
+    """One contender on one case: ``attend(q, k, v, mask)`` audited once, then timed call by call.
+
+    For the learner, ``mask`` is a bool (n, m) lower-triangular tensor on causal cases and None
+    otherwise; for SDPA (``sdpa=True``) it is just True or None.
+    """
+
+    def __init__(self, attend: Callable[..., Any], plan: PerfPlan, index: int, clock: Any,
+                 sdpa: bool = False) -> None:
+        self.case, self.device, self.sdpa = plan.cases[index], plan.device, sdpa
+        self.attend = attend
+        self.inputs: Inputs | None = None  # allocated once the size is known to fit
+        self.mask: Any = None
+        self.held: Any = None
+        self.output: Any = None  # a private copy of the last timed output
+        self.read = clock.timer(self._step)
+
+    def _call(self) -> Any:
+        assert self.inputs is not None
+        return self.attend(self.inputs.q, self.inputs.k, self.inputs.v, self.mask)
+
+    def _step(self) -> None:
+        self.held = self._call()
+
+    def setup(self, seed: int, result: Measured, score_bytes_per_pair: float) -> None:
+        """Skip a size that would not fit; else, on inputs of their own (never a timed run's), name
+        the SDPA backend that runs and audit the memory of one call."""
+        import warnings
+
+        import torch
+
+        result.skipped = skip_for_memory(self.case, self.device, score_bytes_per_pair, self.sdpa)
+        if result.skipped:
+            return
+        self.inputs = Inputs(self.case, self.device)
+        if self.case.causal:
+            n = self.case.n
+            self.mask = True if self.sdpa else torch.ones(n, n, dtype=torch.bool, device=self.device).tril()
+        self.inputs.refill(seed)
+        if self.sdpa:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # each refusing kernel warns why; we say it once
+                    result.ran = backend_that_ran(self._call)
+            except RuntimeError as error:
+                result.skipped = "does not run here: " + str(error).strip().splitlines()[0]
+                return
+        _, report = memaudit.audit(self._call)
+        scores = score_tensors(report.allocations, self.case.pairs)
+        result.score_tensors = len(scores)
+        result.score_bytes = sum(allocation.nbytes for allocation in scores)
+        result.peak_live_bytes = report.peak_live_bytes
+        input_bytes = self.case.qkv_bytes() + (0 if self.sdpa else self.case.mask_bytes())
+        if self.device == "cuda":
+            result.peak_bytes = _peak_gpu_bytes(self._call, input_bytes)
+        else:
+            result.peak_bytes = input_bytes + report.peak_live_bytes
+
+    def fill(self, seed: int) -> None:
+        assert self.inputs is not None
+        self.held = self.output = None
+        self.inputs.refill(seed)
+
+    def run(self) -> float:
+        """Seconds for one call on the current inputs; its output is copied before anything else
+        runs, so nothing the code does afterwards (a thread, a lazy tensor) can change it."""
+        seconds = self.read()
+        held, self.held = self.held, None
+        self.output = private_copy(held, self.case)
+        return seconds
+
+    def probe(self, rows: list[tuple[int, int, int]]) -> list[float]:
+        import torch
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        with torch._C.DisableTorchFunction(), _disable_current_modes():
+            picked = [self.output[b, h, row].double().flatten() for b, h, row in rows]
+            return torch.stack(picked).flatten().tolist()
+
+
+def private_copy(out: Any, case: PerfCase) -> Any:
+    """A CPU copy of a timed output, made with every torch function and dispatch mode off."""
+    import torch
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    if type(out) is not torch.Tensor:
+        raise TypeError(f"returned {type(out).__module__}.{type(out).__qualname__}, not a plain torch.Tensor")
+    expected = (case.batch, case.heads, case.n, case.head_dim)
+    with torch._C.DisableTorchFunction(), _disable_current_modes():
+        if tuple(out.shape) != expected:
+            raise ValueError(f"returned shape {tuple(out.shape)}, expected {expected}")
+        return out.detach().to("cpu", copy=True)
 
 
 def _free_memory(device: str) -> int | None:
@@ -208,8 +309,10 @@ def _free_memory(device: str) -> int | None:
     return max(available, 0)
 
 
-def _clock(plan: PerfPlan) -> Any:
-    return CudaClock() if plan.device == "cuda" else CpuClock(plan.threads)
+def skip_for_memory(case: PerfCase, device: str, score_bytes_per_pair: float, sdpa: bool) -> str | None:
+    """Why this size must not run here, or None. The budget scales the score-sized bytes per pair
+    the memory audit saw at the previous size."""
+    return skip_reason(budget_bytes(case, score_bytes_per_pair, with_mask=not sdpa), _free_memory(device))
 
 
 def _peak_gpu_bytes(call: Callable[[], Any], inputs_bytes: int) -> int:
@@ -224,39 +327,42 @@ def _peak_gpu_bytes(call: Callable[[], Any], inputs_bytes: int) -> int:
     return torch.cuda.max_memory_allocated() - before + inputs_bytes
 
 
+# --------------------------------------------------------------------------- every case
+
+
 def measure_target(
     attend: Callable[[Any, Any, Any, Any], Any],
     plan: PerfPlan,
     who: str = "yours",
     sdpa: bool = False,
 ) -> list[Measured]:
-    """Time ``attend(q, k, v, mask)`` on every case, smallest first.
+    """Time ``attend(q, k, v, mask)`` on every case in this process (see `measure_cases`)."""
+    clock = clock_for(plan)
+    return measure_cases(lambda index: CaseRunner(attend, plan, index, clock, sdpa), plan, who)
 
-    For the learner, ``mask`` is a bool (n, m) lower-triangular tensor on causal cases and
-    None otherwise; for SDPA (``sdpa=True``) it is just True or None, and each case first
-    names the backend that runs, or records why none does. A size whose budget would not
-    fit in free memory is skipped: the budget scales the score-sized bytes the memory
-    audit saw at the previous size.
-    """
+
+def measure_cases(make_runner: Callable[[int], Any], plan: PerfPlan, who: str) -> list[Measured]:
+    """Every case, smallest first, each through the runner ``make_runner(index)`` (a `CaseRunner`
+    here, or one in the learner's process driven by requests). A size whose budget would not fit
+    in free memory is skipped; a size the code fails on records the error and the others go on."""
     import torch
 
-    clock = _clock(plan)
     results: list[Measured] = []
     score_bytes_per_pair = FIRST_GUESS_SCORE_BYTES_PER_PAIR
     for index in sorted(range(len(plan.cases)), key=lambda i: plan.cases[i].n):
-        case = plan.cases[index]
         result = Measured(case=index, who=who)
         results.append(result)
-        needed = budget_bytes(case, score_bytes_per_pair, with_mask=not sdpa)
-        result.skipped = skip_reason(needed, _free_memory(plan.device))
-        if result.skipped:
-            continue
         try:
             with torch.no_grad():
-                measured = _measure_one(attend, plan, index, result, clock, sdpa)
-            score_bytes_per_pair = measured if measured is not None else score_bytes_per_pair
+                measure_case(make_runner(index), plan, index, result, score_bytes_per_pair)
+            if result.score_bytes is not None:
+                score_bytes_per_pair = result.score_bytes / plan.cases[index].pairs
         except torch.OutOfMemoryError:
             result.skipped = "ran out of memory (the budget prediction was too low)"
+        except PerfError:
+            raise  # the whole phase stops: the learner's process is gone or out of time
+        except CaseError as error:
+            result.error = str(error)
         except Exception as error:  # the code under test failed on this size
             result.error = f"{type(error).__name__}: {error}"
         if plan.device == "cuda":
@@ -264,65 +370,23 @@ def measure_target(
     return sorted(results, key=lambda result: result.case)
 
 
-def _measure_one(
-    attend, plan: PerfPlan, index: int, result: Measured, clock: Any, sdpa: bool
-) -> float | None:
-    """Fill ``result`` for one case; return its score-sized bytes per (query, key) pair."""
-    import warnings
+def measure_case(runner: Any, plan: PerfPlan, index: int, result: Measured, score_bytes_per_pair: float) -> None:
+    """Set up, warm up and time one case; the probed runs' rows are asked for after their clock
+    stopped, and the wall clock around each run is kept beside the runner's own reading."""
+    runner.setup(run_seed(plan.seed, index, "setup"), result, score_bytes_per_pair)
+    if result.skipped:
+        return
+    rows = probe_plan(plan.seed, index, plan.cases[index], plan.runs)
+    samples: list[float] = []
+    probes: list[list[float] | None] = []
 
-    import torch
+    def keep(run: int, seconds: float) -> None:
+        samples.append(seconds)
+        probes.append(runner.probe(rows[run]) if rows[run] else None)
 
-    from quizprep.grader.memaudit import audit
-
-    case = plan.cases[index]
-    inputs = Inputs(case, index, plan)
-    mask: Any = None
-    if case.causal:
-        mask = True if sdpa else torch.ones(case.n, case.n, dtype=torch.bool, device=plan.device).tril()
-
-    def call() -> Any:
-        return attend(inputs.q, inputs.k, inputs.v, mask)
-
-    inputs.refill(0)
-    if sdpa:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # each refusing kernel warns why; we say it once
-                result.ran = backend_that_ran(call)
-        except RuntimeError as error:
-            result.skipped = "does not run here: " + str(error).strip().splitlines()[0]
-            return None
-    _, report = audit(call)
-    scores = score_tensors(report.allocations, case.pairs)
-    result.score_tensors = len(scores)
-    result.score_bytes = sum(allocation.nbytes for allocation in scores)
-    result.peak_live_bytes = report.peak_live_bytes
-    input_bytes = case.qkv_bytes() + (0 if sdpa else case.mask_bytes())
-    if plan.device == "cuda":
-        result.peak_bytes = _peak_gpu_bytes(call, input_bytes)
-    else:
-        result.peak_bytes = input_bytes + report.peak_live_bytes
-    probes: list[list[float]] = []
-    result.samples = time_runs(
-        call, inputs.refill, clock, plan.runs, plan.warmup,
-        on_output=lambda run, out: probes.append(inputs.probe_values(run, out)),
-    )
-    result.probes = probes
-    return result.score_bytes / case.pairs
-
-
-def sdpa_attend(backend: str | None) -> Callable[[Any, Any, Any, Any], Any]:
-    """SDPA restricted to one backend (``None``: PyTorch's own choice)."""
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    def attend(q, k, v, causal):
-        if backend is None:
-            return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
-        with sdpa_kernel([getattr(SDPBackend, backend)]):
-            return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
-
-    return attend
+    result.brackets = time_runs(runner.run, lambda run: runner.fill(run_seed(plan.seed, index, run)),
+                                WallClock(), plan.runs, plan.warmup, on_output=keep)
+    result.samples, result.probes = samples, probes
 
 
 def backend_that_ran(call: Callable[[], Any]) -> str:
@@ -346,28 +410,8 @@ def backend_that_ran(call: Callable[[], Any]) -> str:
     return "math"
 
 
-def reference_probes(plan: PerfPlan) -> list[list[list[float]]]:
-    """For every case and run, the float64 probe rows of that run's inputs."""
-    references = []
-    for index, case in enumerate(plan.cases):
-        inputs = Inputs(case, index, plan)
-        per_run = []
-        for run in range(plan.runs):
-            inputs.refill(run)
-            per_run.append(inputs.reference_probe(run))
-        references.append(per_run)
-    return references
-
-
-def measure_sdpa(plan: PerfPlan) -> list[Measured]:
-    """Every SDPA backend on every case (those that cannot run say why)."""
-    results: list[Measured] = []
-    for backend in SDPA_BACKENDS:
-        results += measure_target(sdpa_attend(backend), plan, who=backend, sdpa=True)
-    return results
-
-
-def _numerics_flags() -> dict[str, Any]:
+def numerics_flags() -> dict[str, Any]:
+    """The global switches that change how fast (and how exactly) torch computes."""
     import torch
 
     return {
@@ -379,16 +423,3 @@ def _numerics_flags() -> dict[str, Any]:
         "math_sdp_enabled": torch.backends.cuda.math_sdp_enabled(),
         "num_threads": torch.get_num_threads(),
     }
-
-
-
-def sdpa_worker(plan: PerfPlan) -> dict[str, Any]:
-    import torch
-
-    torch.set_num_threads(plan.threads)
-    references = reference_probes(plan)
-    measured = measure_sdpa(plan)
-    name = torch.cuda.get_device_name() if plan.device == "cuda" else "CPU"
-    return {"measured": [asdict(m) for m in measured], "references": references,
-            "device_name": name, "flags": _numerics_flags()}
-

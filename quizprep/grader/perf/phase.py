@@ -1,63 +1,32 @@
-"""The perf phase as the grader runs it: SDPA in a clean process, then the learner's file, then the
-report, and the hook an exercise's spec plugs in (`perf_phase`)."""
+"""The perf phase as the grader runs it: SDPA in a clean process, then the learner's file in its
+sandboxed worker, then the report; and the hook an exercise's spec plugs in (`perf_phase`).
+
+Every input derives from one secret seed (the grade's, so ``--seed`` replays it), which only the
+grader and the clean process know. No process outlives the phase: the clean one and the
+learner's die with the grader (``PR_SET_PDEATHSIG``), and their process groups are killed on
+every way out of it, SIGTERM and SIGHUP included.
+"""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import secrets
+import signal
 import subprocess
 import sys
-import tempfile
-from dataclasses import dataclass
+import time
 from pathlib import Path
 from typing import Any, Callable
 
+from quizprep.grader.perf.learner_worker import TARGETS
 from quizprep.grader.perf.measure import Measured
-from quizprep.grader.perf.plan import PerfPlan, cpu_plan, gpu_plan
+from quizprep.grader.perf.plan import PerfError, PerfPlan, cpu_plan, gpu_plan
+from quizprep.grader.perf.remote import measure_learner
 from quizprep.grader.perf.report import PerfReport, build_report, headline
+from quizprep.grader.session import Limits
 
-
-@dataclass(frozen=True)
-class Target:
-    """How the perf phase calls an exercise's function: ``attend(fn)(q, k, v, mask) -> out``."""
-
-    function: str
-    adapt: Callable[[Callable], Callable]
-
-
-def _first_output(fn: Callable) -> Callable:
-    def attend(q, k, v, mask):
-        out = fn(q, k, v, mask)
-        return out[0] if isinstance(out, (tuple, list)) else out
-
-    return attend
-
-
-TARGETS = {"attention": Target("scaled_dot_product_attention", _first_output)}
-
-
-def run_worker(args: list[str], timeout: float) -> dict[str, Any]:
-    """Run ``python -m quizprep.grader.perf.learner ARGS`` in a fresh process; its JSON result."""
-    with tempfile.TemporaryDirectory(prefix="quizprep-perf-") as scratch:
-        result_path = Path(scratch) / "result.json"
-        command = [sys.executable, "-m", "quizprep.grader.perf.learner", *args, str(result_path)]
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-            text=True,
-        )
-        try:
-            output, _ = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)
-            process.communicate()
-            raise PerfError(f"the perf run took longer than {timeout:.0f} s") from None
-        if process.returncode != 0 or not result_path.exists():
-            tail = "\n".join(output.strip().splitlines()[-8:])
-            raise PerfError(f"the perf worker failed (exit {process.returncode}):\n{tail}")
-        return json.loads(result_path.read_text())
-
-
-class PerfError(RuntimeError):
-    """The perf phase could not produce numbers; the message says why."""
+_BASELINE = "import sys; from quizprep.grader.perf.baseline import main; sys.exit(main(sys.argv[1:]))"
 
 
 def choose_device(requested: str = "auto") -> str:
@@ -70,37 +39,62 @@ def choose_device(requested: str = "auto") -> str:
     return requested
 
 
+def run_baseline(plan: PerfPlan, deadline: float) -> dict[str, Any]:
+    """SDPA and the float64 probes, in a clean process; its JSON comes back on a pipe."""
+    left = deadline - time.monotonic()
+    process = subprocess.Popen(
+        [sys.executable, "-c", _BASELINE, plan.to_json(), str(os.getpid()), str(left)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        text=True,
+    )
+    try:
+        output, errors = process.communicate(timeout=max(left, 0))
+    except subprocess.TimeoutExpired:
+        raise PerfError(f"timing SDPA took longer than the {left:.0f} s left") from None
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    if process.returncode != 0:
+        tail = "\n".join(errors.strip().splitlines()[-8:])
+        raise PerfError(f"timing SDPA failed (exit {process.returncode}):\n{tail}")
+    return json.loads(output)
+
+
 def run_perf(
     path: str | os.PathLike,
     exercise: str = "attention",
     device: str = "auto",
-    seed: int = 0,
+    seed: int | None = None,
     timeout: float = 900,
     plan: PerfPlan | None = None,
+    limits: Limits | None = None,
+    forbidden: tuple[str, ...] | None = None,
 ) -> PerfReport:
-    """The whole perf phase: SDPA in a clean process first, then the learner's file."""
+    """The whole perf phase. ``seed``: the secret the inputs derive from (drawn afresh if None);
+    ``limits`` and ``forbidden``: the correctness worker's (the exercise's by default)."""
+    from quizprep.grader.grade import exit_on_termination_signals
+
     if exercise not in TARGETS:
         raise PerfError(f"no perf comparison is defined for the {exercise!r} exercise")
-    device = choose_device(device)
-    plan = plan or (gpu_plan(seed) if device == "cuda" else cpu_plan(seed))
-    plan_json = plan.to_json()
-    # One after the other: two processes timing at once would slow each other down.
-    baseline = run_worker(["sdpa", plan_json], timeout)
-    learner = run_worker(["learner", plan_json, "--file", str(path), "--exercise", exercise], timeout)
-    warnings = [
-        f"your code changed {key} from {old!r} to {new!r} while it ran; its timings may not "
-        "compare like for like"
-        for key, (old, new) in learner["flags_changed"].items()
-    ]
-    return build_report(
-        plan,
-        [Measured(**m) for m in learner["measured"]],
-        [Measured(**m) for m in baseline["measured"]],
-        baseline["references"],
-        baseline["device_name"],
-        warnings,
-    )
+    if forbidden is None:
+        from quizprep.grader.exercises import load_spec
 
+        forbidden = load_spec(exercise).forbidden
+    device = plan.device if plan else choose_device(device)
+    plan = plan or (gpu_plan() if device == "cuda" else cpu_plan())
+    plan = dataclasses.replace(plan, seed=secrets.randbits(63) if seed is None else seed)
+    limits = dataclasses.replace(limits or Limits(), total_seconds=timeout, threads=plan.threads,
+                                 memory_bytes=0 if device == "cuda" else (limits or Limits()).memory_bytes)
+    exit_on_termination_signals()
+    deadline = time.monotonic() + timeout
+    # One after the other: two processes timing at once would slow each other down.
+    baseline = run_baseline(plan, deadline)
+    yours, warnings = measure_learner(Path(path), exercise, plan, deadline, forbidden, limits)
+    return build_report(
+        plan, yours, [Measured(**m) for m in baseline["measured"]], baseline["references"],
+        baseline["device_name"], warnings,
+    )
 
 
 def perf_phase(exercise: str) -> Callable[[Any], Any]:
@@ -110,27 +104,40 @@ def perf_phase(exercise: str) -> Callable[[Any], Any]:
         from quizprep.grader.spec import CheckResult, PhaseResult
 
         title = "speed and memory against PyTorch SDPA"
-        timeout = max(900.0, ctx.session.limits.total_seconds)
+        session = ctx.session
+        timeout = max(900.0, session.limits.total_seconds)
         try:
-            report = run_perf(ctx.session.path, exercise, device=ctx.device, seed=ctx.seed, timeout=timeout)
+            report = run_perf(session.path, exercise, device=ctx.device, seed=ctx.seed, timeout=timeout,
+                              limits=session.limits, forbidden=session.forbidden)
         except PerfError as error:
             return PhaseResult([CheckResult("perf", title, "fail", str(error),
                                             hint="The perf run uses far larger inputs than the checks.")])
-        recheck = [row for row in report.rows if row.check not in ("ok", "not run")]
-        errors = [row for row in report.rows if row.yours.error]
-        checks = [
-            CheckResult(
-                "perf-recheck", "timed outputs re-checked on fresh inputs",
-                "fail" if recheck else "pass",
-                f"{recheck[0].case.label}: {recheck[0].check}" if recheck else "every timed run matches",
-                diagnosis="outputs replayed from an earlier call, or wrong at large sizes" if recheck else "",
-                hint="Compute from the inputs of each call; cache nothing between calls." if recheck else "",
-            ),
-            CheckResult(
-                "perf", title, "fail" if errors else "pass",
-                f"{errors[0].case.label}: {errors[0].yours.error}" if errors else headline(report),
-            ),
-        ]
-        return PhaseResult(checks, report.to_dict())
+        return PhaseResult([_recheck(report), _timed(report, title)], report.to_dict())
 
     return phase
+
+
+def _recheck(report: PerfReport) -> Any:
+    from quizprep.grader.spec import CheckResult
+
+    wrong = [row for row in report.rows if row.check not in ("ok", "not run")]
+    if not wrong:
+        return CheckResult("perf-recheck", "timed outputs re-checked on fresh inputs", "pass",
+                           "every re-checked run matches, and every time is possible")
+    first = wrong[0]
+    forged = first.check.startswith("timing")
+    return CheckResult(
+        "perf-recheck", "timed outputs re-checked on fresh inputs", "fail", f"{first.case.label}: {first.check}",
+        diagnosis=("timings that cannot be true" if forged
+                   else "outputs replayed from an earlier call, or wrong at large sizes"),
+        hint=("Time nothing yourself: the grader times each call and checks what it is told."
+              if forged else "Compute from the inputs of each call; cache nothing between calls."),
+    )
+
+
+def _timed(report: PerfReport, title: str) -> Any:
+    from quizprep.grader.spec import CheckResult
+
+    errors = [row for row in report.rows if row.yours.error]
+    return CheckResult("perf", title, "fail" if errors else "pass",
+                       f"{errors[0].case.label}: {errors[0].yours.error}" if errors else headline(report))

@@ -2,8 +2,11 @@
 the median with a distribution-free confidence interval, ties, and what the hardware allows."""
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import os
+import random
 import statistics
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
@@ -18,6 +21,9 @@ MEMORY_HEADROOM = 0.8
 # evicts whatever the previous run left there.
 L2_FLUSH_BYTES = 256 * 2**20
 PROBES_PER_RUN = 8
+# The share of timed runs whose outputs are re-checked; which ones is drawn from the secret seed,
+# and the learner's process learns it only after the run's output is in (so every run must be right).
+PROBED_FRACTION = 0.5
 # Before anything has been measured, plan as if the code held three fp32 score-sized tensors.
 FIRST_GUESS_SCORE_BYTES_PER_PAIR = 12.0
 
@@ -31,9 +37,19 @@ DEVICE_PEAKS = (
     ("A100", 312e12, "A100, bf16/fp16 dense"),
 )
 
+# Bounds no honest run can beat, to reject forged timings. CPU: four times the fp32 peak of an
+# AVX-512 core with two FMA units at 4 GHz (2·16·2·4e9 = 256 GFLOP/s) per core of this machine.
+# A GPU missing from DEVICE_PEAKS: twice the fastest dense 16-bit peak listed there.
+CPU_FLOPS_PER_CORE_BOUND = 1e12
+UNKNOWN_GPU_PEAK_FACTOR = 2.0
+
 # Tolerances of the re-check on timed inputs, against a float64 probe of the same rows.
 # Wider than the correctness checks: long rows (m up to 16384) in 16-bit types.
 PROBE_TOLERANCE = {"float32": (1e-4, 1e-4), "bfloat16": (5e-2, 5e-2), "float16": (1e-2, 1e-2)}
+
+
+class PerfError(RuntimeError):
+    """The perf phase could not produce numbers; the message says why."""
 
 
 # --------------------------------------------------------------------------- plan
@@ -81,7 +97,7 @@ class PerfPlan:
     cases: tuple[PerfCase, ...]
     runs: int = 20
     warmup: int = 3
-    seed: int = 0
+    seed: int = 0  # the secret every input derives from; never sent to the learner's process
     threads: int = 1  # CPU only; both contenders use the same count
 
     def to_json(self) -> str:
@@ -187,6 +203,39 @@ def device_peak(device_name: str) -> tuple[float, str] | None:
         if marker.lower() in device_name.lower():
             return peak, description
     return None
+
+
+def flops_bound(device: str, device_name: str) -> tuple[float, str]:
+    """FLOP/s that no run on this device can exceed, and where the figure comes from."""
+    if device == "cpu":
+        cores = os.cpu_count() or 1
+        return CPU_FLOPS_PER_CORE_BOUND * cores, f"{cores} CPU core(s) at {CPU_FLOPS_PER_CORE_BOUND / 1e12:g} TFLOP/s each"
+    known = device_peak(device_name)
+    if known:
+        return known
+    fastest = max(peak for _, peak, _ in DEVICE_PEAKS)
+    return UNKNOWN_GPU_PEAK_FACTOR * fastest, f"twice the fastest GPU peak known here ({device_name})"
+
+
+# --------------------------------------------------------------------------- secret inputs
+
+
+def run_seed(secret: int, case: int, run: int | str) -> int:
+    """The seed of one run's inputs: a keyed hash, so the seeds a process is given tell it nothing
+    about the secret or about any other run's inputs."""
+    digest = hashlib.sha256(f"quizprep-perf:{secret}:{case}:{run}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def probe_plan(secret: int, index: int, case: PerfCase, runs: int) -> list[list[tuple[int, int, int]] | None]:
+    """For each timed run, the (batch, head, row) triples re-checked, or None for an unchecked run."""
+    rng = random.Random(run_seed(secret, index, "probes"))
+    probed = set(rng.sample(range(runs), max(1, math.ceil(runs * PROBED_FRACTION))))
+    return [
+        [(rng.randrange(case.batch), rng.randrange(case.heads), rng.randrange(case.n)) for _ in range(PROBES_PER_RUN)]
+        if run in probed else None
+        for run in range(runs)
+    ]
 
 
 # --------------------------------------------------------------------------- memory budget

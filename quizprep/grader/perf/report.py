@@ -3,6 +3,9 @@ learner's outputs on the timed inputs against float64 probes computed by the cle
 says in words what the memory numbers mean."""
 from __future__ import annotations
 
+import dataclasses
+import math
+import statistics
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -17,7 +20,14 @@ from quizprep.grader.perf.plan import (
     achieved_tflops,
     budget_bytes,
     device_peak,
+    flops_bound,
 )
+
+# A median the learner's process reports this much below the grader's own clock around the same
+# runs (a pipe round trip and a copy of the output sit between them) means its clock was changed.
+BRACKET_FACTOR = 4.0
+BRACKET_SLACK_SECONDS = 2e-3
+BRACKET_ROUNDING = 0.01  # the two clocks read the same counter; this only absorbs rounding
 
 @dataclass
 class Contender:
@@ -115,14 +125,19 @@ def _contender(case: PerfCase, measured: Measured, with_mask: bool) -> Contender
 
 
 def check_probes(
-    case: PerfCase, got: list[list[float]] | None, want: list[list[float]]
+    case: PerfCase, got: list[list[float] | None] | None, want: list[list[float] | None]
 ) -> str:
-    """"ok", or where the timed outputs differ from the float64 probes of the same inputs."""
+    """"ok", or where the timed outputs differ from the float64 probes of the same inputs.
+    ``want`` has None for the runs that were not re-checked."""
     if not got:
         return "not run"
+    if len(got) != len(want):
+        return f"{len(got)} timed outputs for {len(want)} runs"
     rtol, atol = PROBE_TOLERANCE.get(case.dtype, (1e-2, 1e-2))
     for run, (row_got, row_want) in enumerate(zip(got, want)):
-        if len(row_got) != len(row_want):
+        if row_want is None:
+            continue
+        if row_got is None or len(row_got) != len(row_want):
             return f"run {run}: output has the wrong shape"
         for position, (a, b) in enumerate(zip(row_got, row_want)):
             if not abs(a - b) <= atol + rtol * abs(b):  # also catches NaN
@@ -130,23 +145,55 @@ def check_probes(
                     f"run {run} (fresh inputs): element {position} of the probed rows is "
                     f"{a:.6g}, expected {b:.6g} (tolerance {atol:g} + {rtol:g}·|expected|)"
                 )
-    if len(got) != len(want):
-        return f"{len(got)} timed outputs for {len(want)} runs"
     return "ok"
+
+
+def timing_problem(case: PerfCase, measured: Measured, runs: int, bound: tuple[float, str]) -> str | None:
+    """Why the times the learner's process reported cannot be true, or None.
+
+    Each must be a positive finite number of seconds, none may beat the FLOP/s the device can do
+    (``bound``), and none may be longer than the request as the grader's clock saw it; nor may
+    they be far below what that clock saw (the clock inside the learner's process was changed).
+    """
+    samples = measured.samples
+    if len(samples) != runs:
+        return f"timing: {len(samples)} times for {runs} runs"
+    for run, seconds in enumerate(samples):
+        if not (math.isfinite(seconds) and seconds > 0):
+            return f"timing: run {run} reported {seconds!r} s, not a positive time"
+    fastest = min(samples)
+    peak, source = bound
+    if case.flops / fastest > peak:
+        return (f"timing: run {samples.index(fastest)} reported {_time(fastest)}, "
+                f"{case.flops / fastest / 1e12:.3g} TFLOP/s, above the {peak / 1e12:.3g} TFLOP/s of {source}")
+    brackets = measured.brackets or []
+    for run, (seconds, outside) in enumerate(zip(samples, brackets)):
+        if seconds > outside * (1 + BRACKET_ROUNDING):
+            return f"timing: run {run} reported {_time(seconds)}, longer than the {_time(outside)} the whole run took"
+    if brackets:
+        inside, outside = statistics.median(samples), statistics.median(brackets)
+        if inside * BRACKET_FACTOR + BRACKET_SLACK_SECONDS < outside:
+            return (f"timing: your process reported {_time(inside)} per run (median), but the grader's own "
+                    f"clock saw {_time(outside)}")
+    return None
 
 
 def build_report(
     plan: PerfPlan,
     yours: list[Measured],
     sdpa: list[Measured],
-    references: list[list[list[float]]],
+    references: list[list[list[float] | None]],
     device_name: str,
     warnings: Sequence[str] = (),
 ) -> PerfReport:
     peak = device_peak(device_name) if plan.device == "cuda" else None
+    bound = flops_bound(plan.device, device_name)
     rows = []
     for index, case in enumerate(plan.cases):
         mine = next(m for m in yours if m.case == index)
+        forged = timing_problem(case, mine, plan.runs, bound) if mine.samples else None
+        if forged:  # no statistics of times that cannot be true
+            mine = dataclasses.replace(mine, samples=[], error="timings rejected, see the re-check")
         row = CaseRow(
             case=case,
             yours=_contender(case, mine, with_mask=True),
@@ -155,7 +202,7 @@ def build_report(
         _compare(row)
         if row.yours.stats and peak and case.dtype in ("bfloat16", "float16"):
             row.percent_of_peak = 100 * row.yours.tflops * 1e12 / peak[0]
-        row.check = check_probes(case, mine.probes, references[index]) if mine.samples else "not run"
+        row.check = forged or (check_probes(case, mine.probes, references[index]) if mine.samples else "not run")
         rows.append(row)
     clock = CudaClock.label if plan.device == "cuda" else f"{CpuClock.label}, {plan.threads} thread(s)"
     report = PerfReport(plan.device, device_name, clock, peak, rows, list(warnings), [])

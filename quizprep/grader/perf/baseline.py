@@ -1,0 +1,80 @@
+"""The clean process of the perf phase: every SDPA backend timed on the secret inputs, and the
+float64 probes the learner's timed outputs are checked against. The learner's code never runs
+here, and this process ends before the learner's starts.
+
+Run as ``python -m quizprep.grader.perf.baseline PLAN PARENT_PID``; the result is one JSON object
+on stdout (a pipe only the grader reads).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from typing import Any, Callable
+
+from quizprep.grader import sandbox
+from quizprep.grader.perf.measure import SDPA_BACKENDS, Inputs, Measured, measure_target, numerics_flags
+from quizprep.grader.perf.plan import PerfPlan, probe_plan, run_seed
+
+
+def sdpa_attend(backend: str | None) -> Callable[[Any, Any, Any, Any], Any]:
+    """SDPA restricted to one backend (``None``: PyTorch's own choice)."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    def attend(q, k, v, causal):
+        if backend is None:
+            return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+        with sdpa_kernel([getattr(SDPBackend, backend)]):
+            return F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))
+
+    return attend
+
+
+def reference_probes(plan: PerfPlan) -> list[list[list[float] | None]]:
+    """For every case and timed run, the float64 rows of that run's inputs that will be checked
+    (None for a run that is not checked)."""
+    references = []
+    for index, case in enumerate(plan.cases):
+        inputs = Inputs(case, plan.device)
+        per_run: list[list[float] | None] = []
+        for run, rows in enumerate(probe_plan(plan.seed, index, case, plan.runs)):
+            if rows is None:
+                per_run.append(None)
+                continue
+            inputs.refill(run_seed(plan.seed, index, run))
+            per_run.append(inputs.reference_rows(rows))
+        references.append(per_run)
+    return references
+
+
+def measure_sdpa(plan: PerfPlan) -> list[Measured]:
+    """Every SDPA backend on every case (those that cannot run say why)."""
+    results: list[Measured] = []
+    for backend in SDPA_BACKENDS:
+        results += measure_target(sdpa_attend(backend), plan, who=backend, sdpa=True)
+    return results
+
+
+def sdpa_worker(plan: PerfPlan) -> dict[str, Any]:
+    import torch
+
+    torch.set_num_threads(plan.threads)
+    references = reference_probes(plan)
+    measured = measure_sdpa(plan)
+    name = torch.cuda.get_device_name() if plan.device == "cuda" else "CPU"
+    return {"measured": [asdict(m) for m in measured], "references": references,
+            "device_name": name, "flags": numerics_flags()}
+
+
+def main(argv: list[str]) -> int:
+    plan, parent, cpu_seconds = PerfPlan.from_json(argv[0]), int(argv[1]), float(argv[2])
+    sandbox.die_with_parent(parent)
+    sandbox.limit_cpu(cpu_seconds)
+    result = sdpa_worker(plan)
+    sys.stdout.write(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,148 @@
+"""The learner's process for the perf phase: the correctness worker with the same start-up, plus
+the requests that time the learner's function one call at a time.
+
+Started by :mod:`.remote` through :class:`~quizprep.grader.session.WorkerSession` as a script, so
+it gets every protection of :mod:`quizprep.grader.worker`, in the same order: it dies with the
+grader, has a CPU-time backstop, a memory limit, the import guard that refuses ``quizprep``, the
+forbidden-kernel mode around every call of the learner's function, and the seccomp filter. The
+grader drives each case as requests (set up, fill run ``i``'s inputs from a seed it sends then,
+time one call, hand over rows of that output), so the secret the inputs derive from never
+reaches this process, and a run's seed arrives only after the learner's module was imported and
+the previous run was timed. Results go back over the worker's pipe; nothing is read from a file.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+WORKER_SCRIPT = Path(__file__).resolve().parents[1] / "worker.py"
+PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder that holds quizprep/
+
+
+@dataclass(frozen=True)
+class Target:
+    """How the perf phase calls an exercise's function: ``adapt(fn)(q, k, v, mask) -> out``."""
+
+    function: str
+    adapt: Callable[[Callable], Callable]
+
+
+def _first_output(fn: Callable) -> Callable:
+    def attend(q, k, v, mask):
+        out = fn(q, k, v, mask)
+        return out[0] if isinstance(out, (tuple, list)) else out
+
+    return attend
+
+
+TARGETS = {"attention": Target("scaled_dot_product_attention", _first_output)}
+
+
+class PerfOps:
+    """The perf requests, mixed into the correctness worker's class."""
+
+    measure: ModuleType  # quizprep.grader.perf.measure, imported before any learner code ran
+    plan_module: ModuleType
+
+    def load_learner(self) -> dict[str, Any]:
+        self.flags_before = self.measure.numerics_flags()
+        self.runner: Any = None
+        self.clock: Any = None
+        return super().load_learner()  # type: ignore[misc]
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        handlers = {"perf_case": self.perf_case, "perf_fill": self.perf_fill, "perf_run": self.perf_run,
+                    "perf_probe": self.perf_probe, "perf_flags": self.perf_flags}
+        handler = handlers.get(request["op"])
+        if handler is None:
+            return super().handle(request)  # type: ignore[misc]
+        import torch
+
+        try:
+            with torch.no_grad():
+                value = handler(request)
+        except torch.OutOfMemoryError:
+            value = {"out_of_memory": True}
+        except Exception as error:  # the learner's code failed on this size: the grader records it
+            value = {"error": f"{type(error).__name__}: {error}"}
+        return {"ok": True, "value": value}
+
+    def perf_case(self, request: dict[str, Any]) -> dict[str, Any]:
+        import torch
+
+        plan = self.plan_module.PerfPlan.from_json(request["plan"])
+        self.runner = None
+        if plan.device == "cuda":
+            torch.cuda.empty_cache()
+        if self.clock is None:
+            self.clock = self.measure.clock_for(plan)
+        target = TARGETS[request["exercise"]]
+        attend = target.adapt(getattr(self.learner, target.function))  # type: ignore[attr-defined]
+        guard = self.guards.mode  # type: ignore[attr-defined]
+
+        def guarded(q: Any, k: Any, v: Any, mask: Any) -> Any:
+            with guard:
+                return attend(q, k, v, mask)
+
+        index = int(request["case"])
+        result = self.measure.Measured(case=index, who="yours")
+        self.runner = self.measure.CaseRunner(guarded, plan, index, self.clock)
+        self.runner.setup(int(request["seed"]), result, float(request["score_bytes_per_pair"]))
+        return asdict(result)
+
+    def perf_fill(self, request: dict[str, Any]) -> dict[str, Any]:
+        self.runner.fill(int(request["seed"]))
+        return {}
+
+    def perf_run(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"seconds": self.runner.run()}
+
+    def perf_probe(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"values": self.runner.probe([tuple(row) for row in request["rows"]])}
+
+    def perf_flags(self, request: dict[str, Any]) -> dict[str, Any]:
+        return {"before": self.flags_before, "now": self.measure.numerics_flags()}
+
+
+def _import_measurement(package_root: Path) -> tuple[ModuleType, ModuleType]:
+    """The measuring code, imported while nothing of the learner has run, then dropped from
+    sys.modules: the modules keep working, and ``import quizprep`` meets the worker's guard."""
+    sys.path.insert(0, str(package_root))
+    try:
+        from quizprep.grader.perf import measure, plan
+    finally:
+        sys.path.remove(str(package_root))
+    for name in [name for name in sys.modules if name == "quizprep" or name.startswith("quizprep.")]:
+        del sys.modules[name]
+    return measure, plan
+
+
+def _correctness_worker() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("_quizprep_worker", WORKER_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def main() -> None:
+    config = json.loads(sys.argv[1])
+    del sys.path[0]  # this script's directory
+    measure, plan = _import_measurement(PACKAGE_ROOT)
+    base = _correctness_worker()
+    worker_class = type("PerfWorker", (PerfOps, base.Worker), {"measure": measure, "plan_module": plan})
+    worker = worker_class(config)
+    protections = worker.prepare()
+    worker.send({"prepared": True, "sandbox": protections})
+    worker.send(worker.load_learner())
+    worker.serve()
+
+
+if __name__ == "__main__":
+    main()

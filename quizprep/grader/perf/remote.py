@@ -1,0 +1,118 @@
+"""The grader's side of the learner's perf process: start it as a sandboxed worker, drive every case
+one request at a time, and accept only replies of the expected shape.
+
+Each timed run is one request, bracketed by the grader's own clock: the report compares that with
+the time the learner's process reports (:func:`.report.timing_problem`). Which rows of which runs
+are re-checked is asked only after the run's output was copied inside the worker.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Any
+
+from quizprep.grader.perf.measure import CaseError, Measured, measure_cases, numerics_flags
+from quizprep.grader.perf.plan import PerfError, PerfPlan
+from quizprep.grader.session import LearnerFailure, Limits, WorkerSession
+
+LEARNER_WORKER = Path(__file__).with_name("learner_worker.py")
+# The audit's fields a reply may set, with the type each must have.
+_SETUP_FIELDS = {"ran": str, "peak_bytes": int, "score_tensors": int, "score_bytes": int,
+                 "peak_live_bytes": int, "skipped": str, "error": str}
+
+
+class RemoteRunner:
+    """A `CaseRunner` in the learner's process, seen from the grader: the same four steps."""
+
+    def __init__(self, session: WorkerSession, plan: PerfPlan, index: int, exercise: str, deadline: float) -> None:
+        self.session, self.plan, self.index = session, plan, index
+        self.exercise, self.deadline = exercise, deadline
+        self.label = plan.cases[index].label
+
+    def setup(self, seed: int, result: Measured, score_bytes_per_pair: float) -> None:
+        public = dataclasses.replace(self.plan, seed=0).to_json()  # the secret stays here
+        value = self._ask({"op": "perf_case", "plan": public, "case": self.index, "exercise": self.exercise,
+                           "seed": seed, "score_bytes_per_pair": score_bytes_per_pair})
+        for name, kind in _SETUP_FIELDS.items():
+            field = value.get(name)
+            if field is not None and (not isinstance(field, kind) or isinstance(field, bool)):
+                raise PerfError(f"the perf worker sent back a malformed {name} for {self.label}")
+            if name != "error":
+                setattr(result, name, field)
+        if value.get("error"):
+            raise CaseError(value["error"])
+
+    def fill(self, seed: int) -> None:
+        self._ask({"op": "perf_fill", "seed": seed})
+
+    def run(self) -> float:
+        seconds = self._ask({"op": "perf_run"}).get("seconds")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+            raise PerfError(f"the perf worker sent back a time of {seconds!r} for {self.label}")
+        return float(seconds)  # whether it can be true is judged with the report
+
+    def probe(self, rows: list[tuple[int, int, int]]) -> list[float]:
+        values = self._ask({"op": "perf_probe", "rows": [list(row) for row in rows]}).get("values")
+        expected = len(rows) * self.plan.cases[self.index].head_dim
+        if not isinstance(values, list) or len(values) != expected or not all(_is_number(v) for v in values):
+            raise PerfError(f"the perf worker sent back malformed output rows for {self.label}")
+        return [float(v) for v in values]
+
+    def _ask(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return ask(self.session, payload, self.deadline, f"while timing {self.label}")
+
+
+def ask(session: WorkerSession, payload: dict[str, Any], deadline: float, during: str) -> dict[str, Any]:
+    """One request to the learner's perf process; its reply's value, a dict."""
+    import torch
+
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise PerfError(f"the perf run took longer than its time limit ({during})")
+    try:
+        value = session.request(payload, timeout=left)["value"]
+    except LearnerFailure as failure:
+        what = ("did not finish within the perf phase's time limit (an infinite loop, or far too slow) and "
+                "was stopped" if failure.kind == "timeout" else failure.message)
+        where = f" ({failure.frames[-1]})" if failure.frames else ""
+        raise PerfError(f"your code {what} {during}{where}") from None
+    if not isinstance(value, dict):
+        raise PerfError(f"the perf worker sent back a malformed reply {during}")
+    if value.get("out_of_memory"):
+        raise torch.OutOfMemoryError("out of memory")
+    return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)  # NaN included: the re-check names it
+
+
+def measure_learner(path: Path, exercise: str, plan: PerfPlan, deadline: float, forbidden: tuple[str, ...],
+                    limits: Limits) -> tuple[list[Measured], list[str]]:
+    """The learner's file timed in its own sandboxed worker; its measurements and the warnings
+    about global switches it changed."""
+    with WorkerSession(path, forbidden=forbidden, limits=limits, script=LEARNER_WORKER) as session:
+        try:
+            info = session.start()
+        except LearnerFailure as failure:
+            raise PerfError(f"your file could not be loaded for timing: {failure.message}") from None
+        if info.get("forbidden"):
+            calls = ", ".join(sorted({str(v.get("call")) for v in info["forbidden"]}))
+            raise PerfError(f"your file was refused for timing: it uses {calls} while loading, and quizprep's own "
+                            "modules and the kernels this exercise asks you to write are off limits")
+        measured = measure_cases(lambda index: RemoteRunner(session, plan, index, exercise, deadline), plan, "yours")
+        flags = ask(session, {"op": "perf_flags"}, deadline, "after timing")
+    return measured, _flag_warnings(flags)
+
+
+def _flag_warnings(flags: dict[str, Any]) -> list[str]:
+    before, now = flags.get("before"), flags.get("now")
+    if not isinstance(before, dict) or not isinstance(now, dict):
+        return []
+    return [
+        f"your code changed {key} from {before.get(key)!r} to {now.get(key)!r} while it ran; its timings may "
+        "not compare like for like"
+        for key in numerics_flags()  # only the grader's own keys, whatever the reply holds
+        if before.get(key) != now.get(key)
+    ]

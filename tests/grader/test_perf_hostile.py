@@ -1,0 +1,202 @@
+"""Hostile submissions against the perf phase: no cached result is timed, no forged time is
+reported, and no perf process outlives the grader.
+
+Each attack here got a fast passing perf report, or left a process running, while the learner's
+perf process was a plain subprocess that wrote its own result file, timed with
+``torch.utils.benchmark.Timer`` (two untimed calls first, on the same inputs) and drew its
+inputs from the public seed.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_hostile_submissions import _workers_of  # the learner's perf process is learner_worker.py
+
+from quizprep.grader import perf
+from quizprep.grader.perf import PerfCase, PerfPlan
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")
+
+PLAN = PerfPlan("cpu", (PerfCase(1, 2, 128, 64, False, "float32"), PerfCase(1, 2, 128, 64, True, "float32")),
+                runs=6, warmup=1)
+HONEST_SECONDS = 0.02  # every honest call sleeps this long, so a cache hit shows as a far faster run
+
+HONEST = f"""
+import math, time, torch
+
+def honest(q, k, v, mask=None):
+    time.sleep({HONEST_SECONDS})
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if mask is not None:
+        s = s.masked_fill(~mask, float('-inf'))
+    return torch.softmax(s, dim=-1) @ v
+"""
+CACHERS = {
+    # Known leaderboard exploit: key the output on the input bytes, in memory and in a file that
+    # the next grade finds again (a /dev/shm file would do the same).
+    "by content, in memory and in a file": """
+import hashlib, os
+CACHE_DIR = {cache_dir!r}
+memory = {{}}
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    key = hashlib.sha256(b"".join(t.numpy().tobytes() for t in (q, k, v)) + bytes([mask is None])).hexdigest()
+    path = os.path.join(CACHE_DIR, key)
+    if key not in memory and os.path.exists(path):
+        memory[key] = torch.load(path)
+    if key not in memory:
+        memory[key] = honest(q, k, v, mask)
+        try:
+            torch.save(memory[key], path)
+        except OSError:
+            pass
+    return memory[key].clone(), None
+""",
+    "by id and data_ptr": """
+memory = {{}}
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    key = (id(q), q.data_ptr(), k.data_ptr(), v.data_ptr(), mask is None)
+    if key not in memory:
+        memory[key] = honest(q, k, v, mask)
+    return memory[key].clone(), None
+""",
+}
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "attention.py"
+    path.write_text(text)
+    return path
+
+
+def _cached_and_passing(report: perf.PerfReport) -> list[str]:
+    """Rows timed faster than any honest call could run whose outputs were accepted."""
+    return [
+        f"{row.case.label}: {row.yours.stats.median:.2e} s, re-check {row.check}"
+        for row in report.rows
+        if row.yours.stats and row.yours.stats.median < HONEST_SECONDS * 0.75 and row.check == "ok"
+    ]
+
+
+@pytest.mark.parametrize("cacher", sorted(CACHERS))
+def test_caching_outputs_gains_no_time_or_fails_the_recheck(cacher, tmp_path):
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    path = _write(tmp_path, HONEST + CACHERS[cacher].format(cache_dir=str(cache_dir)))
+    for _ in range(2):  # the second grade finds whatever the first left behind
+        report = perf.run_perf(path, plan=PLAN, timeout=120)
+        assert not _cached_and_passing(report), _cached_and_passing(report)
+        assert all(row.yours.stats or row.yours.error for row in report.rows)
+
+
+def test_importing_quizprep_to_write_the_result_is_refused(tmp_path):
+    forger = HONEST + """
+import atexit, json, sys
+try:
+    import quizprep.grader.perf  # the grader's own code, to find and rewrite its result
+except ImportError:
+    pass
+
+def _forge():
+    try:
+        with open(sys.argv[-1]) as result:
+            data = json.load(result)
+        for measured in data["measured"]:
+            measured["samples"] = [1e-7] * len(measured["samples"])
+        with open(sys.argv[-1], "w") as result:
+            json.dump(data, result)
+    except (OSError, ValueError, KeyError):
+        pass
+
+atexit.register(_forge)
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    return honest(q, k, v, mask), None
+"""
+    with pytest.raises(perf.PerfError, match="refused for timing: it uses import quizprep"):
+        perf.run_perf(_write(tmp_path, forger), plan=PLAN, timeout=120)
+
+
+# Claims each run took `claimed` seconds by rewriting every clock the timing code can read.
+CLOCK_FORGER = """
+import gc, time, torch.utils.benchmark
+
+def _forged_clock(step=[0.0]):
+    step[0] += {claimed}
+    return step[0]
+
+class _Forged:
+    times = [{claimed}]
+
+torch.utils.benchmark.Timer.timeit = lambda self, number=1: _Forged()
+time.perf_counter = _forged_clock
+for namespace in gc.get_objects():
+    if isinstance(namespace, dict) and "_now" in namespace and "CaseRunner" in namespace:
+        namespace["_now"] = _forged_clock
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    return honest(q, k, v, mask), None
+"""
+
+
+@pytest.mark.parametrize("claimed, caught_by", [(1e-7, "TFLOP/s"), (1e-4, "the grader's own clock")])
+def test_a_forged_clock_is_rejected(claimed, caught_by, tmp_path):
+    # 1e-7 s is beyond any CPU (84 TFLOP/s here); 1e-4 s is possible by FLOPs, but every run took
+    # at least HONEST_SECONDS on the grader's clock.
+    path = _write(tmp_path, HONEST + CLOCK_FORGER.format(claimed=claimed))
+    report = perf.run_perf(path, plan=PLAN, timeout=120)
+    assert not report.passed
+    for row in report.rows:
+        assert row.check.startswith("timing:") and caught_by in row.check, row.check
+        assert row.yours.stats is None  # no statistics are made of times that cannot be true
+
+
+LOOPER = "def scaled_dot_product_attention(q, k, v, mask=None):\n    while True:\n        pass\n"
+
+
+def _wait_until_gone(path: Path, seconds: float) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while _workers_of(path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return _workers_of(path)
+
+
+def test_a_perf_run_that_loops_forever_is_stopped_and_leaves_nothing(tmp_path):
+    path = _write(tmp_path, LOOPER)
+    started = time.monotonic()
+    with pytest.raises(perf.PerfError, match="did not finish"):
+        perf.run_perf(path, plan=PLAN, timeout=20)
+    assert time.monotonic() - started < 20 + 15
+    assert not _wait_until_gone(path, 5)
+
+
+def test_killing_the_grader_during_the_perf_phase_leaves_no_process(tmp_path):
+    path = _write(tmp_path, LOOPER)
+    script = ("import sys; from quizprep.grader import perf; from quizprep.grader.perf import PerfCase, PerfPlan; "
+              f"perf.run_perf(sys.argv[1], plan=PerfPlan('cpu', (PerfCase(1, 2, 128, 64, False, 'float32'),), "
+              "runs=3, warmup=1), timeout=300)")
+    grader = subprocess.Popen([sys.executable, "-c", script, str(path)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        while not _workers_of(path) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _workers_of(path), "the learner's perf process never started"
+        time.sleep(1.0)  # it is now looping inside a timed call
+        grader.send_signal(signal.SIGKILL)
+        grader.wait(timeout=30)
+        assert not _wait_until_gone(path, 10)
+    finally:
+        for pid in _workers_of(path):  # only what this test started: none, unless it failed
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass

@@ -203,7 +203,11 @@ class Cohort:
                 self._retire(session)
 
     def _new_session(self) -> TrackedSession:
-        session = TrackedSession(self.placeholder, limits=self.options.limits, stopping=self.stopping)
+        from quizprep.grader.exercises import load_spec
+
+        assert self.options.exercise is not None
+        session = TrackedSession(self.placeholder, forbidden=load_spec(self.options.exercise).forbidden,
+                                 limits=self.options.limits, stopping=self.stopping)
         with self.lock:
             self.sessions.append(session)
         session.warm_up()

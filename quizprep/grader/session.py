@@ -11,9 +11,11 @@ import json
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,6 +40,7 @@ class Limits:
     output_bytes: int = 4096
     threads: int = 1
     reply_bytes: int = 64 << 20  # a check's outputs are small: a larger reply is refused unread
+    file_bytes: int = 64 << 20  # the largest file it may write (in its private directory only)
 
 
 @dataclass
@@ -145,11 +148,13 @@ class WorkerSession:
         self.starts = 0
         self.process_groups: list[int] = []
         self.protections: dict[str, Any] = {}
+        self.private_dir: str | None = None
 
     # ---- life cycle ---------------------------------------------------------------------
     def start(self) -> dict[str, Any]:
         """Start the worker and load the learner's file; raises LearnerFailure if it does not load."""
         self.close()
+        self.private_dir = tempfile.mkdtemp(prefix="quizprep-worker-")  # the only place it may write
         request_r, self.request_w = os.pipe()
         self.response_r, response_w = os.pipe()
         config = {
@@ -161,10 +166,12 @@ class WorkerSession:
             "threads": self.limits.threads,
             "parent": os.getpid(),
             "cpu_seconds": self.limits.total_seconds + self.limits.startup_seconds,
+            "private_dir": self.private_dir,
+            "file_bytes": self.limits.file_bytes,
         }
         sandbox.make_undumpable()
         env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS=str(self.limits.threads),
-                   PYTHONDONTWRITEBYTECODE="1")
+                   PYTHONDONTWRITEBYTECODE="1", TMPDIR=self.private_dir)
         self.process = subprocess.Popen(
             [self.python, str(self.script), json.dumps(config)],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -189,9 +196,11 @@ class WorkerSession:
         return info
 
     def switch(self, path: Path, forbidden: tuple[str, ...]) -> dict[str, Any]:
-        """Load another file, reusing the running process (torch is imported once)."""
+        """Load another file, reusing the running process (torch is imported once) when it guards
+        the same calls: the guards of a running worker cannot be lifted."""
+        same_guards = set(forbidden) == set(self.forbidden)
         self.path, self.forbidden = Path(path).resolve(), forbidden
-        if not self.alive:
+        if not self.alive or not same_guards:
             return self.start()
         response = self.request({"op": "load", "path": str(self.path), "forbidden": list(forbidden)},
                                 timeout=self.limits.check_seconds)
@@ -227,6 +236,9 @@ class WorkerSession:
                 except OSError:
                     pass
         self.request_w = self.response_r = -1
+        if self.private_dir is not None:
+            shutil.rmtree(self.private_dir, ignore_errors=True)
+            self.private_dir = None
 
     def __enter__(self) -> "WorkerSession":
         return self

@@ -6,10 +6,9 @@ file descriptors; it never sees a reference result. Before the learner's file is
 
 * drops the grader's directory from ``sys.path`` and blocks importing ``quizprep`` (a meta-path
   finder), so the reference engine cannot be borrowed;
-* wraps the functions an exercise forbids (``F.scaled_dot_product_attention``,
-  ``nn.MultiheadAttention``, ...) so that calling them is recorded with the learner's line, and
-  runs each call under a TorchFunctionMode that catches the same kernels reached by other routes
-  (``torch.ops.aten``, ``torch._C._VariableFunctions``);
+* installs the exercise's guards (``guards.py``): the forbidden functions raise with the
+  learner's line recorded, and the kernels behind them are replaced in PyTorch's dispatcher, so no
+  other route (``torch.ops``, TorchScript, a popped mode) reaches them;
 * sets a memory limit (``RLIMIT_AS``, measured above what importing torch already reserved),
   disables core dumps and arms ``faulthandler`` so a segfault or a hang leaves a traceback.
 """
@@ -32,45 +31,6 @@ from typing import Any, Callable
 LEARNER_MODULE = "quizprep_submission"
 
 
-class ForbiddenCall(BaseException):
-    """Raised inside learner code; a BaseException so `except Exception` cannot swallow it."""
-
-
-# What each guard group forbids, by parts of torch function names. The patched attributes in
-# `_install_guards` name the public routes; these catch the same kernels reached any other way
-# (torch.ops.aten._scaled_dot_product_flash_attention_for_cpu, torch._C._VariableFunctions...).
-FORBIDDEN_NAME_PARTS = {
-    "sdpa": ("scaled_dot_product", "scaled_dot_attention", "flash_attention", "efficient_attention",
-             "cudnn_attention"),
-    "mha": ("multi_head_attention",),
-    "softmax": ("softmax",),
-}
-
-
-def _torch_label(func: Any) -> str:
-    module = getattr(func, "__module__", None) or ""
-    name = getattr(func, "__name__", repr(func))
-    if module.startswith("torch._ops."):
-        return f"torch.ops.{module.removeprefix('torch._ops.')}.{name}"
-    return f"{module}.{name}" if module.startswith("torch") else f"torch.{name}"
-
-
-def _forbidden_kernels(worker: "Worker") -> Any:
-    """A TorchFunctionMode that sees every torch function the learner's call reaches, however."""
-    from torch.overrides import TorchFunctionMode
-
-    class ForbiddenKernels(TorchFunctionMode):
-        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-            name = getattr(func, "__name__", "")
-            if any(part in name for group in worker.active for part in FORBIDDEN_NAME_PARTS.get(group, ())):
-                label = _torch_label(func)
-                worker.record_violation(label)
-                raise ForbiddenCall(f"{label} is not allowed in this exercise")
-            return func(*args, **(kwargs or {}))
-
-    return ForbiddenKernels()
-
-
 class Worker:
     def __init__(self, config: dict[str, Any]) -> None:
         self.config = config
@@ -82,8 +42,8 @@ class Worker:
         self.violations: list[dict[str, Any]] = []
         self.modules: dict[int, Any] = {}
         self.learner: ModuleType | None = None
-        self.active: set[str] = set(config.get("forbidden", ()))
-        self.kernel_guard: Any = None  # the TorchFunctionMode each call runs under, made with the guards
+        self.guard_module = _load_sibling("guards.py")
+        self.guards: Any = None
 
     # ---- set-up -------------------------------------------------------------------------
     def prepare(self) -> dict[str, Any]:
@@ -103,6 +63,7 @@ class Worker:
         self._wrap_os_exit()
         sys.meta_path.insert(0, QuizprepBlocker(self))
         protections["ptrace_capability_dropped"] = self.sandbox.drop_ptrace_capability()
+        protections["writes"] = self._confine_writes()
         refused = self.sandbox.install_syscall_filter()
         protections["syscall_filter"] = "installed" if not refused else f"not installed: {refused}"
         return protections
@@ -116,68 +77,21 @@ class Worker:
         reserved = int(fields["VmSize"].split()[0]) * 1024
         resource.setrlimit(resource.RLIMIT_AS, (reserved + int(limit), reserved + int(limit)))
 
+    def _confine_writes(self) -> str:
+        """Files only below the private directory the grader made (and removes), each capped in size."""
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with EFBIG instead
+        size = int(self.config.get("file_bytes") or resource.RLIM_INFINITY)
+        _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        if hard != resource.RLIM_INFINITY:
+            size = min(size, hard)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+        private = self.config.get("private_dir")
+        refused = self.sandbox.restrict_writes(private) if private else "no private directory was given"
+        return "private directory only" if not refused else f"anywhere: {refused}"
+
     def _install_guards(self) -> None:
-        import torch
-        import torch.nn.functional as F
-
-        # Every guard is installed; only the groups the current exercise forbids are active.
-        self.kernel_guard = _forbidden_kernels(self)
-        label = "torch.nn.functional.scaled_dot_product_attention"
-        self._guard("sdpa", F, "scaled_dot_product_attention", label)
-        self._guard("sdpa", torch._C._nn, "scaled_dot_product_attention", label)
-        for name in dir(torch):
-            if name.startswith("_scaled_dot_product"):
-                self._guard("sdpa", torch, name, f"torch.{name}")
-        self._guard("sdpa", torch.ops.aten, "scaled_dot_product_attention",
-                    "torch.ops.aten.scaled_dot_product_attention")
-        self._guard("mha", F, "multi_head_attention_forward", "torch.nn.functional.multi_head_attention_forward")
-        self._guard("mha", torch, "_native_multi_head_attention", "torch._native_multi_head_attention")
-        self._guard_class("mha", torch.nn, "MultiheadAttention", "torch.nn.MultiheadAttention")
-        self._guard_class("mha", torch.nn.modules.activation, "MultiheadAttention", "torch.nn.MultiheadAttention")
-        for owner, name, label in (
-            (torch, "softmax", "torch.softmax"),
-            (torch, "_softmax", "torch._softmax"),
-            (torch, "log_softmax", "torch.log_softmax"),
-            (torch.Tensor, "softmax", "Tensor.softmax"),
-            (torch.Tensor, "log_softmax", "Tensor.log_softmax"),
-            (F, "softmax", "torch.nn.functional.softmax"),
-            (F, "log_softmax", "torch.nn.functional.log_softmax"),
-            (torch.special, "softmax", "torch.special.softmax"),
-            (torch.special, "log_softmax", "torch.special.log_softmax"),
-        ):
-            self._guard("softmax", owner, name, label)
-
-    def _guard(self, group: str, owner: Any, name: str, label: str) -> None:
-        original = getattr(owner, name, None)
-        if original is None:
-            return
-        worker = self
-
-        def forbidden(*args: Any, **kwargs: Any) -> Any:
-            if group not in worker.active:
-                return original(*args, **kwargs)
-            worker.record_violation(label)
-            raise ForbiddenCall(f"{label} is not allowed in this exercise")
-
-        forbidden.__name__ = name
-        setattr(owner, name, forbidden)
-
-    def _guard_class(self, group: str, owner: Any, name: str, label: str) -> None:
-        original = getattr(owner, name, None)
-        if original is None:
-            return
-        worker = self
-
-        class Forbidden(original):  # type: ignore[misc, valid-type]
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                if group not in worker.active:
-                    super().__init__(*args, **kwargs)
-                    return
-                worker.record_violation(label)
-                raise ForbiddenCall(f"{label} is not allowed in this exercise")
-
-        Forbidden.__name__ = Forbidden.__qualname__ = name
-        setattr(owner, name, Forbidden)
+        self.guards = self.guard_module.Guards(self.config.get("forbidden", ()), self.record_violation)
+        self.guards.install()
 
     def _wrap_os_exit(self) -> None:
         real_exit = os._exit
@@ -289,10 +203,9 @@ class Worker:
         op = request["op"]
         if op == "ping":
             return {"ok": True, "value": None}
-        if op == "load":  # another file in the same process (a coach grading many files)
+        if op == "load":  # another file of the same exercise (WorkerSession.switch restarts for others)
             self.sandbox.limit_cpu(float(self.config["cpu_seconds"]))
             self.learner_path = str(Path(request["path"]).resolve())
-            self.active = set(request.get("forbidden", ()))
             return {"ok": True, "value": self.load_learner()}
         if op == "new_module":
             return self.new_module(request)
@@ -354,7 +267,7 @@ class Worker:
         call_args = [_to_numpy(a) for a in args] if numpy_track else args
         call_kwargs = {k: _to_numpy(v) for k, v in kwargs.items()} if numpy_track else kwargs
         memory = None
-        with context, self.kernel_guard:
+        with context, self.guards.mode:
             if request.get("memory_audit"):
                 value, memory = _load_sibling("memaudit.py").audit(target, *call_args, **call_kwargs)
             else:
@@ -491,7 +404,7 @@ def _error_kind(error: BaseException, message: str) -> str:
         return "syntax"
     if isinstance(error, SystemExit):
         return "exit"
-    if isinstance(error, ForbiddenCall):
+    if isinstance(error, _load_sibling("guards.py").ForbiddenCall):
         return "forbidden"
     if isinstance(error, MemoryError) or "can't allocate memory" in message or "not enough memory" in message:
         return "memory"

@@ -36,6 +36,9 @@ ATTACKS = {
     "daemonise a grandchild": "    os.fork() or (os.setsid(), os.fork())",
     "stop the grader": "    os.kill(os.getppid(), signal.SIGSTOP)",
     "signal every process": "    os.kill(-1, signal.SIGCONT)",
+    "leave a file in /dev/shm (outside the memory limit, outliving the worker)":
+        "    open('/dev/shm/quizprep-cache', 'wb').write(bytes(1 << 20))",
+    "change a file outside the worker's private directory": "    open(__file__, 'a').write('# changed')",
 }
 
 
@@ -59,7 +62,7 @@ def test_sandbox_is_reported(tmp_path):
     path = _write(tmp_path, "attention.py", ATTACK.format(body="    pass"))
     report = grade(path, GradeOptions(only=("values",)))
     assert report.environment["sandbox"] == {"dies_with_grader": True, "ptrace_capability_dropped": True,
-                                             "syscall_filter": "installed"}
+                                             "syscall_filter": "installed", "writes": "private directory only"}
 
 
 def test_a_check_that_was_not_run_is_not_a_pass(tmp_path):
@@ -166,3 +169,18 @@ def test_threads_left_running_end_with_the_grade(tmp_path):
     report = grade(path, GradeOptions(only=("values", "mask-causal")))
     assert report.passed
     assert not _workers_of(path)
+
+
+def test_files_the_worker_wrote_go_with_it(tmp_path):
+    from quizprep.grader.session import WorkerSession
+
+    body = "    import tempfile\n    tempfile.NamedTemporaryFile(delete=False).write(b'cached')"
+    path = _write(tmp_path, "attention.py", ATTACK.format(body=body))
+    session = WorkerSession(path, forbidden=("sdpa", "mha"))
+    try:
+        grade(path, GradeOptions(only=("values",)), session)
+        private = Path(session.private_dir)
+        assert {f.read_bytes() for f in private.iterdir()} == {b"cached"}
+    finally:
+        session.close()
+    assert not private.exists()

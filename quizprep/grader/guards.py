@@ -1,0 +1,173 @@
+"""What an exercise forbids (SDPA, nn.MultiheadAttention, softmax), enforced in the learner's process.
+
+Three layers, from the friendliest report to the one learner code cannot take down:
+
+* the public functions and classes are replaced by ones that raise :class:`ForbiddenCall`, so the
+  report names the call the learner wrote (``torch.nn.functional.scaled_dot_product_attention``);
+* a TorchFunctionMode, entered around each graded call, names the same kernels reached by other
+  Python routes (``torch.ops.aten``, ``torch._C._VariableFunctions``);
+* every ATen (and quantized) operator whose name matches the forbidden group gets a kernel that
+  raises, registered in PyTorch's dispatcher for every backend and composite key that computes
+  it. Popping the mode, emptying Python state found through ``gc`` or frames, or scripting the call
+  with TorchScript all end in the dispatcher, which has no other kernel left to run for that key.
+  The library handle holding those registrations is referenced from nowhere Python can reach
+  (pybind objects are invisible to ``gc.get_objects()``), so it cannot be destroyed to undo them.
+
+The groups are fixed when the worker starts; a worker serves one exercise. This module is loaded
+by the worker from its file and imports nothing of quizprep.
+"""
+from __future__ import annotations
+
+import ctypes
+import warnings
+from typing import Any, Callable, Iterable
+
+# Parts of operator and function names, per group.
+FORBIDDEN_NAME_PARTS = {
+    "sdpa": ("scaled_dot_product", "scaled_dot_attention", "flash_attention", "efficient_attention",
+             "cudnn_attention"),
+    "mha": ("multi_head_attention", "transformer_encoder_layer"),
+    "softmax": ("softmax",),
+}
+# The keys where a kernel computes values. Autograd kernels redispatch to these; Meta computes
+# shapes only.
+VALUE_KEYS = (
+    "CompositeImplicitAutograd", "CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional",
+    "CPU", "CUDA", "MPS", "XPU", "QuantizedCPU", "QuantizedCUDA", "SparseCPU", "SparseCUDA",
+    "SparseCsrCPU", "SparseCsrCUDA", "NestedTensorCPU", "NestedTensorCUDA",
+)
+NAMESPACES = ("aten::", "quantized::")
+
+
+class ForbiddenCall(BaseException):
+    """Raised inside learner code; a BaseException so `except Exception` cannot swallow it."""
+
+
+Record = Callable[[str], None]
+
+
+class Guards:
+    """`record(label)` is told of each forbidden call before it raises (the worker keeps the
+    learner's line). `mode` is the TorchFunctionMode to enter around each graded call."""
+
+    def __init__(self, groups: Iterable[str], record: Record) -> None:
+        self.groups = frozenset(groups)
+        self.parts = tuple(part for group in sorted(self.groups) for part in FORBIDDEN_NAME_PARTS.get(group, ()))
+        self.record = record
+        self.mode: Any = None
+        self.dispatcher_kernels = 0
+
+    def install(self) -> None:
+        self.mode = _forbidden_mode(self)
+        self._patch_public_routes()
+        self.dispatcher_kernels = self._register_dispatcher_kernels()
+
+    def forbids(self, name: str) -> bool:
+        return any(part in name for part in self.parts)
+
+    def refuse(self, label: str) -> ForbiddenCall:
+        self.record(label)
+        return ForbiddenCall(f"{label} is not allowed in this exercise")
+
+    # -- layer 1: the names learners write ------------------------------------------------
+    def _patch_public_routes(self) -> None:
+        import torch
+        import torch.nn.functional as F
+
+        if "sdpa" in self.groups:
+            label = "torch.nn.functional.scaled_dot_product_attention"
+            self._patch(F, "scaled_dot_product_attention", label)
+            self._patch(torch._C._nn, "scaled_dot_product_attention", label)
+            for name in dir(torch):
+                if name.startswith("_scaled_dot_product"):
+                    self._patch(torch, name, f"torch.{name}")
+        if "mha" in self.groups:
+            self._patch(F, "multi_head_attention_forward", "torch.nn.functional.multi_head_attention_forward")
+            self._patch(torch, "_native_multi_head_attention", "torch._native_multi_head_attention")
+            self._patch_class(torch.nn, "MultiheadAttention", "torch.nn.MultiheadAttention")
+            self._patch_class(torch.nn.modules.activation, "MultiheadAttention", "torch.nn.MultiheadAttention")
+        if "softmax" in self.groups:
+            for owner, prefix in ((torch, "torch"), (torch.Tensor, "Tensor"), (F, "torch.nn.functional"),
+                                  (torch.special, "torch.special")):
+                for name in ("softmax", "_softmax", "log_softmax"):
+                    self._patch(owner, name, f"{prefix}.{name}")
+
+    def _patch(self, owner: Any, name: str, label: str) -> None:
+        if getattr(owner, name, None) is None:
+            return
+        guards = self
+
+        def forbidden(*args: Any, **kwargs: Any) -> Any:
+            raise guards.refuse(label)
+
+        forbidden.__name__ = name
+        setattr(owner, name, forbidden)
+
+    def _patch_class(self, owner: Any, name: str, label: str) -> None:
+        original = getattr(owner, name, None)
+        if original is None:
+            return
+        guards = self
+
+        class Forbidden(original):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                raise guards.refuse(label)
+
+        Forbidden.__name__ = Forbidden.__qualname__ = name
+        setattr(owner, name, Forbidden)
+
+    # -- layer 3: the dispatcher ------------------------------------------------------------
+    def _register_dispatcher_kernels(self) -> int:
+        import torch
+
+        if not self.parts:
+            return 0
+        libraries: dict[str, Any] = {}
+        count = 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "Overriding a previously registered kernel": the point
+            for qualified in sorted(torch._C._dispatch_get_all_op_names()):
+                namespace, _, name = qualified.partition("::")
+                if f"{namespace}::" not in NAMESPACES or not self.forbids(name):
+                    continue
+                kernel = self._kernel(f"torch.ops.{namespace}.{name.split('.')[0]}")
+                for key in VALUE_KEYS:
+                    if torch._C._dispatch_has_kernel_for_dispatch_key(qualified, key):
+                        if namespace not in libraries:
+                            libraries[namespace] = torch._C._dispatch_library("IMPL", namespace, "", "quizprep guard", 0)
+                        libraries[namespace].impl(name, key, kernel, False)
+                        count += 1
+        for library in libraries.values():
+            # One reference that no Python object holds: the registrations last as long as the process.
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(library))
+        return count
+
+    def _kernel(self, label: str) -> Callable[..., Any]:
+        guards = self
+
+        def forbidden_kernel(*args: Any, **kwargs: Any) -> Any:
+            raise guards.refuse(label)
+
+        return forbidden_kernel
+
+
+def _forbidden_mode(guards: Guards) -> Any:
+    """A TorchFunctionMode that names every forbidden torch function the learner's call reaches."""
+    from torch.overrides import TorchFunctionMode
+
+    class ForbiddenKernels(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            if guards.forbids(getattr(func, "__name__", "")):
+                raise guards.refuse(_torch_label(func))
+            return func(*args, **(kwargs or {}))
+
+    return ForbiddenKernels()
+
+
+def _torch_label(func: Any) -> str:
+    module = getattr(func, "__module__", None) or ""
+    name = getattr(func, "__name__", repr(func))
+    if module.startswith("torch._ops."):
+        return f"torch.ops.{module.removeprefix('torch._ops.')}.{name}"
+    return f"{module}.{name}" if module.startswith("torch") else f"torch.{name}"
+

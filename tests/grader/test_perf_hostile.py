@@ -139,7 +139,7 @@ class _Forged:
 torch.utils.benchmark.Timer.timeit = lambda self, number=1: _Forged()
 time.perf_counter = _forged_clock
 for namespace in gc.get_objects():
-    if isinstance(namespace, dict) and "_now" in namespace and "CaseRunner" in namespace:
+    if isinstance(namespace, dict) and "_now" in namespace and "WallClock" in namespace:
         namespace["_now"] = _forged_clock
 
 def scaled_dot_product_attention(q, k, v, mask=None):
@@ -200,3 +200,16 @@ def test_killing_the_grader_during_the_perf_phase_leaves_no_process(tmp_path):
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+@pytest.mark.cuda
+def test_on_gpu_the_sandboxed_phase_times_honest_code_and_rejects_a_forged_event_clock(tmp_path):
+    plan = PerfPlan("cuda", (PerfCase(2, 4, 512, 64, True, "bfloat16"),), runs=5, warmup=2)
+    solution = Path(__file__).parents[1] / "solutions" / "attention.py"
+    honest = perf.run_perf(solution, plan=plan, timeout=300)
+    assert honest.passed and honest.rows[0].yours.stats, honest.rows[0].check
+    forger = HONEST.replace(f"time.sleep({HONEST_SECONDS})", "pass") + (
+        "torch.cuda.Event.elapsed_time = lambda self, end: 1e-6  # milliseconds: one nanosecond a run\n"
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n    return honest(q, k, v, mask), None\n")
+    report = perf.run_perf(_write(tmp_path, forger), plan=plan, timeout=300)
+    assert not report.passed and report.rows[0].check.startswith("timing:"), report.rows[0].check

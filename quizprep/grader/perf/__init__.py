@@ -4,7 +4,7 @@ Three layers, so the honest-numbers logic is testable on a laptop:
 
 1. :mod:`.plan`, pure Python: the sizes to run, the FLOP and memory budget of each, the median
    with a distribution-free confidence interval, ties.
-2. :mod:`.measure`, torch: the clocks, fresh inputs for every run, and timing any
+2. :mod:`.measure` and :mod:`.clocks`, torch: fresh inputs for every run, and timing any
    ``attend(q, k, v, causal)`` callable or every SDPA backend that runs, with the same clock,
    inputs and warm-up. SDPA runs in a clean interpreter that the learner's code never touched.
 3. :mod:`.report`, pure Python: joins the two, re-checks the learner's outputs on the timed
@@ -17,16 +17,8 @@ one request at a time by :mod:`.remote`; :mod:`.phase` runs both and plugs the p
 grader.
 """
 from quizprep.grader.perf.baseline import measure_sdpa, reference_probes, sdpa_attend
-from quizprep.grader.perf.measure import (
-    CaseRunner,
-    CpuClock,
-    CudaClock,
-    Inputs,
-    Measured,
-    backend_that_ran,
-    measure_target,
-    time_runs,
-)
+from quizprep.grader.perf.clocks import CpuClock, CudaClock, time_runs
+from quizprep.grader.perf.measure import CaseRunner, Inputs, Measured, backend_that_ran, measure_target
 from quizprep.grader.perf.phase import choose_device, perf_phase, run_perf
 from quizprep.grader.perf.plan import (
     PerfCase,

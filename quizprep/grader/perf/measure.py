@@ -1,26 +1,21 @@
-"""Layer 2 of the perf phase, torch: clocks, fresh inputs, and timing a contender on every case.
+"""Layer 2 of the perf phase, torch: fresh inputs, and timing a contender on every case.
 
 `CaseRunner` holds one contender on one case: it audits the memory of one call, then times one
 call at a time on inputs refilled from a seed it is handed per run, and keeps a copy of each timed
 output for the re-check. In the clean process `measure_target` drives it for every SDPA backend
 (and the tests drive it for plain functions); in the learner's process the grader drives it one
 request at a time (:mod:`.learner_worker`, :mod:`.remote`). Run ``i`` of every contender sees the
-same inputs, and no run sees the inputs of another.
-
-GPU timing uses CUDA events around each run with the L2 cache flushed before it (not
-`triton.testing.do_bench`, which cannot give each run fresh inputs). CPU timing reads the
-monotonic clock around exactly one call (`torch.utils.benchmark.Timer.timeit(1)` would call the
-code twice more on the same inputs first, which a cache keyed by the inputs turns into a hit).
+same inputs, and no run sees the inputs of another. The clocks are in :mod:`.clocks`.
 """
 from __future__ import annotations
 
 import math
 import os
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from quizprep.grader import memaudit
+from quizprep.grader.perf.clocks import WallClock, clock_for, time_runs
 from quizprep.grader.perf.plan import (
     FIRST_GUESS_SCORE_BYTES_PER_PAIR,
     PerfCase,
@@ -33,9 +28,6 @@ from quizprep.grader.perf.plan import (
     skip_reason,
 )
 
-# Bigger than the L2 cache of every current NVIDIA GPU (H100: 50 MB), so zeroing it
-# evicts whatever the previous run left there.
-L2_FLUSH_BYTES = 256 * 2**20
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
 # The ATen op each backend dispatches to, to name the backend that actually ran.
 _BACKEND_OPS = {
@@ -45,98 +37,6 @@ _BACKEND_OPS = {
     "_scaled_dot_product_cudnn_attention": "cuDNN",
     "_scaled_dot_product_fused_attention_overrideable": "overrideable",
 }
-# Bound before any learner code runs, so patching time.perf_counter later changes nothing here.
-_now = time.perf_counter
-
-
-# --------------------------------------------------------------------------- clocks
-
-
-class WallClock:
-    """The monotonic clock around exactly one call."""
-
-    label = "wall clock around one call"
-
-    def timer(self, step: Callable[[], None]) -> Callable[[], float]:
-        def once() -> float:
-            started = _now()
-            step()
-            return _now() - started
-
-        return once
-
-
-class CpuClock(WallClock):
-    """One call per reading at the process's fixed torch thread count."""
-
-    label = "CPU, monotonic clock around one call"
-
-    def __init__(self, threads: int) -> None:
-        self.threads = threads
-
-
-class CudaClock:
-    """CUDA events around each run, with the L2 cache flushed before it."""
-
-    label = "CUDA events, L2 flushed before each run"
-
-    def __init__(self) -> None:
-        import torch
-
-        self._torch = torch
-        self._flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.int8, device="cuda")
-
-    def timer(self, step: Callable[[], None]) -> Callable[[], float]:
-        torch = self._torch
-
-        def once() -> float:
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            self._flush.zero_()
-            start.record()
-            step()
-            end.record()
-            end.synchronize()
-            return start.elapsed_time(end) / 1e3
-
-        return once
-
-
-def clock_for(plan: PerfPlan) -> Any:
-    return CudaClock() if plan.device == "cuda" else CpuClock(plan.threads)
-
-
-def time_runs(
-    call: Callable[[], Any],
-    refill: Callable[[int], None],
-    clock: Any,
-    runs: int,
-    warmup: int,
-    on_output: Callable[[int, Any], None] = lambda run, out: None,
-) -> list[float]:
-    """Seconds for each of ``runs`` calls, inputs refilled (untimed) before every call.
-
-    ``on_output(run, out)`` sees each timed run's output, after the clock stopped.
-    """
-    holder: list[Any] = [None]
-
-    def step() -> None:
-        holder[0] = call()
-
-    read = clock.timer(step)
-    for run in range(warmup):
-        refill(-1 - run)
-        read()
-    samples = []
-    for run in range(runs):
-        holder[0] = None
-        refill(run)
-        samples.append(read())
-        on_output(run, holder[0])
-    holder[0] = None
-    return samples
-
-
 # --------------------------------------------------------------------------- one contender, one case
 
 
@@ -274,7 +174,7 @@ class CaseRunner:
 
 
 def private_copy(out: Any, case: PerfCase) -> Any:
-    """A CPU copy of a timed output, made with every torch function and dispatch mode off."""
+    """A copy of a timed output on its device, made with every torch function and dispatch mode off."""
     import torch
     from torch.utils._python_dispatch import _disable_current_modes
 
@@ -284,7 +184,7 @@ def private_copy(out: Any, case: PerfCase) -> Any:
     with torch._C.DisableTorchFunction(), _disable_current_modes():
         if tuple(out.shape) != expected:
             raise ValueError(f"returned shape {tuple(out.shape)}, expected {expected}")
-        return out.detach().to("cpu", copy=True)
+        return out.detach().clone()
 
 
 def _free_memory(device: str) -> int | None:

@@ -17,6 +17,9 @@ from quizprep.grader.perf.plan import PerfError, PerfPlan
 from quizprep.grader.session import LearnerFailure, Limits, WorkerSession
 
 LEARNER_WORKER = Path(__file__).with_name("learner_worker.py")
+# One perf request (a setup with its memory audit, or one timed call) may take this many of the
+# checks' time limits: its sizes are far larger than theirs.
+CALL_LIMIT_FACTOR = 2
 # The audit's fields a reply may set, with the type each must have.
 _SETUP_FIELDS = {"ran": str, "peak_bytes": int, "score_tensors": int, "score_bytes": int,
                  "peak_live_bytes": int, "skipped": str, "error": str}
@@ -64,17 +67,19 @@ class RemoteRunner:
 
 
 def ask(session: WorkerSession, payload: dict[str, Any], deadline: float, during: str) -> dict[str, Any]:
-    """One request to the learner's perf process; its reply's value, a dict."""
+    """One request to the learner's perf process; its reply's value, a dict. A request may take
+    CALL_LIMIT_FACTOR check time limits, and never beyond the phase's deadline."""
     import torch
 
     left = deadline - time.monotonic()
     if left <= 0:
         raise PerfError(f"the perf run took longer than its time limit ({during})")
+    limit = min(left, CALL_LIMIT_FACTOR * session.limits.check_seconds)
     try:
-        value = session.request(payload, timeout=left)["value"]
+        value = session.request(payload, timeout=limit)["value"]
     except LearnerFailure as failure:
-        what = ("did not finish within the perf phase's time limit (an infinite loop, or far too slow) and "
-                "was stopped" if failure.kind == "timeout" else failure.message)
+        what = (f"did not finish within {limit:.0f} s (an infinite loop, or far too slow) and was stopped"
+                if failure.kind == "timeout" else failure.message)
         where = f" ({failure.frames[-1]})" if failure.frames else ""
         raise PerfError(f"your code {what} {during}{where}") from None
     if not isinstance(value, dict):

@@ -14,17 +14,25 @@ LONG_MODEL_ANSWER = " ".join(
     for n in range(1, 16)) + " Finally the " + MODEL_ANSWER_END
 
 
+def edited_alpha_bank(folder: Path, edits: dict[str, str]) -> Path:
+    """The alpha test bank written to `folder` with each text in `edits` (found exactly once)
+    replaced."""
+    bank = (DATA / "alpha.yaml").read_text(encoding="utf-8")
+    for old, new in edits.items():
+        assert bank.count(old) == 1, old
+        bank = bank.replace(old, new)
+    path = folder / "alpha.yaml"
+    path.write_text(bank, encoding="utf-8")
+    return path
+
+
 def long_answer_bank(folder: Path) -> Path:
     """The alpha test bank with the free question's model answer replaced by LONG_MODEL_ANSWER,
     and its difficulty lowered to 1 so that practice asks it second (after alpha-choice), not last."""
     bank = (DATA / "alpha.yaml").read_text(encoding="utf-8")
     short = next(line for line in bank.splitlines() if line.strip().startswith("model_answer:"))
-    indent = short[: len(short) - len(short.lstrip())]
-    assert bank.count("difficulty: 3") == 1  # alpha-free's
-    bank = bank.replace(short, f"{indent}model_answer: {json.dumps(LONG_MODEL_ANSWER)}")
-    path = folder / "alpha.yaml"
-    path.write_text(bank.replace("difficulty: 3", "difficulty: 1"), encoding="utf-8")
-    return path
+    long = short[: short.index("model_answer:")] + f"model_answer: {json.dumps(LONG_MODEL_ANSWER)}"
+    return edited_alpha_bank(folder, {short: long, "difficulty: 3": "difficulty: 1"})
 
 
 def screen_text(app) -> str:

@@ -50,7 +50,7 @@ async def test_choice_right_is_saved_and_each_choice_explained(make_app, stored)
         assert isinstance(app.screen, FeedbackScreen)
         assert text_of(app.screen, "#verdict") == "✓ Correct"
         feedback = text_of(app.screen, "#feedback")
-        assert "To save FLOPs** — The scaling is one elementwise multiply" in feedback
+        assert "To save FLOPs — The scaling is one elementwise multiply" in feedback
         assert "(your pick)" in feedback
     with stored() as store:
         [answer] = store.answers()
@@ -62,7 +62,7 @@ async def test_choice_wrong_says_why_the_pick_is_wrong(make_app, stored):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3", "enter")
         assert text_of(app.screen, "#verdict") == "✗ Not quite"
-        assert "To make the softmax sum to 1** *(your pick)* — Softmax always sums to 1" in text_of(
+        assert "To make the softmax sum to 1 *(your pick)* — Softmax always sums to 1" in text_of(
             app.screen, "#feedback")
     with stored() as store:
         assert [(a.response, a.correct) for a in store.answers()] == [("3", False)]

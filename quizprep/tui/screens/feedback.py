@@ -1,6 +1,7 @@
-"""After a choice or numeric answer: right or wrong, and why, with this draw's numbers."""
+"""After an answer (or a skip): right or wrong, and why, with this draw's numbers."""
 from __future__ import annotations
 
+import re
 from datetime import datetime
 
 from textual.app import ComposeResult
@@ -9,7 +10,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
 
-from quizprep.bank.model import ChoiceQuestion, NumericQuestion
+from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion
 from quizprep.study.session import Feedback, Session
 from quizprep.tui.outcome import NEXT, TIME_UP
 from quizprep.tui.screens.question import seconds_left
@@ -28,23 +29,7 @@ def due_phrase(due: datetime, now: datetime) -> str:
 def feedback_markdown(feedback: Feedback, now: datetime) -> str:
     """The whole explanation of one judged answer as Markdown."""
     question = feedback.question
-    parts: list[str] = []
-    if isinstance(question, NumericQuestion) and feedback.verdict is not None:
-        verdict = feedback.verdict
-        parts.append(f"**You answered** `{feedback.response}`, understood as **{verdict.understood}**.  \n"
-                     f"**Expected** {verdict.expected} (tolerance {question.tolerance}).")
-        if verdict.diagnosis:
-            parts.append(f"**What your number means:** {verdict.diagnosis}")
-        # Inline code, not a fenced block: long steps must wrap at 80 columns, not scroll sideways.
-        steps = "\n".join(f"- `{step}`" for step in feedback.worked)
-        parts.append(f"### Worked computation\n\n{steps}")
-    elif isinstance(question, ChoiceQuestion):
-        lines = []
-        for index, choice in enumerate(question.choices):
-            mark = "✓" if choice.correct else "✗"
-            yours = " *(your pick)*" if index in feedback.picked else ""
-            lines.append(f"- {mark} **{index + 1}. {choice.text}**{yours} — {choice.why}")
-        parts.append("### The choices\n\n" + "\n".join(lines))
+    parts = answer_parts(feedback)
     parts.append(f"### Explanation\n\n{feedback.explanation}")
     if question.pitfalls:
         parts.append("### Pitfalls\n\n" + "\n".join(f"- {p}" for p in question.pitfalls))
@@ -54,6 +39,52 @@ def feedback_markdown(feedback: Feedback, now: datetime) -> str:
     parts.append(f"*Saved{pace}. Rated {feedback.rating.name}; next review "
                  f"{due_phrase(feedback.next_due, now)}.*")
     return "\n\n".join(parts)
+
+
+def answer_parts(feedback: Feedback) -> list[str]:
+    """What was answered against what was expected, as Markdown sections: the numbers and the
+    worked computation, the choices in the order they were shown, or the rubric."""
+    question = feedback.question
+    parts = ["**You skipped this question.** Here is how it goes."] if feedback.skipped else []
+    if isinstance(question, NumericQuestion):
+        if feedback.verdict is not None:
+            verdict = feedback.verdict
+            parts.append(f"**You answered** {code(feedback.response)}, understood as **{verdict.understood}**.  \n"
+                         f"**Expected** {verdict.expected} (tolerance {question.tolerance}).")
+            if verdict.diagnosis:
+                parts.append(f"**What your number means:** {verdict.diagnosis}")
+        if feedback.worked:
+            # Inline code, not a fenced block: long steps must wrap at 80 columns, not scroll sideways.
+            steps = "\n".join(f"- {code(step)}" for step in feedback.worked)
+            parts.append(f"### Worked computation\n\n{steps}")
+    elif isinstance(question, ChoiceQuestion):
+        parts.append("### The choices\n\n" + choices_markdown(question, feedback))
+    elif isinstance(question, FreeQuestion):
+        ticks = "\n".join(f"- {'☑' if met else '☐'} {item.criterion}"
+                           for item, met in zip(question.rubric, feedback.rubric_met))
+        parts.append(f"### Model answer\n\n{question.model_answer}")
+        if ticks:
+            parts.append(f"### Rubric ({feedback.score:.0%})\n\n{ticks}")
+    return parts
+
+
+def choices_markdown(question: ChoiceQuestion, feedback: Feedback) -> str:
+    """One line per choice, numbered as shown. The number, not the text, is in bold: a choice
+    with its own **emphasis** would otherwise turn inside out."""
+    order = feedback.showing.choice_order or tuple(range(len(question.choices)))
+    lines = []
+    for position, index in enumerate(order):
+        choice = question.choices[index]
+        yours = " *(your pick)*" if index in feedback.picked else ""
+        lines.append(f"- {'✓' if choice.correct else '✗'} **{position + 1}.** {choice.text}{yours} — {choice.why}")
+    return "\n".join(lines)
+
+
+def code(text: str) -> str:
+    """`text` as inline code, fenced with more backticks than it contains (a typed answer may
+    hold some)."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    return f"{fence} {text} {fence}" if "`" in text else f"`{text}`"
 
 
 class FeedbackScreen(Screen[str | None]):

@@ -4,10 +4,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalGroup
+from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
 from quizprep.bank.model import RubricItem
+from quizprep.tui.widgets.inline_markdown import inline_markdown
 
 TOGGLE = Binding.Group("Toggle", compact=True)
 
@@ -21,6 +23,7 @@ def weighted_score(rubric: tuple[RubricItem, ...], met: frozenset[int]) -> float
 class RubricChecklist(VerticalGroup, can_focus=True):
     """One line per criterion; the number key of a line toggles whether the answer met it."""
 
+    COMPONENT_CLASSES = {"rubric-checklist--code"}
     BINDINGS = [
         Binding(str(n), f"toggle({n - 1})", f"Toggle {n}", group=TOGGLE) for n in range(1, 10)
     ]
@@ -33,7 +36,7 @@ class RubricChecklist(VerticalGroup, can_focus=True):
 
     def compose(self) -> ComposeResult:
         for index, item in enumerate(self.rubric):
-            yield Static(self._label(index, False), classes="criterion", markup=False)
+            yield Static(self._label(index, False), classes="criterion")
         yield Static(self._score_text(), id="rubric-score")
 
     @property
@@ -55,9 +58,11 @@ class RubricChecklist(VerticalGroup, can_focus=True):
         if self.is_mounted:
             self.query_one("#rubric-score", Static).update(self._score_text())
 
-    def _label(self, index: int, met: bool) -> str:
+    def _label(self, index: int, met: bool) -> Content:
         item = self.rubric[index]
-        return f"{'☑' if met else '☐'} {index + 1}. {item.criterion}  (weight {item.weight:g})"
+        return Content.assemble(f"{'☑' if met else '☐'} {index + 1}. ",
+                                inline_markdown(item.criterion, ".rubric-checklist--code"),
+                                f"  (weight {item.weight:g})")
 
     def _score_text(self) -> str:
         earned = sum(self.rubric[i].weight for i in self.met)

@@ -12,11 +12,16 @@ Free response (self-assessed against the weighted rubric, score = met weight / t
   score < 0.5 → Again; 0.5 ≤ score < 0.75 → Hard; 0.75 ≤ score < 0.95 → Good; score ≥ 0.95 → Easy.
   Half the rubric weight is the pass mark, as an interviewer would judge it; Easy needs the
   whole rubric (allowing for rounding), since missing any criterion is worth seeing again soon.
+
+Learning: a question answered wrong (Again) comes back after one 10-minute learning step; any
+pass of a question still in learning (Hard, Good or Easy) graduates it to FSRS's day-scale
+intervals. fsrs's default steps (1 min, 10 min) keep a right first answer due 10 minutes later
+(15 for Hard), so one sitting of right answers filled the review queue (issue 13).
 """
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -25,6 +30,7 @@ if TYPE_CHECKING:
 BASE_SLOW_S = {"choice": 30.0, "numeric": 60.0}
 FREE_THRESHOLDS = ((0.95, "Easy"), (0.75, "Good"), (0.5, "Hard"))
 PASS_SCORE = 0.5
+LEARNING_STEP = timedelta(minutes=10)
 
 
 def slow_after(kind: str, difficulty: int) -> float:
@@ -54,10 +60,19 @@ def rating_for_score(score: float) -> Rating:
 
 
 def make_scheduler(*, fuzzing: bool = True) -> Scheduler:
-    """FSRS with its default parameters (90 % desired retention); tests turn fuzzing off."""
+    """FSRS with its default parameters (90 % desired retention) and one learning step; tests
+    turn fuzzing off."""
     from fsrs import Scheduler
 
-    return Scheduler(enable_fuzzing=fuzzing)
+    return Scheduler(learning_steps=(LEARNING_STEP,), enable_fuzzing=fuzzing)
+
+
+def _graduating(scheduler: Scheduler) -> Scheduler:
+    """The same scheduler without learning steps: fsrs then moves a learning card it reviews
+    straight to day-scale intervals, whatever the rating."""
+    from fsrs import Scheduler
+
+    return Scheduler.from_dict({**scheduler.to_dict(), "learning_steps": []})
 
 
 def card_id(question_id: str) -> int:
@@ -70,11 +85,13 @@ def review(scheduler: Scheduler, card: Card | None, question_id: str, rating: Ra
     """The card after a review at `now` (a new card when the question was never answered)."""
     from datetime import timezone
 
-    from fsrs import Card
+    from fsrs import Card, Rating, State
 
     now = now.astimezone(timezone.utc)
     if card is None:
         card = Card(card_id=card_id(question_id), due=now)
+    if card.state == State.Learning and rating != Rating.Again:
+        scheduler = _graduating(scheduler)  # with steps, a Hard pass would stay in learning
     reviewed, _log = scheduler.review_card(card, rating, now)
     return reviewed
 

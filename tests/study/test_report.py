@@ -34,6 +34,7 @@ def history(store, questions, clock):
 
 
 def test_markdown_report_shows_topics_rubric_and_the_exact_draw(store, questions, clock, history):
+    clock.tick(minutes=10)  # the wrong answer's learning step is over
     text = render_markdown(build_report(store, questions, now=clock(), tz=UTC, titles={"alpha": "Alpha topic"}))
     n = history.values["n"]
     assert "| Alpha topic | 4 | 3 | 1 | 3 | 58% |" in text  # (0 + 0.75 + 1) / 3; only the wrong one is due

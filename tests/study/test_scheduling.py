@@ -39,15 +39,18 @@ def test_rubric_score_outside_unit_interval_is_refused(score):
         rating_for_score(score)
 
 
-def test_new_card_follows_the_learning_steps():
+def test_a_new_card_is_relearnt_in_minutes_when_wrong_and_graduates_on_any_pass():
     scheduler = make_scheduler(fuzzing=False)
     again = review(scheduler, None, "q", Rating.Again, T0)
-    good = review(scheduler, None, "q", Rating.Good, T0)
-    easy = review(scheduler, None, "q", Rating.Easy, T0)
-    assert again.due == T0 + timedelta(minutes=1)
-    assert good.due == T0 + timedelta(minutes=10)
-    assert easy.state == State.Review and easy.due - T0 >= timedelta(days=1)
-    assert again.card_id == good.card_id == card_id("q") != card_id("other")
+    assert again.state == State.Learning and again.due == T0 + timedelta(minutes=10)
+    # At 90 % retention FSRS's first interval is the initial stability (w1, w2, w3 for Hard, Good,
+    # Easy: 1.2931, 2.3065, 8.2956 days), rounded to whole days.
+    for rating, days in ((Rating.Hard, 1), (Rating.Good, 2), (Rating.Easy, 8)):
+        passed = review(scheduler, None, "q", rating, T0)
+        assert passed.state == State.Review and passed.due == T0 + timedelta(days=days), rating
+        relearnt = review(scheduler, again, "q", rating, again.due)
+        assert relearnt.state == State.Review and relearnt.due - again.due >= timedelta(days=1), rating
+    assert again.card_id == passed.card_id == card_id("q") != card_id("other")
 
 
 def review_sequence(ratings: list[Rating], fuzzing: bool = False):
@@ -87,5 +90,5 @@ def test_retrievability_is_zero_for_unseen_and_falls_with_time():
 def test_review_time_in_another_zone_is_treated_as_the_same_instant():
     scheduler = make_scheduler(fuzzing=False)
     plus_two = timezone(timedelta(hours=2))
-    local = review(scheduler, None, "q", Rating.Good, T0.astimezone(plus_two))
+    local = review(scheduler, None, "q", Rating.Again, T0.astimezone(plus_two))
     assert local.due == T0 + timedelta(minutes=10)

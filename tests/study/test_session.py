@@ -160,9 +160,9 @@ def test_unassessed_answer_from_a_closed_session_can_be_finished(store, question
 def test_practice_order_due_then_new_easiest_first_then_later(store, questions, clock):
     run = session.practice(store, questions, ["alpha"], now=clock)
     run.queue = ["alpha-one", "alpha-numeric"]
-    answer_wrong(run, run.next())  # Again: due in 1 minute
-    answer_right(run, run.next())  # Good: due in 10 minutes
-    clock.tick(minutes=5)
+    answer_wrong(run, run.next())  # Again: due in 10 minutes
+    answer_right(run, run.next())  # Good: due in 2 days
+    clock.tick(minutes=11)
     order = session.practice(store, questions, ["alpha"], now=clock).queue
     # alpha-one is due; alpha-many (difficulty 2) and alpha-follow (3) are new; alpha-numeric not yet due
     assert order == ["alpha-one", "alpha-many", "alpha-follow", "alpha-numeric"]
@@ -176,9 +176,9 @@ def test_practice_brings_a_wrong_answer_back_once(store, questions, clock):
 def test_review_serves_only_due_cards_oldest_first(store, questions, clock):
     run = session.practice(store, questions, ["beta"], now=clock)
     run.requeue_wrong = False
-    drain(run, clock, answer_wrong)  # both Again: beta-one due 1 min after, beta-two 1 min after it
+    drain(run, clock, answer_wrong)  # both Again: beta-one due 10 min after, beta-two 10 min after it
     assert session.review(store, questions, now=clock).queue == []  # nothing due yet
-    clock.tick(minutes=2)
+    clock.tick(minutes=10)
     assert session.review(store, questions, now=clock).queue == ["beta-one", "beta-two"]
     assert session.review(store, questions, ["alpha"], now=clock).queue == []
 

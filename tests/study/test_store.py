@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quizprep.study import storefile
-from quizprep.study.scheduling import make_scheduler
+from quizprep.study.scheduling import make_scheduler, review
 from quizprep.study.store import Store, StoreBusy, StoreError, resolve_db_path
 from quizprep.study.storefile import APPLICATION_ID, SCHEMA_VERSION
 
@@ -276,7 +276,7 @@ CONCURRENT_WRITER = textwrap.dedent("""
     import sys
     from datetime import datetime, timedelta, timezone
     from fsrs import Rating
-    from quizprep.study.scheduling import make_scheduler
+    from quizprep.study.scheduling import make_scheduler, review
     from quizprep.study.store import Store
 
     name, count = sys.argv[2], int(sys.argv[3])
@@ -320,10 +320,12 @@ def test_each_card_review_reads_the_other_instances_update(db_path):
 
     scheduler = make_scheduler(fuzzing=False)
     with Store.open(db_path, scheduler=scheduler) as first, Store.open(db_path, scheduler=scheduler) as second:
-        _, after_first = record(first, "q", rating=Rating.Good)
+        _, after_first = record(first, "q", rating=Rating.Again)
         _, after_second = record(second, "q", rating=Rating.Good, answered_at=START.replace(minute=30))
-    assert after_first.step == 1  # the second learning step
-    assert after_second.state.name == "Review"  # built on the first store's card, not a fresh one
+    later = START.replace(minute=30)
+    on_first = review(scheduler, after_first, "q", Rating.Good, later).to_json()
+    assert after_second.to_json() == on_first  # built on the first store's card...
+    assert on_first != review(scheduler, None, "q", Rating.Good, later).to_json()  # ...not on a fresh one
 
 
 def test_a_write_blocked_by_another_instance_fails_cleanly_and_can_be_retried(db_path):

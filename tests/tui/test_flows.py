@@ -6,6 +6,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Input, Markdown
 
+from choices import keys_for
 from quizprep.study.session import Showing
 from quizprep.study.store import Store
 from quizprep.tui.app import DARK, LIGHT
@@ -36,9 +37,9 @@ def showing(app) -> Showing:
 
 
 async def answer_until(app, pilot, question_id: str) -> None:
-    """Answer choice questions with 1 (and go on) until `question_id` is shown."""
+    """Answer choice questions with their first choice (and go on) until `question_id` is shown."""
     while showing(app).question.id != question_id:
-        await pilot.press("1", "enter")
+        await pilot.press(*keys_for(app, 0), "enter")
         await pilot.press("enter")
 
 
@@ -46,7 +47,7 @@ async def test_choice_right_is_saved_and_each_choice_explained(make_app, stored)
     app = make_app(mode="practice", topics=["alpha"])
     async with app.run_test(size=SIZE) as pilot:
         assert showing(app).question.id == "alpha-choice"
-        await pilot.press("1", "enter")
+        await pilot.press(*keys_for(app, 0), "enter")
         assert isinstance(app.screen, FeedbackScreen)
         assert text_of(app.screen, "#verdict") == "✓ Correct"
         feedback = text_of(app.screen, "#feedback")
@@ -60,7 +61,7 @@ async def test_choice_right_is_saved_and_each_choice_explained(make_app, stored)
 async def test_choice_wrong_says_why_the_pick_is_wrong(make_app, stored):
     app = make_app(mode="practice", topics=["alpha"])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3", "enter")
+        await pilot.press(*keys_for(app, 2), "enter")
         assert text_of(app.screen, "#verdict") == "✗ Not quite"
         assert "To make the softmax sum to 1 *(your pick)* — Softmax always sums to 1" in text_of(
             app.screen, "#feedback")
@@ -73,7 +74,7 @@ async def test_several_correct_choices_are_toggled_with_number_keys(make_app, st
     async with app.run_test(size=SIZE) as pilot:
         await answer_until(app, pilot, "alpha-multi")
         assert "Select all that apply." in text_of(app.screen, ".hint")
-        await pilot.press("1", "3", "2", "3", "enter")  # 3 toggled on, then off again
+        await pilot.press(*keys_for(app, 0, 2, 1, 2), "enter")  # the third toggled on, then off again
         assert text_of(app.screen, "#verdict") == "✓ Correct"
     with stored() as store:
         assert store.answers(question_id="alpha-multi")[0].response == "1,2"
@@ -164,7 +165,7 @@ async def test_practice_ends_with_a_report_and_home_shows_progress(make_app):
         table = app.screen.query_one(DataTable)
         assert row_text(table, "beta")[1:3] == ["0/1", "0"]
         await pilot.press("down", "enter")  # practise beta
-        await pilot.press("1", "enter", "enter")
+        await pilot.press(*keys_for(app, 0), "enter", "enter")
         assert isinstance(app.screen, ReportScreen)
         assert "| beta | 1 | 100% |" in text_of(app.screen, "#report")
         await pilot.press("enter")
@@ -178,7 +179,8 @@ async def test_review_asks_what_is_due(make_app, clock, stored):
         await pilot.press("r")
         assert isinstance(app.screen, HomeScreen)
         assert any("Nothing is due" in n.message for n in app._notifications)
-        await pilot.press("down", "enter", "2", "enter", "enter", "enter")  # beta, wrong
+        await pilot.press("down", "enter")
+        await pilot.press(*keys_for(app, 1), "enter", "enter", "enter")  # beta, wrong
     clock.advance(days=1)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -186,7 +188,7 @@ async def test_review_asks_what_is_due(make_app, clock, stored):
         await pilot.press("r")
         assert showing(app).question.id == "beta-choice"
         assert app.screen.query_one("#question-meta").content.startswith("Review 1/1")
-        await pilot.press("1", "enter", "enter")
+        await pilot.press(*keys_for(app, 0), "enter", "enter")
         assert isinstance(app.screen, ReportScreen)
     with stored() as store:
         assert [(a.mode, a.correct) for a in store.answers()] == [("practice", False), ("review", True)]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable
 
+from choices import keys_for
 from quizprep.study.stats import compute_stats, topic_titles
 from quizprep.tui.screens.home import HomeScreen, bar, percent
 from quizprep.tui.screens.question import QuestionScreen
@@ -77,7 +78,7 @@ async def test_home_matches_stats_when_the_learner_comes_back_to_it(make_app, cl
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("down", "enter")  # beta, answered wrong: due again in a few minutes
         await until_screen(pilot, QuestionScreen)
-        await pilot.press("2", "enter", "enter")  # a wrong answer comes back at the end
+        await pilot.press(*keys_for(app, 1), "enter", "enter")  # a wrong answer comes back at the end
         await until_screen(pilot, QuestionScreen)
         await pilot.press("escape", "enter")
         await until_screen(pilot, HomeScreen)

@@ -8,6 +8,7 @@ import pytest
 
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.question import QuestionScreen
+from quizprep.tui.widgets.inline_markdown import inline_markdown
 
 LONG = ("A padding mask does **not** depend on the query position: `masked_fill` writes `-inf` "
         "where the key is padding, so every query of the row ignores those keys in every layer")
@@ -115,3 +116,25 @@ async def test_space_toggles_each_choice_where_several_are_right(make_app, gamma
     with stored() as store:
         [answer] = store.answers(question_id="gamma-multi")
     assert (answer.response, answer.correct) == ("1,3", True)
+
+
+SHUFFLED = BANK.replace("    shuffle: false\n", "")
+
+
+async def test_choices_show_in_the_showings_order_and_keys_pick_what_is_shown(make_app, tmp_path, stored):
+    bank = tmp_path / "gamma.yaml"
+    bank.write_text(SHUFFLED, encoding="utf-8")
+    app = make_app(banks=[bank], mode="practice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        showing = app.screen.showing
+        order = showing.choice_order
+        assert sorted(order) == [0, 1, 2] and order != (0, 1, 2)  # seed 7 shuffles this one
+        shown = [str(text.visual) for text in app.screen.query(".choice-text")]
+        bank_texts = [str(inline_markdown(c.text, "")) for c in showing.question.choices]
+        assert shown == [bank_texts[i] for i in order]
+        await pilot.press("1", "enter")
+        assert isinstance(app.screen, FeedbackScreen)
+    with stored() as store:
+        [answer] = store.answers(question_id="gamma-markdown")
+    assert answer.response == str(order[0] + 1) and answer.correct == (order[0] == 0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import sqlite3
 
+from choices import keys_for
 from quizprep.study.store import Store, StoreError
 from quizprep.tui import app as app_module
 from quizprep.tui.screens.feedback import FeedbackScreen
@@ -34,7 +35,7 @@ async def test_an_answer_that_cannot_be_saved_stays_on_screen_until_a_retry_save
     monkeypatch.setattr(Store, "record_answer", full_disk_once)
     app = make_app(mode="practice", topics=["alpha"])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("1", "enter")
+        await pilot.press(*keys_for(app, 0), "enter")
         assert isinstance(app.screen, QuestionScreen)
         assert messages(app, "error") == [f"{FULL} Your answer is still here: press Enter (Ctrl+S for a free "
                                           f"response) to try again."]

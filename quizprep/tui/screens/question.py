@@ -17,14 +17,14 @@ from quizprep.tui.widgets.numeric_answer import NumericAnswer
 from quizprep.tui.widgets.round_timer import RoundTimer
 
 KIND_NAMES = {"choice": "multiple choice", "numeric": "numeric", "free": "free response"}
-MODE_NAMES = {"practice": "Practice", "review": "Review", "mock": "Mock interview"}
+MODE_NAMES = {"practice": "Practice", "review": "Review", "mock": "Mock interview", "cram": "Cram"}
 
 
 def header_line(session: Session, showing: Showing) -> str:
     question: Question = showing.question
     stars = "★" * question.difficulty + "☆" * max(0, 3 - question.difficulty)
     follow_up = " · follow-up" if showing.follow_up_of else ""
-    return (f"{MODE_NAMES[session.mode]} {showing.number}/{session.total} · {question.topic} · "
+    return (f"{MODE_NAMES.get(session.mode, session.mode.title())} {showing.number}/{session.total} · {question.topic} · "
             f"{KIND_NAMES[question.kind]}{follow_up} · {stars}")
 
 
@@ -39,7 +39,8 @@ class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
     Dismisses with the Feedback (choice, numeric) or PendingAssessment (free response), None when
     the learner ends the session, or TIME_UP when a mock round runs out of time."""
 
-    BINDINGS = [Binding("escape", "leave", "End session")]
+    # Ctrl+G: no text field binds it, so it works while a number or an answer is half typed.
+    BINDINGS = [Binding("escape", "leave", "End session"), Binding("ctrl+g", "skip", "Don't know")]
 
     def __init__(self, session: Session, showing: Showing) -> None:
         super().__init__(classes=f"kind-{showing.question.kind}")
@@ -62,7 +63,7 @@ class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
     def _answer_widget(self) -> ComposeResult:
         question = self.showing.question
         if isinstance(question, ChoiceQuestion):
-            yield ChoicePicker(question, id="answer")
+            yield ChoicePicker(question, self.showing.choice_order, id="answer")
         elif isinstance(question, NumericQuestion):
             yield NumericAnswer(question.unit, question.display_unit, id="answer")
         else:
@@ -86,6 +87,15 @@ class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
         except StoreError as error:  # nothing was saved; the answer stays on screen to send again
             self.notify(f"{error} Your answer is still here: press Enter (Ctrl+S for a free response) "
                         "to try again.", title="Answer not saved", severity="error", timeout=30, markup=False)
+            return
+        self.dismiss(given)
+
+    def action_skip(self) -> None:
+        """I don't know / show me: a wrong answer, then the feedback with the explanation."""
+        try:
+            given = self.session.skip(self.showing)
+        except StoreError as error:
+            self.notify(str(error), title="Not saved", severity="error", timeout=30, markup=False)
             return
         self.dismiss(given)
 

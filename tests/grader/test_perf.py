@@ -218,6 +218,25 @@ def test_check_probes_catches_nan_and_missing_runs() -> None:
     assert perf.check_probes(case, None, [[1.0]]) == "not run"
 
 
+def test_timings_that_cannot_be_true_are_named() -> None:
+    case = PerfCase(1, 2, 128, 64, False, "float32")  # 8.4 MFLOP a run
+    plan = PerfPlan("cpu", (case,), runs=3)
+    bound = (2e12, "2 CPU cores")
+
+    def problem(samples, brackets=None):
+        return perf.timing_problem(case, Measured(0, "yours", samples=samples, brackets=brackets), plan, bound)
+
+    assert problem([0.01, 0.011, 0.012], [0.0105, 0.0115, 0.0125]) is None
+    assert problem([0.01, 0.01]) == "timing: 2 times for 3 runs"
+    assert "not a positive time" in problem([0.01, float("nan"), 0.01])
+    assert "not a positive time" in problem([0.01, 0.0, 0.01])
+    assert "above the 2 TFLOP/s of 2 CPU cores" in problem([0.01, 1e-7, 0.01])
+    assert "longer than the" in problem([0.01, 0.02, 0.01], [0.011, 0.011, 0.011])
+    # 0.1 ms claimed, 20 ms seen from outside: more than 4x + 2 ms + the bytes moved at 0.1 GB/s
+    assert "the grader's own clock saw 20.00 ms" in problem([1e-4] * 3, [0.02] * 3)
+    assert problem([4.5e-3] * 3, [0.02] * 3) is None  # within the allowance
+
+
 def test_an_implementation_that_crashes_on_a_size_is_reported_not_raised() -> None:
     def fragile(q, k, v, mask):
         if q.shape[2] > 16:

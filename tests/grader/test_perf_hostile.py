@@ -97,6 +97,30 @@ def test_caching_outputs_gains_no_time_or_fails_the_recheck(cacher, tmp_path):
         assert all(row.yours.stats or row.yours.error for row in report.rows)
 
 
+PRECOMPUTER = """
+import gc
+
+runner_class = next(o for o in gc.get_objects() if isinstance(o, type) and o.__name__ == "CaseRunner")
+real_fill, ready = runner_class.fill, {}
+
+def fill(self, seed):  # the untimed refill computes the output the timed call then hands back
+    real_fill(self, seed)
+    ready["out"] = honest(self.inputs.q, self.inputs.k, self.inputs.v, self.mask)
+
+runner_class.fill = fill
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    out = ready.pop("out", None)
+    return (out if out is not None else honest(q, k, v, mask)), None
+"""
+
+
+def test_work_moved_into_the_refill_is_seen_by_the_graders_clock(tmp_path):
+    report = perf.run_perf(_write(tmp_path, HONEST + PRECOMPUTER), plan=PLAN, timeout=120)
+    assert not _cached_and_passing(report), _cached_and_passing(report)
+    assert not report.passed and all(row.check.startswith("timing:") for row in report.rows)
+
+
 def test_importing_quizprep_to_write_the_result_is_refused(tmp_path):
     forger = HONEST + """
 import atexit, json, sys

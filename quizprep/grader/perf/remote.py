@@ -1,8 +1,8 @@
 """The grader's side of the learner's perf process: start it as a sandboxed worker, drive every case
 one request at a time, and accept only replies of the expected shape.
 
-Each timed run is one request, bracketed by the grader's own clock: the report compares that with
-the time the learner's process reports (:func:`.report.timing_problem`). Which rows of which runs
+Each timed run (its refill and its call) is one request, bracketed by the grader's own clock: the
+report compares that with the time the learner's process reports (:func:`.report.timing_problem`). Which rows of which runs
 are re-checked is asked only after the run's output was copied inside the worker.
 """
 from __future__ import annotations
@@ -32,6 +32,7 @@ class RemoteRunner:
         self.session, self.plan, self.index = session, plan, index
         self.exercise, self.deadline = exercise, deadline
         self.label = plan.cases[index].label
+        self.seed = 0
 
     def setup(self, seed: int, result: Measured, score_bytes_per_pair: float) -> None:
         public = dataclasses.replace(self.plan, seed=0).to_json()  # the secret stays here
@@ -47,10 +48,10 @@ class RemoteRunner:
             raise CaseError(value["error"])
 
     def fill(self, seed: int) -> None:
-        self._ask({"op": "perf_fill", "seed": seed})
+        self.seed = seed  # sent with the run, inside the grader's clock
 
     def run(self) -> float:
-        seconds = self._ask({"op": "perf_run"}).get("seconds")
+        seconds = self._ask({"op": "perf_run", "seed": self.seed}).get("seconds")
         if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
             raise PerfError(f"the perf worker sent back a time of {seconds!r} for {self.label}")
         return float(seconds)  # whether it can be true is judged with the report

@@ -25,11 +25,12 @@ from quizprep.grader.perf.plan import (
 )
 
 # A median the learner's process reports this much below the grader's own clock around the same
-# runs means its clock was changed. Between the two clocks sit a pipe round trip, a copy of the
-# output (allowed at 1 GB/s, far below any device's copy rate) and, on GPU, the L2 flush.
+# runs means its clock was changed. Between the two clocks sit a pipe round trip (and, on GPU, the
+# L2 flush), the refill of the inputs and a copy of the output: 2 ms, plus those bytes at a rate
+# far below what a device does (on one core of the 2-core VM, normal_ fills 0.45-0.8 GB/s).
 BRACKET_FACTOR = 4.0
 BRACKET_SLACK_SECONDS = 2e-3
-BRACKET_COPY_BYTES_PER_SECOND = 1e9
+BRACKET_BYTES_PER_SECOND = {"cpu": 1e8, "cuda": 5e10}
 BRACKET_ROUNDING = 0.01  # the two clocks read the same counter; this only absorbs rounding
 
 @dataclass
@@ -151,7 +152,7 @@ def check_probes(
     return "ok"
 
 
-def timing_problem(case: PerfCase, measured: Measured, runs: int, bound: tuple[float, str]) -> str | None:
+def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tuple[float, str]) -> str | None:
     """Why the times the learner's process reported cannot be true, or None.
 
     Each must be a positive finite number of seconds, none may beat the FLOP/s the device can do
@@ -159,8 +160,8 @@ def timing_problem(case: PerfCase, measured: Measured, runs: int, bound: tuple[f
     they be far below what that clock saw (the clock inside the learner's process was changed).
     """
     samples = measured.samples
-    if len(samples) != runs:
-        return f"timing: {len(samples)} times for {runs} runs"
+    if len(samples) != plan.runs:
+        return f"timing: {len(samples)} times for {plan.runs} runs"
     for run, seconds in enumerate(samples):
         if not (math.isfinite(seconds) and seconds > 0):
             return f"timing: run {run} reported {seconds!r} s, not a positive time"
@@ -175,7 +176,8 @@ def timing_problem(case: PerfCase, measured: Measured, runs: int, bound: tuple[f
             return f"timing: run {run} reported {_time(seconds)}, longer than the {_time(outside)} the whole run took"
     if brackets:
         inside, outside = statistics.median(samples), statistics.median(brackets)
-        slack = BRACKET_SLACK_SECONDS + case.output_bytes() / BRACKET_COPY_BYTES_PER_SECOND
+        moved = case.qkv_bytes() + case.output_bytes()
+        slack = BRACKET_SLACK_SECONDS + moved / BRACKET_BYTES_PER_SECOND.get(plan.device, 1e8)
         if inside * BRACKET_FACTOR + slack < outside:
             return (f"timing: your process reported {_time(inside)} per run (median), but the grader's own "
                     f"clock saw {_time(outside)}")
@@ -195,7 +197,7 @@ def build_report(
     rows = []
     for index, case in enumerate(plan.cases):
         mine = next(m for m in yours if m.case == index)
-        forged = timing_problem(case, mine, plan.runs, bound) if mine.samples else None
+        forged = timing_problem(case, mine, plan, bound) if mine.samples else None
         if forged:  # no statistics of times that cannot be true
             mine = dataclasses.replace(mine, samples=[], error="timings rejected, see the re-check")
         row = CaseRow(

@@ -223,15 +223,24 @@ class QuizApp(App[None]):
         self.run_session(session)
 
     def _builder(self, mode: str) -> Callable[..., Session]:
-        """The session builder for `mode`, with the length and time chosen on the command line."""
+        """The session builder for `mode`, with the length and time chosen on the command line
+        or on Home."""
         from functools import partial
 
         from quizprep.study import session as sessions
 
         if mode == "mock":
-            return partial(sessions.mock, count=self.length or sessions.MOCK_QUESTIONS,
-                           minutes=self.minutes or sessions.MOCK_MINUTES)
+            count, minutes = self.mock_shape()
+            return partial(sessions.mock, count=count, minutes=minutes)
         return partial({"practice": sessions.practice, "review": sessions.review}[mode], limit=self.length)
+
+    def mock_shape(self) -> tuple[int, float]:
+        """A mock round's questions and minutes: the chosen length, and unless --minutes says
+        otherwise the default time per question times that length."""
+        from quizprep.study.session import MOCK_MINUTES, MOCK_QUESTIONS
+
+        count = self.length or MOCK_QUESTIONS
+        return count, self.minutes or MOCK_MINUTES * count / MOCK_QUESTIONS
 
     @work(exclusive=True, group="session")
     async def run_session(self, session: Session) -> None:

@@ -19,6 +19,7 @@ MIN_TOPIC_WIDTH = 12
 DIAGNOSIS_WIDTH = 48
 COLUMNS = ("Seen", "Due", "Accuracy", "Mastery")
 SCROLLBAR_WIDTH = 2  # reserved whether or not it shows: the columns must not shift when it does
+LENGTHS = (5, 10, 20, 40)  # `l` steps through these, then back to every question
 
 
 def shorten(text: str, width: int) -> str:
@@ -80,6 +81,7 @@ class HomeScreen(Screen[None]):
         Binding("r", "start('review')", "Review"),
         Binding("m", "start('mock')", "Mock"),
         Binding("s", "app.stats", "Stats"),
+        Binding("l", "next_length", "Length"),
     ]
 
     class Start(Message):
@@ -126,12 +128,30 @@ class HomeScreen(Screen[None]):
         for stats, row_cells in zip(topics, cells):
             table.add_row(fitted(stats.title, title_width), *plain(*row_cells), key=stats.topic)
         table.move_cursor(row=min(row, max(0, len(topics) - 1)))
-        due = sum(t.due for t in topics)
-        total = sum(t.questions for t in topics)
-        self.query_one("#home-summary", Static).update(
-            f"{total} questions in {len(topics)} topics · {due} due for review"
-        )
+        self._show_summary()
         self._show_exercises()
+
+    def _show_summary(self) -> None:
+        due = sum(t.due for t in self.topics)
+        total = sum(t.questions for t in self.topics)
+        self.query_one("#home-summary", Static).update(
+            f"{total} questions in {len(self.topics)} topics · {due} due for review · {self._length_text()}"
+        )
+
+    def _length_text(self) -> str:
+        length = getattr(self.app, "length", None)
+        if length is None:
+            return "all questions per session"
+        count, minutes = self.app.mock_shape()
+        seconds = round(minutes * 60)
+        return f"{length} per session, mock {count} in {seconds // 60}:{seconds % 60:02d}"
+
+    def action_next_length(self) -> None:
+        """Shorter sessions first, then longer, then no limit again."""
+        length = self.app.length
+        longer = [n for n in LENGTHS if length is None or n > length]
+        self.app.length = longer[0] if longer else None
+        self._show_summary()
 
     def _show_exercises(self) -> None:
         """One line with each graded exercise's latest result; hidden until something was graded.

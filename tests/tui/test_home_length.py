@@ -1,0 +1,66 @@
+"""Choosing the session and mock length on Home (issue 13, item 7): `l` steps through lengths,
+Home says which, and practice, review and mock sessions are built with it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from quizprep.tui.screens.home import HomeScreen
+from quizprep.tui.screens.question import QuestionScreen
+
+SIZE = (80, 24)
+
+
+def many_questions(folder: Path, count: int = 12) -> Path:
+    questions = "".join(f"""
+  - id: delta-{n}
+    kind: choice
+    difficulty: 1
+    tags: []
+    prompt: Question {n}?
+    explanation: Because.
+    references: ["none"]
+    choices:
+      - text: "yes {n}"
+        correct: true
+        why: It is.
+      - text: "no {n}"
+        why: It is not.
+""" for n in range(count))
+    bank = folder / "delta.yaml"
+    bank.write_text(f"topic: delta\ntitle: Delta\nquestions:{questions}", encoding="utf-8")
+    return bank
+
+
+def summary(app) -> str:
+    return str(app.screen.query_one("#home-summary").content)
+
+
+async def test_l_chooses_the_length_of_practice_and_mock_sessions(make_app, tmp_path):
+    app = make_app(banks=[many_questions(tmp_path)])
+    async with app.run_test(size=SIZE) as pilot:
+        assert "all questions per session" in summary(app)
+        await pilot.press("l")
+        assert "5 per session, mock 5 in 12:30" in summary(app)
+        await pilot.press("a")
+        assert isinstance(app.screen, QuestionScreen)
+        assert str(app.screen.query_one("#question-meta").content).startswith("Practice 1/5 ")
+        await pilot.press("escape", "enter")
+        assert isinstance(app.screen, HomeScreen)
+        await pilot.press("l")
+        assert "10 per session, mock 10 in 25:00" in summary(app)
+        await pilot.press("m")
+        assert str(app.screen.query_one("#question-meta").content).startswith("Mock interview 1/10 ")
+        assert str(app.screen.query_one("#timer").content) == "⏱ 25:00"
+
+
+async def test_the_command_lines_length_is_shown_and_stepping_goes_round_to_every_question(make_app, tmp_path):
+    app = make_app(banks=[many_questions(tmp_path)], length=7, minutes=30)
+    async with app.run_test(size=SIZE) as pilot:
+        assert "7 per session, mock 7 in 30:00" in summary(app)
+        for _ in range(3):  # 10, 20, 40
+            await pilot.press("l")
+        assert "40 per session" in summary(app)
+        await pilot.press("l")
+        assert "all questions per session" in summary(app)
+        await pilot.press("a")
+        assert str(app.screen.query_one("#question-meta").content).startswith("Practice 1/12 ")

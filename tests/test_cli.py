@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,40 @@ def test_a_length_or_time_that_is_not_positive_is_refused(opened: list[dict], ca
     with pytest.raises(SystemExit) as exit_:
         cli.main(argv)
     assert exit_.value.code == 2 and message in capsys.readouterr().err and opened == []
+
+
+
+def test_interview_cram_search_and_tags_reach_the_app(opened: list[dict]) -> None:
+    soon = date.today() + timedelta(days=30)
+    assert cli.main(["--interview", soon.isoformat(), "--cram"]) == 0
+    assert (opened[-1]["interview"], opened[-1]["mode"]) == (soon, "cram")
+    assert cli.main(["--interview", date.today().isoformat()]) == 0  # the interview is today
+    assert opened[-1]["interview"] == date.today()
+    assert cli.main(["--bank", str(DATA), "--search", "KV", "--tag", "masks", "--tag", "kv-cache"]) == 0
+    assert (opened[-1]["search_text"], opened[-1]["tags"]) == ("KV", ["masks", "kv-cache"])
+    assert cli.main([]) == 0
+    assert (opened[-1]["interview"], opened[-1]["search_text"], opened[-1]["tags"]) == (None, "", [])
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--interview", (date.today() - timedelta(days=1)).isoformat()], "has passed (today is "),
+    (["--interview", "15/12/2026"], "'15/12/2026' is not a date written YYYY-MM-DD"),
+    (["--interview", "2026-02-30"], "'2026-02-30' is not a date: day is out of range for month"),
+    (["--cram", "--mode", "mock"], "not allowed with argument --cram"),
+])
+def test_a_bad_interview_date_or_start_is_refused(opened: list[dict], capsys: pytest.CaptureFixture[str],
+                                                  argv: list[str], message: str) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    assert exit_.value.code == 2 and message in capsys.readouterr().err and opened == []
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--search", "no such words"], "no question matches --search 'no such words'\n"),
+    (["--tag", "rope"], "no question matches --tag rope\n"),
+    (["--tag", "masks", "--question", "alpha-free"], "question alpha-free does not match --tag masks\n"),
+])
+def test_filters_that_leave_nothing_fail_before_the_app_opens(opened: list[dict], capsys: pytest.CaptureFixture[str],
+                                                             argv: list[str], message: str) -> None:
+    assert cli.main(["--bank", str(DATA), *argv]) == 2
+    assert capsys.readouterr().err == f"quizprep quiz: {message}" and opened == []

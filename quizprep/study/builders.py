@@ -1,5 +1,6 @@
-"""Building study sessions: which questions a practice, review, mock or single-question session
-asks, in which order; and picking up free responses an earlier run left unassessed.
+"""Building study sessions: which questions a practice, review, interview, cram, mock or
+single-question session asks, in which order; and picking up free responses an earlier run left
+unassessed.
 
 `quizprep.study.session` re-exports every name here, so `session.practice(...)` keeps working.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from quizprep.bank.model import FreeQuestion, NumericQuestion, Question
@@ -68,6 +69,36 @@ def review(store: Store, questions: Sequence[Question], topics: Sequence[str] = 
     reasons = {qid: why for qid, why in due_reasons(store).items() if qid in order}
     return Session(store, "review", {q.id: q for q in questions}, order, now, rng or random.Random(),
                    topics=tuple(topics), due_reasons=reasons)
+
+
+def interview(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *, on: date,
+              limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None) -> Session:
+    """Practice for an interview on `on`: the questions FSRS predicts the lowest recall for on
+    that date come first (never answered counts as 0, easiest first among those). A question
+    answered wrong comes back once at the end of the session."""
+    from quizprep.study.interview import interview_moment, predicted_recall
+
+    pool = _in_topics(questions, topics)
+    recall = predicted_recall(store, pool, interview_moment(on, now()))
+    order = [q.id for q in sorted(pool, key=lambda q: (recall.get(q.id, 0.0), q.difficulty))][:limit]
+    return Session(store, "practice", {q.id: q for q in questions}, order, now, rng or random.Random(),
+                   topics=tuple(topics), requeue_wrong=True)
+
+
+def cram(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,
+         limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None) -> Session:
+    """Drill weak questions without moving their FSRS cards (answers are recorded all the same):
+    those whose predicted recall now is below FSRS's desired retention, never answered or answered
+    wrong last time; lowest recall first. For the last days before an interview."""
+    from quizprep.study.interview import predicted_recall
+
+    pool = _in_topics(questions, topics)
+    recall = predicted_recall(store, pool, now())
+    wrong = {qid for qid, right in store.latest_correct().items() if not right}
+    weak = [q for q in pool if recall.get(q.id, 0.0) < store.scheduler.desired_retention or q.id in wrong]
+    order = [q.id for q in sorted(weak, key=lambda q: (recall.get(q.id, 0.0), q.difficulty))][:limit]
+    return Session(store, "cram", {q.id: q for q in questions}, order, now, rng or random.Random(),
+                   topics=tuple(topics), requeue_wrong=True)
 
 
 def mock(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,

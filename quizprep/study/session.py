@@ -308,7 +308,8 @@ def _due(store: Store, question_id: str, card: Card | None, answered_at: datetim
 
 # The builders construct Sessions, so they import this module; reaching them through here is
 # resolved on first use instead of at import time, which would be circular.
-BUILDERS = frozenset({"practice", "review", "mock", "single", "due_questions", "unassessed", "reproduce_draw"})
+BUILDERS = frozenset({"practice", "review", "mock", "single", "interview", "cram", "due_questions", "unassessed",
+                      "reproduce_draw"})
 
 
 def __getattr__(name: str) -> object:

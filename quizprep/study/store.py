@@ -306,7 +306,18 @@ class Store:
         )
         return card
 
+    def set_setting(self, key: str, value: str) -> None:
+        """Remember a small setting (e.g. "interview" -> "2026-12-15") across runs."""
+        with self._write() as db:
+            db.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
+                       "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
     # -- reading ---------------------------------------------------------------------------
+
+    def setting(self, key: str) -> str | None:
+        """A setting saved with `set_setting`; None when never set (or garbled on disk)."""
+        rows = self._read("SELECT value FROM settings WHERE key = ?", (key,))
+        return rows[0][0] if rows and type(rows[0][0]) is str else None
 
     def card(self, question_id: str) -> Card | None:
         rows = self._read(f"SELECT {CARD_COLUMNS} FROM cards WHERE question_id = ?", (question_id,))

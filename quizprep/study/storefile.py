@@ -90,6 +90,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
         "CREATE TABLE damaged_grades (id, exercise, file, graded_at, score, passed, diagnoses, lessons, "
         "reason TEXT, found_at TEXT)",
     ),
+    (  # 4: small settings the learner chose (interview date, theme)
+        "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13

@@ -5,7 +5,7 @@ import asyncio
 import os
 import random
 from dataclasses import replace
-from datetime import tzinfo
+from datetime import date, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -22,6 +22,7 @@ from quizprep.tui.screens.home import HomeScreen
 
 if TYPE_CHECKING:
     from quizprep.bank.model import Question
+    from quizprep.study.interview import Forecast
     from quizprep.study.session import Feedback, PendingAssessment, Session, SessionReport
 
 # Sessions and the other screens (Markdown, TextArea...) are imported where they are first
@@ -60,10 +61,14 @@ class QuizApp(App[None]):
     def __init__(self, *, banks: Sequence[str | Path] | None = None, topics: Sequence[str] = (),
                  db: str | Path | None = None, mode: str | None = None, question: str | None = None,
                  loaded: LoadResult | None = None, now: Clock = utc_now, tz: tzinfo | None = None,
-                 seed: int | None = None, length: int | None = None, minutes: float | None = None) -> None:
+                 seed: int | None = None, length: int | None = None, minutes: float | None = None,
+                 interview: date | None = None, search_text: str = "", tags: Sequence[str] = ()) -> None:
         super().__init__()
         self.length = length  # questions per session (a mock's count); None: the builders' default
         self.minutes = minutes  # a mock's time limit; None: the default
+        self.interview = interview  # None: the date saved by an earlier run, if any (see on_load)
+        self.search_text = search_text
+        self.tags = tuple(tags)
         self.bank_paths = banks
         self.topics = tuple(topics)
         self.db_path = db
@@ -86,10 +91,35 @@ class QuizApp(App[None]):
         if not self.preloaded:
             self.loaded = load_banks(self.bank_paths, cache_dir=default_cache_dir())
         self.questions = [q for q in self.loaded.questions if not self.topics or q.topic in self.topics]
+        if self.search_text or self.tags:
+            from quizprep.study.search import search
+
+            self.questions = search(self.questions, self.search_text, self.tags)
         try:
             self.store = Store.open(self.db_path, busy_timeout_s=BUSY_TIMEOUT_S, check_rows=False)
+            self._remember_interview()
         except StoreError as error:
             self.exit(return_code=1, message=f"quizprep: {error}")
+
+    def _remember_interview(self) -> None:
+        """Save a date given on the command line; without one, use the date saved last time."""
+        assert self.store is not None
+        if self.interview is None and self.store.setting("interview") is None:
+            return  # the usual start: no need to load the forecast's module
+        from quizprep.study import interview
+
+        if self.interview is not None:
+            interview.save_date(self.store, self.interview)
+        else:
+            self.interview = interview.saved_date(self.store, self.now().date())
+
+    def forecast(self) -> Forecast | None:
+        """Predicted recall per topic on the interview date; None when no date is set."""
+        from quizprep.study.interview import forecast
+
+        if self.interview is None or self.store is None:
+            return None
+        return forecast(self.store, self.questions, self.interview, self.now(), topic_titles(self.loaded))
 
     def get_default_screen(self) -> HomeScreen:
         return HomeScreen(self._overview if self.store is not None else list)
@@ -232,6 +262,10 @@ class QuizApp(App[None]):
         if mode == "mock":
             count, minutes = self.mock_shape()
             return partial(sessions.mock, count=count, minutes=minutes)
+        if mode == "cram":
+            return partial(sessions.cram, limit=self.length)
+        if mode == "practice" and self.interview is not None:
+            return partial(sessions.interview, on=self.interview, limit=self.length)
         return partial({"practice": sessions.practice, "review": sessions.review}[mode], limit=self.length)
 
     def mock_shape(self) -> tuple[int, float]:

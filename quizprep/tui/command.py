@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -17,6 +19,10 @@ EXAMPLES = """examples:
   quizprep --topic memory --mode practice   drill one topic right away
   quizprep --mode review                    what is due today
   quizprep --mode mock --length 5 --minutes 10   a short mock interview
+  quizprep --interview 2026-12-15           predicted recall per topic on that day; practice
+                                            asks what you would forget first
+  quizprep --cram                           drill weak questions; the review schedule is left alone
+  quizprep --tag kv-cache --search bytes    only questions tagged kv-cache that mention bytes
   quizprep --question gqa-mqa-definition    the one question a grader report names
   quizprep --db ~/interview.sqlite3         keep progress in this file
   quizprep --bank my-questions/             your own banks instead of the shipped ones"""
@@ -39,10 +45,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--length", type=positive(int), metavar="N",
                         help="at most N questions per session (a mock asks N; default 8)")
     parser.add_argument("--minutes", type=positive(float), metavar="M",
-                        help="a mock interview's time limit in minutes (default 20)")
+                        help="a mock interview's time limit in minutes (default 2.5 a question: 20 for 8)")
+    parser.add_argument("--interview", type=interview_date, metavar="YYYY-MM-DD",
+                        help="the day of your interview: shows predicted recall per topic on it and "
+                             "orders practice by it (remembered for later runs)")
+    parser.add_argument("--tag", action="append", default=[], metavar="T",
+                        help="only questions with this tag (repeatable: any of them)")
+    parser.add_argument("--search", default="", metavar="TEXT",
+                        help="only questions whose id, prompt, topic or tags contain every word of TEXT")
     start = parser.add_mutually_exclusive_group()
     start.add_argument("--mode", choices=MODES, help="start this kind of session right away")
     start.add_argument("--question", metavar="ID", help="ask this one question right away")
+    start.add_argument("--cram", action="store_const", const="cram", dest="mode",
+                       help="drill weak questions right away without changing their review schedule")
     parser.set_defaults(handler=run)
 
 
@@ -54,18 +69,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"quizprep quiz: no such bank file or folder: {', '.join(missing)}", file=sys.stderr)
         return 2
     loaded = None
-    if args.topic or args.question:
+    if args.topic or args.question or args.search or args.tag:
         # Read here so that a wrong name fails before the app takes over the terminal; the app
         # is handed the banks and does not read them again.
         from quizprep.bank.loader import default_cache_dir, load_banks
 
         loaded = load_banks(args.bank or None, cache_dir=default_cache_dir())
-        problem = selection_problem(loaded, args.topic, args.question)
+        problem = selection_problem(loaded, args.topic, args.question) or filter_problem(loaded, args)
         if problem:
             print(f"quizprep quiz: {problem}", file=sys.stderr)
             return 2
     app = QuizApp(banks=args.bank or None, topics=args.topic, db=args.db, mode=args.mode,
-                  question=args.question, loaded=loaded, length=args.length, minutes=args.minutes)
+                  question=args.question, loaded=loaded, length=args.length, minutes=args.minutes,
+                  interview=args.interview, search_text=args.search, tags=args.tag)
     app.run()
     return app.return_code or 0
 
@@ -82,6 +98,35 @@ def positive(kind: type) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def interview_date(text: str) -> date:
+    """An argparse type: a date written YYYY-MM-DD, today or later."""
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD, e.g. 2026-12-15")
+    try:
+        on = date.fromisoformat(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date: {error}") from None
+    if on < date.today():
+        raise argparse.ArgumentTypeError(f"{text} has passed (today is {date.today().isoformat()})")
+    return on
+
+
+def filter_problem(loaded: LoadResult, args: argparse.Namespace) -> str | None:
+    """Why --search and --tag leave no question (or leave out --question), or None."""
+    if not (args.search or args.tag):
+        return None
+    from quizprep.study.search import search
+
+    pool = [q for q in loaded.questions if not args.topic or q.topic in args.topic]
+    found = {q.id for q in search(pool, args.search, args.tag)}
+    asked = " ".join([f"--search {args.search!r}"] * bool(args.search) + [f"--tag {tag}" for tag in args.tag])
+    if not found:
+        return f"no question matches {asked}"
+    if args.question and args.question not in found:
+        return f"question {args.question} does not match {asked}"
+    return None
 
 
 def selection_problem(loaded: LoadResult, topics: Sequence[str], question_id: str | None) -> str | None:

@@ -1,0 +1,115 @@
+"""An interview date: predicted recall per topic on that day, practice ordered by it, cram mode
+that leaves the schedule alone, and settings kept in the progress database."""
+from __future__ import annotations
+
+import random
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from quizprep.study import session, storefile
+from quizprep.study.interview import forecast, save_date, saved_date
+from quizprep.study.store import Store
+from test_session import answer_right, answer_wrong
+
+INTERVIEW = date(2025, 3, 20)  # 17 days after the conftest clock's start, 2025-03-03 09:00 UTC
+TITLES = {"alpha": "Alpha topic", "beta": "Beta topic"}
+
+
+def answer(store, questions, clock, question_id, right):
+    run = session.practice(store, questions, now=clock)
+    run.queue = [question_id]
+    showing = run.next()
+    clock.tick(5)
+    (answer_right if right else answer_wrong)(run, showing)
+
+
+def fsrs_recall(scheduler, card, at):
+    """FSRS-6 retrievability written out: R(t) = (1 + F·t/S)^−w20, t in whole days since the last
+    review, F chosen so that R(S) = 0.9."""
+    decay = -scheduler.parameters[20]
+    factor = 0.9 ** (1 / decay) - 1
+    days = max(0, (at - card.last_review).days)
+    return (1 + factor * days / card.stability) ** decay
+
+
+def test_forecast_is_fsrs_recall_on_the_interview_morning_per_topic(store, questions, clock):
+    answer(store, questions, clock, "beta-one", True)
+    answer(store, questions, clock, "beta-two", False)
+    answer(store, questions, clock, "alpha-one", True)
+    result = forecast(store, questions, INTERVIEW, clock(), TITLES)
+    at = datetime(2025, 3, 20, 9, 0, tzinfo=timezone.utc)
+    recall = {qid: fsrs_recall(store.scheduler, store.card(qid), at) for qid in ("beta-one", "beta-two", "alpha-one")}
+    assert result.on == INTERVIEW and result.days_left == 17
+    by_topic = {t.topic: t for t in result.topics}
+    assert by_topic["beta"].recall == pytest.approx((recall["beta-one"] + recall["beta-two"]) / 2, rel=1e-12)
+    assert by_topic["alpha"].recall == pytest.approx(recall["alpha-one"], rel=1e-12)
+    assert (by_topic["alpha"].seen, by_topic["alpha"].total, by_topic["alpha"].title) == (1, 4, "Alpha topic")
+    assert (by_topic["beta"].seen, by_topic["beta"].total) == (2, 2)
+    assert [t.topic for t in result.topics] == sorted(by_topic, key=lambda topic: by_topic[topic].recall)
+    assert 0 < recall["beta-two"] < recall["beta-one"] < 1
+
+
+def test_a_topic_never_answered_predicts_nothing_and_comes_first(store, questions, clock):
+    answer(store, questions, clock, "beta-one", True)
+    result = forecast(store, questions, INTERVIEW, clock(), TITLES)
+    assert [(t.topic, t.recall is None, t.seen) for t in result.topics] == [("alpha", True, 0), ("beta", False, 1)]
+
+
+def test_interview_practice_asks_the_lowest_predicted_recall_first(store, questions, by_id, clock):
+    answer(store, questions, clock, "beta-one", True)
+    answer(store, questions, clock, "beta-two", False)
+    run = session.interview(store, questions, on=INTERVIEW, now=clock, rng=random.Random(0))
+    unseen = sorted((q for q in questions if q.topic == "alpha"), key=lambda q: q.difficulty)
+    assert run.queue == [q.id for q in unseen] + ["beta-two", "beta-one"]
+    assert run.mode == "practice" and run.requeue_wrong
+    assert session.interview(store, questions, ["beta"], on=INTERVIEW, now=clock, limit=1).queue == ["beta-two"]
+
+
+def test_cram_drills_weak_questions_and_leaves_their_cards_alone(store, questions, clock):
+    answer(store, questions, clock, "beta-one", True)  # strong: not weak now
+    answer(store, questions, clock, "beta-two", False)
+    answer(store, questions, clock, "alpha-one", True)
+    clock.tick(days=30)  # alpha-one's recall has fallen below 90 %; beta-one answered again just now
+    answer(store, questions, clock, "beta-one", True)
+    before = {qid: card.to_json() for qid, card in store.cards().items()}
+    run = session.cram(store, questions, now=clock, rng=random.Random(0))
+    assert "beta-one" not in run.queue and {"beta-two", "alpha-one", "alpha-many"} <= set(run.queue)
+    answered = len(store.answers())
+    while (showing := run.next()) is not None:
+        clock.tick(5)
+        answer_right(run, showing) if showing.number % 2 else answer_wrong(run, showing)
+    crammed = store.answers()[answered:]
+    assert crammed and {a.mode for a in crammed} == {"cram"} and {a.rating for a in crammed} == {None}
+    assert {a.correct for a in crammed} == {True, False}
+    assert {qid: card.to_json() for qid, card in store.cards().items()} == before
+    for feedback in run.feedback:  # the card's unchanged due date; never scheduled: due now
+        card = store.card(feedback.question.id)
+        assert feedback.next_due == (card.due if card else feedback.showing.shown_at + timedelta(seconds=5))
+
+
+def test_settings_persist_and_a_passed_interview_date_is_forgotten(db_path):
+    with Store.open(db_path) as store:
+        assert store.setting("interview") is None
+        save_date(store, INTERVIEW)
+        store.set_setting("theme", "textual-light")
+        store.set_setting("theme", "textual-dark")
+    with Store.open(db_path) as store:
+        assert store.setting("theme") == "textual-dark"
+        assert saved_date(store, INTERVIEW) == INTERVIEW
+        assert saved_date(store, INTERVIEW + timedelta(days=1)) is None
+        store.set_setting("interview", "soon")
+        assert saved_date(store, INTERVIEW) is None
+
+
+def test_a_version_3_database_gains_the_settings_table(db_path, questions, clock, monkeypatch):
+    monkeypatch.setattr(storefile, "MIGRATIONS", storefile.MIGRATIONS[:3])
+    monkeypatch.setattr(storefile, "SCHEMA_VERSION", 3)
+    with Store.open(db_path) as old:
+        answer(old, questions, clock, "beta-one", True)
+    monkeypatch.undo()
+    with Store.open(db_path) as store:
+        assert store.schema_version() == storefile.SCHEMA_VERSION and store.notices == ()
+        assert [a.question_id for a in store.answers()] == ["beta-one"]
+        save_date(store, INTERVIEW)
+        assert store.setting("interview") == "2025-03-20"

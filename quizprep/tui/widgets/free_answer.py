@@ -10,3 +10,8 @@ class FreeAnswer(TextArea):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+
+    def on_resize(self) -> None:
+        # TextArea rewraps its text on a resize but repaints only some rows: rows drawn with the
+        # old line breaks stayed on screen, showing words twice. Repaint them all.
+        self.refresh()

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 # needed: cold start to the home screen is measured and kept close to a bare Textual app's.
 
 DARK, LIGHT = "textual-dark", "textual-light"
+THEME_SETTING = "theme"
 WARNINGS_SHOWN = 4
 # A write waits at most this long for another program's lock: the app's screen cannot redraw
 # while it waits, so a held lock is waited out in short, visible attempts instead.
@@ -98,8 +99,12 @@ class QuizApp(App[None]):
         try:
             self.store = Store.open(self.db_path, busy_timeout_s=BUSY_TIMEOUT_S, check_rows=False)
             self._remember_interview()
+            saved = self.store.setting(THEME_SETTING)
         except StoreError as error:
             self.exit(return_code=1, message=f"quizprep: {error}")
+            return
+        if saved in self.available_themes:  # a name an older or newer Textual knows is left alone
+            self.theme = saved
 
     def _remember_interview(self) -> None:
         """Save a date given on the command line; without one, use the date saved last time."""
@@ -288,33 +293,34 @@ class QuizApp(App[None]):
         self.warned_time_low = False
         while (showing := session.next()) is not None:
             given = await self.push_screen_wait(QuestionScreen(session, showing))
-            if isinstance(given, Feedback):
-                # As in an interview, a mock round moves straight on; its report says what was wrong.
-                if session.mode != "mock" and await self.push_screen_wait(FeedbackScreen(session, given)) != NEXT:
-                    break
-            elif isinstance(given, PendingAssessment):
+            if isinstance(given, PendingAssessment):
                 timer = (lambda: seconds_left(session)) if session.time_limit is not None else None
-                if not await self._assess(session, given, timer):
-                    later.append(given.question.id)
-            else:
+                pending, given = given, await self._assess(session, given, timer)
+                if given is None:
+                    later.append(pending.question.id)
+                    continue
+            if not isinstance(given, Feedback):
+                break
+            # As in an interview, a mock round moves straight on; its report says what was wrong.
+            if session.mode != "mock" and await self.push_screen_wait(FeedbackScreen(session, given)) != NEXT:
                 break
         await self.push_screen_wait(ReportScreen(self._end(session), awaiting=tuple(later)))
         self.refresh_home()
 
-    async def _assess(self, session: Session, given: PendingAssessment, timer: Callable[[], float] | None) -> bool:
-        """Ask for the rubric until it is saved (True) or left for later (False). The answer
+    async def _assess(self, session: Session, given: PendingAssessment,
+                      timer: Callable[[], float] | None) -> Feedback | None:
+        """Ask for the rubric until it is saved, or None when it is left for later. The answer
         itself is already saved; a failed save of the ticks is offered again at once."""
         from quizprep.tui.screens.rubric import RubricScreen
 
         ticks: tuple[bool, ...] = ()
         while (met := await self.push_screen_wait(RubricScreen(given, timer, ticks))) is not None:
             try:
-                self._saved(session.assess(given, met))
-                return True
+                return session.assess(given, met)
             except StoreError as error:
                 self.store_problem(error)
                 ticks = met
-        return False
+        return None
 
     def on_round_timer_low(self) -> None:
         # Each screen of a round has its own timer; the learner hears the warning once.
@@ -358,3 +364,8 @@ class QuizApp(App[None]):
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.theme == DARK else DARK
+        if self.store is not None:
+            try:
+                self.store.set_setting(THEME_SETTING, self.theme)
+            except StoreError as error:  # the theme still changes for this run
+                self.store_problem(error)

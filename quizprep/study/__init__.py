@@ -54,6 +54,17 @@ stats — `quizprep.study.stats`
     `bank_warnings(load_result) -> list[str]`: one "file:line: [id] message" line per invalid
         question that was skipped; show them, the app still starts.
 
+interview — `quizprep.study.interview`: `forecast(store, questions, on, now, titles) -> Forecast`
+    (.on .days_left .topics: TopicForecast topic, title, recall (None: nothing answered), seen,
+    total; lowest recall first); builders `session.interview(..., on=date)` and `session.cram(...)`
+    (mode "cram": answers recorded, cards untouched). Settings: `store.setting(key)`,
+    `store.set_setting(key, value)`.
+history — `quizprep.study.history`: `card_history(store, question_id) -> [HistoryEntry]`,
+    `why_due(store, question, now) -> str`.
+flags — `quizprep.study.flags`: `flag_question(question_id, reason, now=, path=flags_path(store.path),
+    source=None) -> Path` appends to flagged-questions.md; `quizprep flags` prints it.
+search — `quizprep.study.search`: `search(questions, text="", tags=()) -> [Question]`.
+
 reports — `quizprep.study.report`: `render_markdown(stats, ...)`, `render_html(stats, ...)`,
     `write_report(path, store, questions, ...)`; `quizprep.study.command.register(subparsers)`
     adds `quizprep stats` and `quizprep report --out FILE.md|FILE.html`.

@@ -1,4 +1,5 @@
-"""`quizprep stats` (progress in the terminal) and `quizprep report --out FILE.md|FILE.html`."""
+"""`quizprep stats` (progress in the terminal), `quizprep report --out FILE.md|FILE.html` and
+`quizprep flags` (the questions flagged as wrong)."""
 from __future__ import annotations
 
 import argparse
@@ -31,6 +32,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="FILE.md for Markdown, FILE.html for a standalone web page")
     _common_options(report)
     report.set_defaults(handler=run_report)
+
+    flags = subparsers.add_parser(
+        "flags", help="show the questions flagged as wrong",
+        description="Print flagged-questions.md, where the app collects the questions you flagged "
+                    "as wrong (it lies next to the progress database): send it to the bank's maintainers.",
+    )
+    flags.add_argument("--db", metavar="PATH",
+                       help="progress database (default: $QUIZPREP_DB, else the user data folder)")
+    flags.set_defaults(handler=run_flags)
+
+
+def run_flags(args: argparse.Namespace) -> int:
+    from quizprep.study.flags import flags_path
+
+    path = flags_path(args.db)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        print(f"No question has been flagged yet (flags are written to {path}).")
+        return 0
+    except (OSError, UnicodeDecodeError) as error:
+        print(f"quizprep flags: cannot read {path}: {error}", file=sys.stderr)
+        return 1
+    print(f"{path}\n\n{text}", end="")
+    return 0
 
 
 def _common_options(parser: argparse.ArgumentParser) -> None:

@@ -9,6 +9,7 @@ inputs from the public seed.
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -186,40 +187,56 @@ def test_a_forged_clock_is_rejected(claimed, caught_by, tmp_path):
 LOOPER = "def scaled_dot_product_attention(q, k, v, mask=None):\n    while True:\n        pass\n"
 
 
-def _wait_until_gone(path: Path, seconds: float) -> list[int]:
+def _baselines_of(seed: int) -> list[int]:
+    """The clean SDPA processes timing the plan with this seed."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().decode(errors="replace") if entry.name.isdigit() else ""
+        except OSError:
+            continue
+        if "perf.baseline" in command and f'"seed": {seed}' in command:
+            found.append(int(entry.name))
+    return found
+
+
+def _wait_until_gone(path: Path, seed: int, seconds: float) -> list[int]:
     deadline = time.monotonic() + seconds
-    while _workers_of(path) and time.monotonic() < deadline:
+    while (_workers_of(path) or _baselines_of(seed)) and time.monotonic() < deadline:
         time.sleep(0.2)
-    return _workers_of(path)
+    return _workers_of(path) + _baselines_of(seed)
 
 
 def test_a_perf_run_that_loops_forever_is_stopped_and_leaves_nothing(tmp_path):
     path = _write(tmp_path, LOOPER)
     started = time.monotonic()
     with pytest.raises(perf.PerfError, match="did not finish"):
-        perf.run_perf(path, plan=PLAN, timeout=20)
+        perf.run_perf(path, plan=PLAN, seed=1, timeout=20)
     assert time.monotonic() - started < 20 + 15
-    assert not _wait_until_gone(path, 5)
+    assert not _wait_until_gone(path, 1, 5)
 
 
-def test_killing_the_grader_during_the_perf_phase_leaves_no_process(tmp_path):
+@pytest.mark.parametrize("phase, ending", [("sdpa", "SIGKILL"), ("yours", "SIGKILL"), ("yours", "SIGTERM")])
+def test_ending_the_grader_during_the_perf_phase_leaves_no_process(phase, ending, tmp_path):
     path = _write(tmp_path, LOOPER)
+    seed = random.randrange(2**62)
+    runs = 400 if phase == "sdpa" else 3  # SDPA is then timed for many seconds, unless it dies with the grader
     script = ("import sys; from quizprep.grader import perf; from quizprep.grader.perf import PerfCase, PerfPlan; "
               f"perf.run_perf(sys.argv[1], plan=PerfPlan('cpu', (PerfCase(1, 2, 128, 64, False, 'float32'),), "
-              "runs=3, warmup=1), timeout=300)")
-    grader = subprocess.Popen([sys.executable, "-c", script, str(path)],
+              "runs=int(sys.argv[3]), warmup=1), seed=int(sys.argv[2]), timeout=300)")
+    grader = subprocess.Popen([sys.executable, "-c", script, str(path), str(seed), str(runs)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 90
-        while not _workers_of(path) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert _workers_of(path), "the learner's perf process never started"
-        time.sleep(1.0)  # it is now looping inside a timed call
-        grader.send_signal(signal.SIGKILL)
+        while not (_baselines_of(seed) if phase == "sdpa" else _workers_of(path)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _baselines_of(seed) if phase == "sdpa" else _workers_of(path), f"the {phase} process never started"
+        time.sleep(0.5)
+        grader.send_signal(getattr(signal, ending))
         grader.wait(timeout=30)
-        assert not _wait_until_gone(path, 10)
+        assert not _wait_until_gone(path, seed, 2)
     finally:
-        for pid in _workers_of(path):  # only what this test started: none, unless it failed
+        for pid in _workers_of(path) + _baselines_of(seed):  # only what this test started: none, unless it failed
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

@@ -29,6 +29,14 @@ GENERIC_SLIPS: dict[str, tuple[tuple[float, str], ...]] = {
     ),
 }
 
+# Last resort, for any unit: a plain factor of 2, the commonest slip in these computations.
+FACTOR_OF_TWO = (
+    (2.0, "Off by ×2: twice the answer, so a factor of 2 crept in (check K and V, bytes per value, "
+          "FLOPs per multiply-add)."),
+    (0.5, "Off by ×½: half the answer, so a factor of 2 is missing (check K and V, bytes per value, "
+          "FLOPs per multiply-add)."),
+)
+
 
 @dataclass(frozen=True)
 class Draw:
@@ -115,7 +123,8 @@ def judge(question: NumericQuestion, draw: Draw, text: str) -> NumericVerdict:
 
 
 def diagnose(question: NumericQuestion, draw: Draw, given: float) -> str | None:
-    """Name the typical slip that explains a wrong number, question-specific ones first."""
+    """Name the typical slip that explains a wrong number: the question's own first, then its
+    unit's, then a bare factor of 2."""
     expected = float(draw.answer)
     candidates = []
     for wrong in question.wrong_answers:
@@ -123,7 +132,8 @@ def diagnose(question: NumericQuestion, draw: Draw, given: float) -> str | None:
             candidates.append((float(wrong.formula.evaluate(draw.values)), wrong.message))
         except FormulaError:
             continue  # a slip that cannot happen with these numbers
-    candidates += [(expected * ratio, message) for ratio, message in GENERIC_SLIPS.get(question.unit, ())]
+    candidates += [(expected * ratio, message)
+                   for ratio, message in GENERIC_SLIPS.get(question.unit, ()) + FACTOR_OF_TWO]
     for value, message in candidates:
         # A slip only counts when this tolerance tells it apart from the right answer.
         distinct = not question.tolerance.accepts(value, expected)

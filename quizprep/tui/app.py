@@ -116,15 +116,17 @@ class QuizApp(App[None]):
         if self.interview is not None:
             interview.save_date(self.store, self.interview)
         else:
-            self.interview = interview.saved_date(self.store, self.now().date())
+            self.interview = interview.saved_date(self.store, self.now().astimezone(self.tz).date())
 
     def forecast(self) -> Forecast | None:
-        """Predicted recall per topic on the interview date; None when no date is set."""
+        """Predicted recall per topic on the interview date (its morning and the days left counted
+        in the learner's time zone); None when no date is set."""
         from quizprep.study.interview import forecast
 
         if self.interview is None or self.store is None:
             return None
-        return forecast(self.store, self.questions, self.interview, self.now(), topic_titles(self.loaded))
+        return forecast(self.store, self.questions, self.interview, self.now().astimezone(self.tz),
+                        topic_titles(self.loaded))
 
     def get_default_screen(self) -> HomeScreen:
         return HomeScreen(self._overview if self.store is not None else list)

@@ -184,6 +184,23 @@ def test_a_forged_clock_is_rejected(claimed, caught_by, tmp_path):
         assert row.yours.stats is None  # no statistics are made of times that cannot be true
 
 
+def test_a_forbidden_kernel_in_a_timed_call_is_refused(tmp_path):
+    sdpa = HONEST + (
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        "    return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=mask is not None), None\n")
+    with pytest.raises(perf.PerfError, match="uses torch.nn.functional.scaled_dot_product_attention"):
+        perf.run_perf(_write(tmp_path, sdpa), plan=PLAN, timeout=120)
+
+
+def test_the_workers_memory_limit_holds_in_timed_calls(tmp_path):
+    hog = HONEST + (
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        "    hoard = torch.empty(10 * 2**30, dtype=torch.uint8)\n"
+        "    return honest(q, k, v, mask), None\n")
+    report = perf.run_perf(_write(tmp_path, hog), plan=PLAN, timeout=120)
+    assert all("can't allocate memory" in (row.yours.error or "") for row in report.rows), report.rows[0].yours
+
+
 LOOPER = "def scaled_dot_product_attention(q, k, v, mask=None):\n    while True:\n        pass\n"
 
 

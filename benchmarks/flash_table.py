@@ -8,8 +8,8 @@ Each row is one (n, d): median seconds per call with its 95% distribution-free c
 interval, achieved TFLOP/s (4·B·H·d FLOPs per attended pair, as `quizprep budget` counts),
 the share of the GPU's dense 16-bit peak where the device is known, the backend that ran (by
 the ATen op SDPA reached) and the largest difference from the math backend's output. Timing
-reuses the grader's perf clocks: CUDA events with the L2 flushed before each run, or
-torch.utils.benchmark on one CPU thread.
+reuses the grader's perf clocks: CUDA events with the L2 flushed before each run, or the
+monotonic clock around one call on one CPU thread.
 """
 from __future__ import annotations
 

@@ -318,10 +318,13 @@ class QuizApp(App[None]):
         ticks: tuple[bool, ...] = ()
         while (met := await self.push_screen_wait(RubricScreen(given, timer, ticks))) is not None:
             try:
-                return session.assess(given, met)
+                feedback = session.assess(given, met)
             except StoreError as error:
                 self.store_problem(error)
                 ticks = met
+                continue
+            self._saved(feedback)
+            return feedback
         return None
 
     def on_round_timer_low(self) -> None:

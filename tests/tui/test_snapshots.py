@@ -88,7 +88,7 @@ def test_stats_after_a_session(snap_compare, make_app):
         await pilot.press(*"saturation", "ctrl+s")
         await on_screen(pilot, RubricScreen)
         await pilot.press("2", "enter")
-        await on_screen(pilot, QuestionScreen)
+        await on_screen(pilot, FeedbackScreen)
         await pilot.press("escape")
         await on_screen(pilot, ReportScreen)
         await pilot.press("enter")

@@ -11,7 +11,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion
-from quizprep.study.session import Feedback, Session
+from quizprep.study.session import Feedback, PendingAssessment, Session
+from quizprep.study.store import StoreError
 from quizprep.tui.outcome import NEXT, TIME_UP
 from quizprep.tui.screens.question import seconds_left
 from quizprep.tui.widgets.round_timer import RoundTimer
@@ -87,11 +88,22 @@ def code(text: str) -> str:
     return f"{fence} {text} {fence}" if "`" in text else f"`{text}`"
 
 
+def verdict_text(feedback: Feedback) -> str:
+    if feedback.skipped:
+        return "✗ Skipped"
+    mark = "✓" if feedback.correct else "✗"
+    if isinstance(feedback.question, FreeQuestion):
+        return f"{mark} Rubric score {feedback.score:.0%}"
+    return f"{mark} Correct" if feedback.correct else f"{mark} Not quite"
+
+
 class FeedbackScreen(Screen[str | None]):
-    """Dismisses with NEXT to go on, None to end the session, or TIME_UP when a round ends."""
+    """Dismisses with NEXT to go on, None to end the session, or TIME_UP when a round ends.
+    A self-assessed free answer can have its rubric ticks changed here (e)."""
 
     BINDINGS = [
         Binding("enter,n", "next", "Next"),
+        Binding("e", "edit", "Edit assessment"),
         Binding("escape", "leave", "End session"),
     ]
 
@@ -101,18 +113,47 @@ class FeedbackScreen(Screen[str | None]):
         self.feedback = feedback
 
     def compose(self) -> ComposeResult:
-        right = self.feedback.correct
         with Horizontal(id="verdict-bar"):
-            yield Static("✓ Correct" if right else "✗ Not quite", id="verdict",
-                         classes="-right" if right else "-wrong")
+            yield Static(id="verdict", markup=False)
             if self.session.time_limit is not None:
                 yield RoundTimer(lambda: seconds_left(self.session), id="timer")
         with VerticalScroll(id="feedback-body"):
-            yield Markdown(feedback_markdown(self.feedback, self.session.now()), id="feedback")
+            yield Markdown(id="feedback")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self._show()
         self.query_one("#feedback-body").focus()
+
+    def _show(self) -> None:
+        verdict = self.query_one("#verdict", Static)
+        verdict.update(verdict_text(self.feedback))
+        verdict.set_classes("-right" if self.feedback.correct else "-wrong")
+        self.query_one("#feedback", Markdown).update(feedback_markdown(self.feedback, self.session.now()))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "edit":
+            return isinstance(self.feedback.question, FreeQuestion) and not self.feedback.skipped
+        return True
+
+    def action_edit(self) -> None:
+        from quizprep.tui.screens.rubric import RubricEditScreen
+
+        given = self.feedback
+        pending = PendingAssessment(given.showing, given.answer_id, given.response, given.elapsed_s)
+        self.app.push_screen(RubricEditScreen(pending, met=given.rubric_met), self._reassess)
+
+    def _reassess(self, met: tuple[bool, ...] | None) -> None:
+        if met is None or met == self.feedback.rubric_met:  # kept as it was
+            return
+        try:
+            self.feedback = self.session.reassess(self.feedback, met)
+        except StoreError as error:
+            self.notify(f"{error} The earlier score stands.", title="Assessment not changed", severity="error",
+                        timeout=30, markup=False)
+            return
+        self._show()
+        self.notify(f"Score {self.feedback.score:.0%}, rated {self.feedback.rating.name}.", title="Assessment changed")
 
     def action_next(self) -> None:
         self.dismiss(NEXT)

@@ -87,3 +87,9 @@ class RubricScreen(Screen[tuple[bool, ...] | None]):
 
     def action_leave(self) -> None:
         self.dismiss(None)
+
+
+class RubricEditScreen(RubricScreen):
+    """The rubric of an answer assessed earlier, opened with its ticks to change them."""
+
+    BINDINGS = [Binding("escape", "leave", "Keep score")]

@@ -1,7 +1,8 @@
 """Home: every topic with its question count, what is due and how well it is known."""
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from datetime import date
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -14,11 +15,14 @@ from textual.widgets import DataTable, Footer, Static
 from quizprep.study.stats import TopicStats
 from quizprep.study.store import StoreError
 
+if TYPE_CHECKING:
+    from quizprep.study.interview import Forecast
 
-MIN_TOPIC_WIDTH = 12
+MIN_TOPIC_WIDTH = 10
 DIAGNOSIS_WIDTH = 48
 COLUMNS = ("Seen", "Due", "Accuracy", "Mastery")
 SCROLLBAR_WIDTH = 2  # reserved whether or not it shows: the columns must not shift when it does
+NARROW = 80  # below this terminal width Home's mastery column drops its bar
 LENGTHS = (5, 10, 20, 40)  # `l` steps through these, then back to every question
 
 
@@ -62,6 +66,13 @@ def add_sized_columns(table: DataTable, headers: Sequence[str], titles: list[str
     return title_width
 
 
+def countdown(on: date, days_left: int) -> str:
+    day = f"{on:%a} {on.day} {on:%b %Y}"
+    if days_left == 0:
+        return f"Your interview is today ({day})"
+    return f"{days_left} day{'s' if days_left != 1 else ''} to your interview ({day})"
+
+
 def fitted(text: str, width: int) -> Text:
     """`text` as written (not markup), cut with an ellipsis to `width` cells."""
     cell = Text(text)
@@ -82,6 +93,9 @@ class HomeScreen(Screen[None]):
         Binding("m", "start('mock')", "Mock"),
         Binding("s", "app.stats", "Stats"),
         Binding("l", "next_length", "Length"),
+        # Shown in the countdown line, which is only there when an interview date is set.
+        Binding("i", "start('practice')", "Interview practice", show=False),
+        Binding("c", "start('cram')", "Cram", show=False),
     ]
 
     class Start(Message):
@@ -94,11 +108,13 @@ class HomeScreen(Screen[None]):
         super().__init__()
         self.overview = overview
         self.topics: list[TopicStats] = []
+        self.forecast: Forecast | None = None
         self.laid_out_for = 0  # the terminal width the columns were sized for
 
     def compose(self) -> ComposeResult:
         yield Static("quizprep · attention interview prep", id="home-title")
         yield Static(id="home-summary")
+        yield Static(id="home-interview", markup=False)
         yield DataTable(id="topics", cursor_type="row", zebra_stripes=True)
         yield Static(id="home-exercises", markup=False)
         yield Footer(compact=True)
@@ -114,22 +130,45 @@ class HomeScreen(Screen[None]):
             self.show(self.topics)
 
     def reload(self) -> None:
+        # The forecast's module is loaded only when a date is set: not on a usual start.
+        self.forecast = self.app.forecast() if getattr(self.app, "interview", None) else None
         self.show(self.overview())
 
     def show(self, topics: list[TopicStats]) -> None:
-        """Refill the table, sized to the terminal, keeping the cursor on the same row."""
+        """Refill the table, sized to the terminal, keeping the cursor on the same row. With an
+        interview date, topics come weakest predicted recall first, with that recall."""
+        headers: tuple[str, ...] = COLUMNS
+        recall: dict[str, str] = {}
+        if self.forecast is not None:
+            rank = {t.topic: place for place, t in enumerate(self.forecast.topics)}
+            topics = sorted(topics, key=lambda t: rank.get(t.topic, len(rank)))
+            recall = {t.topic: percent(t.recall) for t in self.forecast.topics}
+            headers += (f"Recall {self.forecast.on:%b} {self.forecast.on.day}",)
         self.topics = topics
         table = self.query_one(DataTable)
         row = table.cursor_row
-        cells = [(f"{t.seen}/{t.questions}", str(t.due), percent(t.accuracy),
-                  f"{bar(t.mastery)} {percent(t.mastery)}") for t in topics]
         self.laid_out_for = self.app.size.width
-        title_width = add_sized_columns(table, COLUMNS, [t.title for t in topics], cells, self.laid_out_for)
+        cells = [(f"{t.seen}/{t.questions}", str(t.due), percent(t.accuracy), self._mastery(t.mastery))
+                 + ((recall.get(t.topic, "—"),) if recall else ()) for t in topics]
+        title_width = add_sized_columns(table, headers, [t.title for t in topics], cells, self.laid_out_for)
         for stats, row_cells in zip(topics, cells):
             table.add_row(fitted(stats.title, title_width), *plain(*row_cells), key=stats.topic)
         table.move_cursor(row=min(row, max(0, len(topics) - 1)))
         self._show_summary()
+        self._show_interview()
         self._show_exercises()
+
+    def _mastery(self, value: float | None) -> str:
+        """A bar and a percentage; the percentage alone when the terminal is narrow."""
+        if self.laid_out_for < NARROW:
+            return percent(value)
+        return f"{bar(value)} {percent(value)}"
+
+    def _show_interview(self) -> None:
+        line = self.query_one("#home-interview", Static)
+        line.display = self.forecast is not None
+        if self.forecast is not None:
+            line.update(f"{countdown(self.forecast.on, self.forecast.days_left)} · i: weakest first · c: cram")
 
     def _show_summary(self) -> None:
         due = sum(t.due for t in self.topics)

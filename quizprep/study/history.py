@@ -68,6 +68,8 @@ def why_due(store: Store, question: Question, now: datetime) -> str:
     card = store.card(question.id)
     if reason:
         return f"Due because {reason}."
+    if card is None and store.answers(question_id=question.id):
+        return "Answered only in cram mode, which leaves the review schedule alone: it is not due."
     if card is None:
         return "Never answered: a new question is not due; practice asks it after the due ones."
     if card.due > now:

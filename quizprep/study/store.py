@@ -221,15 +221,15 @@ class Store:
     def reassess(self, answer_id: int, marks: Sequence[tuple[str, float, bool]], *,
                  score: float, correct: bool, rating: Rating | None) -> Card | None:
         """Replace the rubric marks of an assessed answer and rebuild its question's card from
-        every rated answer, this one with its new rating at its original time. Returns the card
-        (None when the question has no rated answer, e.g. it was only crammed)."""
+        every rated answer, this one with its new rating at its original time. Returns the card;
+        with `rating` None (a crammed answer) the card is left as it is and None is returned."""
         with self._write() as db:
             row = db.execute("SELECT question_id, score FROM answers WHERE id = ?", (answer_id,)).fetchone()
             if row is None or row[1] is None:
                 raise StoreError(f"answer {answer_id} has not been assessed yet")
             db.execute("DELETE FROM rubric_marks WHERE answer_id = ?", (answer_id,))
             self._mark(db, answer_id, marks, score, correct, rating)
-            return self._rebuild_card(db, row[0])
+            return None if rating is None else self._rebuild_card(db, row[0])
 
     @staticmethod
     def _mark(db: sqlite3.Connection, answer_id: int, marks: Sequence[tuple[str, float, bool]],

@@ -71,3 +71,8 @@ def test_why_due_says_what_put_the_question_in_the_queue(store, questions, by_id
     grade(store, clock, passed=False)
     assert why_due(store, question, clock()) == "Due because your mha.py on 2025-03-12: heads split without a transpose."
 
+
+
+def test_a_question_only_crammed_is_not_due(store, questions, by_id, clock):
+    answer(store, questions, clock, "beta-one", right=False, mode="cram")
+    assert why_due(store, by_id["beta-one"], clock()).startswith("Answered only in cram mode")

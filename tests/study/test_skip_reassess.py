@@ -133,3 +133,17 @@ questions:
     run = session.practice(store, loaded.questions, now=clock, rng=random.Random(0))
     orders = {showing_of(run, "fixed-order").choice_order for _ in range(10)}
     assert orders == {(0, 1, 2)}
+
+
+def test_reassessing_a_crammed_answer_leaves_the_schedule_alone(tmp_path, questions, clock):
+    random.seed(5)  # fsrs fuzzes intervals with the global generator: a rebuilt card would differ
+    with Store.open(tmp_path / "p.db", scheduler=make_scheduler(fuzzing=True)) as store:
+        for _ in range(3):
+            clock.now = assessed(store, questions, clock, [True] * 3)[1].next_due
+        before = store.card("alpha-follow").to_json()
+        cram = session.cram(store, questions, now=clock)
+        pending = cram.answer_free(showing_of(cram, "alpha-follow"), "crammed")
+        crammed = cram.reassess(cram.assess(pending, [False] * 3), [True, True, False])
+        assert store.card("alpha-follow").to_json() == before
+        assert crammed.score == 0.75 and crammed.next_due == store.card("alpha-follow").due
+        assert [mark.met for mark in store.rubric_marks(crammed.answer_id)] == [True, True, False]

@@ -46,5 +46,5 @@ async def on_screen(pilot, screen_type: type, timeout: float = 20.0) -> None:
     """Wait until the session worker has pushed `screen_type` (a loaded machine is slow)."""
     deadline = time.monotonic() + timeout
     while not isinstance(pilot.app.screen, screen_type):
-        assert time.monotonic() < deadline, f"still on {pilot.app.screen!r}, expected {screen_type.__name__}"
+        assert time.monotonic() < deadline, f"still on {pilot.app.screen!r}, expected {screen_type!r}"
         await pilot.pause(0.02)

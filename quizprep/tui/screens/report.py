@@ -49,7 +49,7 @@ def report_markdown(report: SessionReport, awaiting: Sequence[str] = ()) -> str:
 
 
 class ReportScreen(Screen[None]):
-    BINDINGS = [Binding("enter,escape", "close", "Home")]
+    BINDINGS = [Binding("enter,escape", "close", "Home"), Binding("d", "debrief", "Debrief each answer")]
 
     def __init__(self, report: SessionReport, awaiting: Sequence[str] = ()) -> None:
         super().__init__()
@@ -63,6 +63,14 @@ class ReportScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#report-body").focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return bool(self.report.feedback) if action == "debrief" else True
+
+    def action_debrief(self) -> None:
+        from quizprep.tui.screens.debrief import DebriefScreen
+
+        self.app.push_screen(DebriefScreen(self.report.feedback))
 
     def action_close(self) -> None:
         self.dismiss(None)

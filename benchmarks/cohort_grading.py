@@ -132,7 +132,8 @@ def _children_cpu() -> float:
 
 
 def workers_left(marker: str) -> list[int]:
-    """Processes still running quizprep's worker with a path under `marker` or a cohort placeholder."""
+    """Processes still running quizprep's worker with a path under `marker`, or a fork server and the
+    workers forked from it (they carry the server's command line)."""
     left = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -141,7 +142,7 @@ def workers_left(marker: str) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
         except OSError:
             continue
-        if "grader/worker.py" in cmdline and (marker in cmdline or "quizprep-cohort-" in cmdline):
+        if "grader/forkserver.py" in cmdline or ("grader/worker.py" in cmdline and marker in cmdline):
             left.append(int(entry.name))
     return left
 

@@ -31,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     grade.add_argument("--jobs", type=_count, metavar="N", help="folder: submissions graded at once (default: CPUs)")
     grade.add_argument("--csv", type=Path, metavar="FILE", help="folder: also write one CSV row per submission")
     grade.add_argument("--fresh-workers", action="store_true",
-                       help="folder: a new worker for every submission (slower; for code you do not trust)")
+                       help="folder: a new interpreter for every submission instead of a worker forked from "
+                            "one that imported torch (slower)")
     grade.add_argument("--db", metavar="FILE", help="progress database the grade is recorded in, as for "
                                                     "`quizprep quiz` (default: $QUIZPREP_DB or your data folder)")
     grade.add_argument("--no-record", action="store_true",

@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from quizprep.grader import protocol, sandbox
+from quizprep.grader.forkserver import ForkedProcess, ForkServer
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+Process = subprocess.Popen[bytes] | ForkedProcess
 GIB = 1 << 30
 SYNC_WAIT_SECONDS = 2.0  # only reached when learner code closed its stdout
 
@@ -131,16 +133,19 @@ def _token_start_at_end(data: bytes) -> bytes:
 
 
 class WorkerSession:
-    """Runs the learner's file in a child process and relays requests to it."""
+    """Runs the learner's file in a child process and relays requests to it. With `fork_server`,
+    the process is forked from one that has imported torch already (see forkserver.py)."""
 
     def __init__(self, path: Path, *, forbidden: tuple[str, ...] = (), limits: Limits = Limits(),
-                 python: str = sys.executable, script: Path = WORKER_SCRIPT) -> None:
+                 python: str = sys.executable, script: Path = WORKER_SCRIPT,
+                 fork_server: ForkServer | None = None) -> None:
         self.path = Path(path).resolve()
         self.forbidden = forbidden
         self.limits = limits
         self.python = python
         self.script = script  # the perf phase runs a worker that adds its requests to these
-        self.process: subprocess.Popen[bytes] | None = None
+        self.fork_server = fork_server
+        self.process: Process | None = None
         self.messages = 0
         self.output: OutputCapture | None = None
         self.load_info: dict[str, Any] | None = None
@@ -170,16 +175,8 @@ class WorkerSession:
             "file_bytes": self.limits.file_bytes,
         }
         sandbox.make_undumpable()
-        env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS=str(self.limits.threads),
-                   PYTHONDONTWRITEBYTECODE="1", TMPDIR=self.private_dir)
-        self.process = subprocess.Popen(
-            [self.python, str(self.script), json.dumps(config)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            pass_fds=(request_r, response_w), start_new_session=True, env=env,
-        )
+        self.process = self._launch(config, request_r, response_w)
         self.process_groups.append(self.process.pid)
-        os.close(request_r)
-        os.close(response_w)
         self.output = OutputCapture(self.process.stdout, self.limits.output_bytes)
         self.messages = 0
         self.starts += 1
@@ -194,6 +191,25 @@ class WorkerSession:
             raise failure
         self.load_info = info
         return info
+
+    def _launch(self, config: dict[str, Any], request_r: int, response_w: int) -> Process:
+        """The worker process; the child's ends of its pipes are closed here once it has them."""
+        if self.fork_server is not None:
+            try:
+                return self.fork_server.spawn(config, request_r, response_w)
+            finally:
+                os.close(request_r)
+                os.close(response_w)
+        env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS=str(self.limits.threads),
+                   PYTHONDONTWRITEBYTECODE="1", TMPDIR=self.private_dir or "")
+        process = subprocess.Popen(
+            [self.python, str(self.script), json.dumps(config)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            pass_fds=(request_r, response_w), start_new_session=True, env=env,
+        )
+        os.close(request_r)
+        os.close(response_w)
+        return process
 
     def switch(self, path: Path, forbidden: tuple[str, ...]) -> dict[str, Any]:
         """Load another file, reusing the running process (torch is imported once) when it guards

@@ -53,11 +53,7 @@ class Worker:
         self.sandbox.limit_cpu(float(self.config["cpu_seconds"]))
         faulthandler.enable(file=sys.stderr, all_threads=True)
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
-        import torch
-
-        torch.set_num_threads(int(self.config.get("threads", 1)))
-        warm = torch.randn(8, 8)
-        torch.softmax(warm @ warm, dim=-1).sum()
+        import_torch(int(self.config.get("threads", 1)))
         self._limit_memory()
         self._install_guards()
         self._wrap_os_exit()
@@ -411,14 +407,30 @@ def _error_kind(error: BaseException, message: str) -> str:
     return "exception"
 
 
-def main() -> None:
-    config = json.loads(sys.argv[1])
-    del sys.path[0]  # the grader's own directory: learner code must not import its modules
+def import_torch(threads: int) -> None:
+    """Import torch and run its first kernels, before any limit or guard applies."""
+    import torch
+
+    torch.set_num_threads(threads)
+    warm = torch.randn(8, 8, requires_grad=True)
+    out = torch.softmax(warm @ warm, dim=-1)
+    # The first autograd.grad imports torch.fx's symbolic shapes and sympy (about 1 s): done here,
+    # it counts against no check's time limit and a fork server's children start with it.
+    torch.autograd.grad(out, warm, torch.ones_like(out))
+
+
+def run(config: dict[str, Any]) -> None:
+    """Everything a worker does, from its protections to serving the grader's requests."""
     worker = Worker(config)
     protections = worker.prepare()
     worker.send({"prepared": True, "sandbox": protections})  # from here on the learner's time limits apply
     worker.send(worker.load_learner())
     worker.serve()
+
+
+def main() -> None:
+    del sys.path[0]  # the grader's own directory: learner code must not import its modules
+    run(json.loads(sys.argv[1]))
 
 
 if __name__ == "__main__":

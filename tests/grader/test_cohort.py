@@ -93,19 +93,30 @@ def test_hostile_files_never_change_another_files_verdict(tmp_path):
         assert not group_alive(pgid), f"worker group {pgid} outlived the cohort"
 
 
-def test_clean_files_share_one_warm_worker(tmp_path):
+def test_a_job_imports_torch_once_and_forks_a_worker_per_file(tmp_path):
     write_class(tmp_path / "class", list(GOOD.items()) + [("again", CORRECT)])
     cohort, rows = run_cohort(tmp_path / "class", jobs=1)
     assert [verdict(row)[0] for row in rows] == [True, True, False, False, True]
-    assert cohort.worker_starts == 1
+    assert (cohort.server_starts, cohort.worker_starts) == (1, 5)
 
 
-def test_fresh_workers_isolate_a_file_that_changes_torch_itself(tmp_path):
-    patched = CORRECT + "\ntorch.Tensor.exp = lambda self: torch.zeros_like(self)\n"
-    write_class(tmp_path / "class", [("patches-torch", patched), ("correct", CORRECT)])
-    cohort, rows = run_cohort(tmp_path / "class", jobs=1, fresh=True)
-    assert [row.passed for row in rows] == [False, True]
-    assert cohort.worker_starts == 2
+PATCHES_TORCH = {
+    "patches torch": CORRECT + "\ntorch.Tensor.exp = lambda self: torch.zeros_like(self)\n",
+    "changes the default dtype": CORRECT + "\ntorch.set_default_dtype(torch.float16)\n",
+    "leaves a thread that breaks torch later": CORRECT + (
+        "\nimport threading, time\n\n\ndef _later():\n    time.sleep(0.5)\n"
+        "    torch.Tensor.sum = lambda self, *a, **k: self.new_zeros(())\n\n\n"
+        "threading.Thread(target=_later, daemon=True).start()\n"),
+}
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["forked", "fresh-interpreter"])
+@pytest.mark.parametrize("change", sorted(PATCHES_TORCH))
+def test_a_file_that_changes_torch_cannot_change_the_next_verdict(tmp_path, change, fresh):
+    write_class(tmp_path / "class", [("changes", PATCHES_TORCH[change]), ("correct", CORRECT)])
+    cohort, rows = run_cohort(tmp_path / "class", jobs=1, fresh=fresh)
+    assert rows[1].passed, rows[1].failed
+    assert cohort.server_starts == (0 if fresh else 1)
 
 
 def run_cli(*argv: str) -> int:
@@ -168,9 +179,25 @@ GRADE_FOLDER = ("import sys, argparse\nfrom quizprep.grader import command\n"
 
 def children(pid: int) -> list[int]:
     found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(child) for child in (task / "children").read_text().split()]
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            found += [int(child) for child in (task / "children").read_text().split()]
+    except OSError:
+        return []
     return found
+
+
+def workers_of(grader: int) -> list[int]:
+    """The grader's fork servers' children: the processes learner code runs in."""
+    return [worker for server in children(grader) for worker in children(server)]
+
+
+def process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @pytest.mark.parametrize("signal_number", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGKILL])
@@ -179,31 +206,15 @@ def test_a_stopped_cohort_leaves_no_worker(tmp_path, signal_number):
     grader = subprocess.Popen([sys.executable, "-c", GRADE_FOLDER, str(tmp_path / "class")],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
-    while len(children(grader.pid)) < 2 and time.monotonic() < deadline:
+    while len(workers_of(grader.pid)) < 2 and time.monotonic() < deadline:
         time.sleep(0.1)
-    workers = children(grader.pid)
-    assert len(workers) == 2, "both jobs should have a worker running by now"
+    workers = workers_of(grader.pid) + children(grader.pid)
+    assert len(workers) == 4, "both jobs should have a server and a worker running by now"
     time.sleep(1.5)  # into the learner's loops
     grader.send_signal(signal_number)
     assert grader.wait(timeout=20) != 0
     deadline = time.monotonic() + 5  # after SIGKILL the kernel signals the workers (PR_SET_PDEATHSIG)
-    while any(group_alive(pgid) for pgid in workers) and time.monotonic() < deadline:
+    while any(process_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
-    for pgid in workers:
-        assert not group_alive(pgid), f"worker group {pgid} outlived the grader ({signal_number!r})"
-
-
-def test_a_worker_short_of_cpu_time_is_not_reused(tmp_path):
-    import resource
-
-    from quizprep.grader.cohort import TrackedSession, _cpu_used
-
-    placeholder = tmp_path / "placeholder.py"
-    placeholder.write_text("")
-    with TrackedSession(placeholder, limits=LIMITS, stopping=threading.Event()) as session:
-        session.warm_up()
-        assert session.reusable()
-        pid = session.process.pid
-        _, hard = resource.prlimit(pid, resource.RLIMIT_CPU)
-        resource.prlimit(pid, resource.RLIMIT_CPU, (int(_cpu_used(pid)) + 5, hard))
-        assert not session.reusable()  # 5 s left is less than one submission's 20 s allowance
+    for pid in workers:
+        assert not process_alive(pid), f"process {pid} outlived the grader ({signal_number!r})"

@@ -171,16 +171,22 @@ def test_threads_left_running_end_with_the_grade(tmp_path):
     assert not _workers_of(path)
 
 
-def test_files_the_worker_wrote_go_with_it(tmp_path):
+@pytest.mark.parametrize("forked", [False, True], ids=["interpreter", "forked"])
+def test_files_the_worker_wrote_go_with_it(tmp_path, forked):
+    from quizprep.grader.forkserver import ForkServer
     from quizprep.grader.session import WorkerSession
 
     body = "    import tempfile\n    tempfile.NamedTemporaryFile(delete=False).write(b'cached')"
     path = _write(tmp_path, "attention.py", ATTACK.format(body=body))
-    session = WorkerSession(path, forbidden=("sdpa", "mha"))
+    server = ForkServer() if forked else None
+    session = WorkerSession(path, forbidden=("sdpa", "mha"), fork_server=server)
     try:
         grade(path, GradeOptions(only=("values",)), session)
         private = Path(session.private_dir)
         assert {f.read_bytes() for f in private.iterdir()} == {b"cached"}
+        assert session.protections["writes"] == "private directory only"
     finally:
         session.close()
+        if server is not None:
+            server.close()
     assert not private.exists()

@@ -91,11 +91,7 @@ class QuizApp(App[None]):
         self.theme = DARK
         if not self.preloaded:
             self.loaded = load_banks(self.bank_paths, cache_dir=default_cache_dir())
-        self.questions = [q for q in self.loaded.questions if not self.topics or q.topic in self.topics]
-        if self.search_text or self.tags:
-            from quizprep.study.search import search
-
-            self.questions = search(self.questions, self.search_text, self.tags)
+        self.questions = self._matching()
         try:
             self.store = Store.open(self.db_path, busy_timeout_s=BUSY_TIMEOUT_S, check_rows=False)
             self._remember_interview()
@@ -117,6 +113,21 @@ class QuizApp(App[None]):
             interview.save_date(self.store, self.interview)
         else:
             self.interview = interview.saved_date(self.store, self.now().astimezone(self.tz).date())
+
+    def apply_search(self, text: str, tags: Sequence[str] = ()) -> None:
+        """Study only the questions matching `text` and any of `tags` (all when both are empty):
+        Home's counts and every session draw from them."""
+        self.search_text, self.tags = text, tuple(tags)
+        self.questions = self._matching()
+        self.refresh_home()
+
+    def _matching(self) -> list[Question]:
+        pool = [q for q in self.loaded.questions if not self.topics or q.topic in self.topics]
+        if not (self.search_text or self.tags):
+            return pool  # the usual start: the search module is not loaded
+        from quizprep.study.search import search
+
+        return search(pool, self.search_text, self.tags)
 
     def forecast(self) -> Forecast | None:
         """Predicted recall per topic on the interview date (its morning and the days left counted

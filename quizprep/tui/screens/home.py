@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
 from quizprep.study.stats import TopicStats
 from quizprep.study.store import StoreError
@@ -73,6 +73,23 @@ def countdown(on: date, days_left: int) -> str:
     return f"{days_left} day{'s' if days_left != 1 else ''} to your interview ({day})"
 
 
+def parse_search(field: str) -> tuple[str, tuple[str, ...]]:
+    """The search field's words, and its #tags without the #."""
+    words = field.split()
+    tags = tuple(word[1:] for word in words if word.startswith("#") and len(word) > 1)
+    return " ".join(word for word in words if not word.startswith("#")), tags
+
+
+def search_field(text: str, tags: Sequence[str]) -> str:
+    return " ".join([f"#{tag}" for tag in tags] + ([text] if text else []))
+
+
+class SearchField(Input):
+    """Home's filter: Enter keeps it and goes back to the topics, Esc clears it."""
+
+    BINDINGS = [Binding("escape", "screen.clear_search", "Clear")]
+
+
 def fitted(text: str, width: int) -> Text:
     """`text` as written (not markup), cut with an ellipsis to `width` cells."""
     cell = Text(text)
@@ -93,6 +110,7 @@ class HomeScreen(Screen[None]):
         Binding("m", "start('mock')", "Mock"),
         Binding("s", "app.stats", "Stats"),
         Binding("l", "next_length", "Length"),
+        Binding("slash", "search", "Search"),
         # Shown in the countdown line, which is only there when an interview date is set.
         Binding("i", "start('practice')", "Interview practice", show=False),
         Binding("c", "start('cram')", "Cram", show=False),
@@ -115,11 +133,36 @@ class HomeScreen(Screen[None]):
         yield Static("quizprep · attention interview prep", id="home-title")
         yield Static(id="home-summary")
         yield Static(id="home-interview", markup=False)
+        yield SearchField(placeholder="words and #tags to study only those · Enter keeps · Esc clears",
+                          id="home-search")
         yield DataTable(id="topics", cursor_type="row", zebra_stripes=True)
         yield Static(id="home-exercises", markup=False)
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        field = self.query_one(SearchField)
+        field.value = search_field(getattr(self.app, "search_text", ""), getattr(self.app, "tags", ()))
+        field.display = bool(field.value)
+        self.query_one(DataTable).focus()
+
+    def action_search(self) -> None:
+        field = self.query_one(SearchField)
+        field.display = True
+        field.focus()
+
+    def action_clear_search(self) -> None:
+        field = self.query_one(SearchField)
+        field.value = ""  # Changed follows, which shows every question again
+        field.display = False
+        self.query_one(DataTable).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.app.apply_search(*parse_search(event.value))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one(SearchField).display = bool(event.value.strip())
         self.query_one(DataTable).focus()
 
     def on_screen_resume(self) -> None:
@@ -144,6 +187,8 @@ class HomeScreen(Screen[None]):
             topics = sorted(topics, key=lambda t: rank.get(t.topic, len(rank)))
             recall = {t.topic: percent(t.recall) for t in self.forecast.topics}
             headers += (f"Recall {self.forecast.on:%b} {self.forecast.on.day}",)
+        if getattr(self.app, "search_text", "") or getattr(self.app, "tags", ()):
+            topics = [t for t in topics if t.questions]  # topics known only from history match nothing
         self.topics = topics
         table = self.query_one(DataTable)
         row = table.cursor_row

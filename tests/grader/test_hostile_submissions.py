@@ -190,3 +190,34 @@ def test_files_the_worker_wrote_go_with_it(tmp_path, forked):
         if server is not None:
             server.close()
     assert not private.exists()
+
+
+CORRECT_ATTENTION = (
+    "import math, torch\n\n"
+    "def _attend(q, k, v, mask):\n"
+    "    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+    "    if mask is not None:\n        s = s.masked_fill(~mask, float('-inf'))\n"
+    "    w = torch.softmax(s, dim=-1)\n    return w @ v, w\n\n")
+
+
+def test_a_correct_result_in_odd_strides_passes(tmp_path, grade_file):
+    source = CORRECT_ATTENTION + (
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        "    out, w = _attend(q, k, v, mask)\n"
+        "    out = out.transpose(-2, -1).contiguous().transpose(-2, -1)  # column-major\n"
+        "    w = torch.as_strided(w.contiguous(), w.shape, w.contiguous().stride())\n"
+        "    return out, w\n")
+    report = grade_file(_write(tmp_path, "attention.py", source), only=("values", "shapes", "mask-causal"))
+    assert report.passed, [c.message for c in report.checks]
+
+
+def test_results_cached_across_calls_are_caught(tmp_path, grade_file):
+    source = CORRECT_ATTENTION + (
+        "_seen = {}\n\n"
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        "    key = (tuple(q.shape), tuple(k.shape), q.dtype, mask is None)\n"
+        "    if key not in _seen:\n        _seen[key] = _attend(q, k, v, mask)\n"
+        "    return _seen[key]\n")
+    report = grade_file(_write(tmp_path, "attention.py", source))
+    assert not report.passed
+    assert next(c for c in report.checks if c.id == "values").status == "fail"  # new inputs, old outputs

@@ -28,7 +28,7 @@ from quizprep.grader.perf.plan import (
 # runs means its clock was changed. Between the two clocks sit a pipe round trip (and, on GPU, the
 # L2 flush), the refill of the inputs and a copy of the output: 2 ms, plus those bytes at a rate
 # far below what a device does (on one core of the 2-core VM, normal_ fills 0.45-0.8 GB/s).
-BRACKET_FACTOR = 4.0
+BRACKET_FACTOR = 2.0
 BRACKET_SLACK_SECONDS = 2e-3
 BRACKET_BYTES_PER_SECOND = {"cpu": 1e8, "cuda": 5e10}
 BRACKET_ROUNDING = 0.01  # the two clocks read the same counter; this only absorbs rounding

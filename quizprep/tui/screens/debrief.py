@@ -13,19 +13,17 @@ from textual.widgets import Footer, Markdown, Static
 
 from quizprep.bank.model import FreeQuestion
 from quizprep.study.session import Feedback
-from quizprep.tui.screens.feedback import answer_parts, verdict_text
+from quizprep.tui.screens.feedback import answer_parts, bullets, verdict_text
 
 
 def debrief_markdown(feedback: Feedback) -> str:
     """Everything after the learner's own answer: the judgement, the solution, the explanation."""
-    question = feedback.question
-    parts = answer_parts(feedback)
-    parts.append(f"### Explanation\n\n{feedback.explanation}")
-    if feedback.missed:
-        parts.append("### Rubric items missed\n\n" + "\n".join(f"- {item.criterion}" for item in feedback.missed))
-    if question.pitfalls:
-        parts.append("### Pitfalls\n\n" + "\n".join(f"- {p}" for p in question.pitfalls))
-    return "\n\n".join(parts)
+    parts = answer_parts(feedback) + [
+        f"### Explanation\n\n{feedback.explanation}",
+        bullets("Rubric items missed", [item.criterion for item in feedback.missed]),
+        bullets("Pitfalls", feedback.question.pitfalls),
+    ]
+    return "\n\n".join(part for part in parts if part)
 
 
 class DebriefScreen(Screen[None]):

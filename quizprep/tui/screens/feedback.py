@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
+from typing import Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -27,19 +28,22 @@ def due_phrase(due: datetime, now: datetime) -> str:
     return f"in {round(seconds / 86400)} days"
 
 
+def bullets(title: str, items: Sequence[str]) -> str:
+    """A Markdown section listing `items`, or "" when there are none."""
+    return f"### {title}\n\n" + "\n".join(f"- {item}" for item in items) if items else ""
+
+
 def feedback_markdown(feedback: Feedback, now: datetime) -> str:
     """The whole explanation of one judged answer as Markdown."""
     question = feedback.question
-    parts = answer_parts(feedback)
-    parts.append(f"### Explanation\n\n{feedback.explanation}")
-    if question.pitfalls:
-        parts.append("### Pitfalls\n\n" + "\n".join(f"- {p}" for p in question.pitfalls))
-    if question.references:
-        parts.append("### References\n\n" + "\n".join(f"- {r}" for r in question.references))
     pace = f", but slow ({feedback.elapsed_s:.0f} s)" if feedback.slow else ""
-    parts.append(f"*Saved{pace}. Rated {feedback.rating.name}; next review "
-                 f"{due_phrase(feedback.next_due, now)}.*")
-    return "\n\n".join(parts)
+    parts = answer_parts(feedback) + [
+        f"### Explanation\n\n{feedback.explanation}",
+        bullets("Pitfalls", question.pitfalls),
+        bullets("References", question.references),
+        f"*Saved{pace}. Rated {feedback.rating.name}; next review {due_phrase(feedback.next_due, now)}.*",
+    ]
+    return "\n\n".join(part for part in parts if part)
 
 
 def answer_parts(feedback: Feedback) -> list[str]:

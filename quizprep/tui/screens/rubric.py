@@ -11,12 +11,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
 
 from quizprep.study.session import PendingAssessment
+from quizprep.tui.screens.feedback import bullets
 from quizprep.tui.widgets.round_timer import RoundTimer
 from quizprep.tui.widgets.rubric_checklist import RubricChecklist
-
-
-def bullets(title: str, items: tuple[str, ...]) -> str:
-    return f"### {title}\n\n" + "\n".join(f"- {item}" for item in items) if items else ""
 
 
 class RubricScreen(Screen[tuple[bool, ...] | None]):

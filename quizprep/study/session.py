@@ -192,8 +192,9 @@ class Session:
 
     def reassess(self, feedback: Feedback, met: Sequence[bool]) -> Feedback:
         """Change the rubric ticks of a free answer assessed in this session: its score and rating
-        are replaced and its question's card is rebuilt from its history. Returns the new feedback,
-        which takes the old one's place in `feedback`."""
+        are replaced and its question's card is rebuilt from its history; in practice, a pass or
+        fail now decides whether it is asked again at the end. Returns the new feedback, which
+        takes the old one's place in `feedback`."""
         place = next((i for i, given in enumerate(self.feedback) if given.answer_id == feedback.answer_id), None)
         if place is None or not isinstance(feedback.question, FreeQuestion) or feedback.skipped:
             raise ValueError("only a free answer self-assessed in this session can be reassessed")
@@ -205,6 +206,8 @@ class Session:
         updated = replace(feedback, score=score, correct=correct, rating=rating,
                           next_due=card.due if card else feedback.next_due, rubric_met=tuple(bool(ok) for ok in met))
         self.feedback[place] = updated
+        if self.requeue_wrong and updated.correct != feedback.correct:
+            self._requeue(question.id, wanted=not updated.correct)
         return updated
 
     def _expect(self, showing: Showing, kind: type = object) -> Question:
@@ -246,9 +249,18 @@ class Session:
                 self._parent[qid] = question.id
             # A follow-up already queued for later moves up: it is asked right after its parent.
             self.queue[:] = chained + [qid for qid in self.queue if qid not in chained]
-        elif self.requeue_wrong and not feedback.correct and question.id not in self._requeued:
-            self._requeued.add(question.id)
-            self.queue.append(question.id)
+        elif self.requeue_wrong and not feedback.correct:
+            self._requeue(question.id, wanted=True)
+
+    def _requeue(self, question_id: str, *, wanted: bool) -> None:
+        """Ask a question answered wrong once more at the end (once per session); a reassessment
+        that makes it right takes it back out if it has not been asked again yet."""
+        if wanted and question_id not in self._requeued:
+            self._requeued.add(question_id)
+            self.queue.append(question_id)
+        elif not wanted and question_id in self._requeued and question_id in self.queue:
+            self._requeued.discard(question_id)
+            del self.queue[len(self.queue) - 1 - self.queue[::-1].index(question_id)]  # the copy at the end
 
     # -- reporting -------------------------------------------------------------------------
 

@@ -147,3 +147,14 @@ def test_reassessing_a_crammed_answer_leaves_the_schedule_alone(tmp_path, questi
         assert store.card("alpha-follow").to_json() == before
         assert crammed.score == 0.75 and crammed.next_due == store.card("alpha-follow").due
         assert [mark.met for mark in store.rubric_marks(crammed.answer_id)] == [True, True, False]
+
+
+def test_a_reassessment_decides_whether_practice_asks_it_again(store, questions, clock):
+    run = session.practice(store, questions, ["alpha"], now=clock)
+    run.queue = ["alpha-follow", "alpha-one"]
+    failed = run.assess(run.answer_free(run.next(), "my answer"), [False, False, False])
+    assert run.queue == ["alpha-one", "alpha-follow"]  # a wrong answer comes back at the end
+    passed = run.reassess(failed, [True, True, False])
+    assert run.queue == ["alpha-one"]
+    run.reassess(passed, [False, False, True])
+    assert run.queue == ["alpha-one", "alpha-follow"]

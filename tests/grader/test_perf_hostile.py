@@ -15,12 +15,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from test_hostile_submissions import _workers_of  # the learner's perf process is learner_worker.py
 
 from quizprep.grader import perf
 from quizprep.grader.perf import PerfCase, PerfPlan
+from quizprep.grader.session import Limits
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")
@@ -182,6 +184,25 @@ def test_a_forged_clock_is_rejected(claimed, caught_by, tmp_path):
     for row in report.rows:
         assert row.check.startswith("timing:") and caught_by in row.check, row.check
         assert row.yours.stats is None  # no statistics are made of times that cannot be true
+
+
+SKIPPER = """
+import gc
+for namespace in gc.get_objects():
+    if isinstance(namespace, dict) and "skip_for_memory" in namespace and "CaseRunner" in namespace:
+        namespace["skip_for_memory"] = lambda *args: "needs more memory than there is"
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    return honest(q, k, v, mask), None
+"""
+
+
+def test_a_perf_phase_that_timed_no_size_is_no_pass(tmp_path, monkeypatch):
+    monkeypatch.setattr(perf.phase, "cpu_plan", lambda: PLAN)
+    session = SimpleNamespace(path=_write(tmp_path, HONEST + SKIPPER), limits=Limits(), forbidden=("sdpa", "mha"))
+    result = perf.perf_phase("attention")(SimpleNamespace(session=session, device="cpu", seed=5))
+    checks = {check.id: check for check in result.checks}
+    assert checks["perf"].status == "fail" and checks["perf"].message == "no size could be timed"
 
 
 def test_a_forbidden_kernel_in_a_timed_call_is_refused(tmp_path):

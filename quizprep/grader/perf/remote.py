@@ -2,8 +2,9 @@
 one request at a time, and accept only replies of the expected shape.
 
 Each timed run (its refill and its call) is one request, bracketed by the grader's own clock: the
-report compares that with the time the learner's process reports (:func:`.report.timing_problem`). Which rows of which runs
-are re-checked is asked only after the run's output was copied inside the worker.
+report compares that with the time the learner's process reports (:func:`.report.timing_problem`).
+Which rows of which runs are re-checked is asked only after the run's output was copied inside
+the worker.
 """
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ class RemoteRunner:
                            "seed": seed, "score_bytes_per_pair": score_bytes_per_pair})
         for name, kind in _SETUP_FIELDS.items():
             field = value.get(name)
-            if field is not None and (not isinstance(field, kind) or isinstance(field, bool)):
+            if field is not None and (not isinstance(field, kind) or isinstance(field, bool)
+                                      or (kind is int and field < 0)):
                 raise PerfError(f"the perf worker sent back a malformed {name} for {self.label}")
             if name != "error":
                 setattr(result, name, field)

@@ -121,6 +121,7 @@ def test_session_length_and_mock_minutes_reach_the_app(opened: list[dict]) -> No
     (["--minutes", "soon"], "argument --minutes: 'soon' is not a number"),
     (["--minutes", "nan"], "argument --minutes: 'nan' must be more than 0"),
     (["--minutes", "inf"], "argument --minutes: 'inf' must be more than 0"),
+    (["--minutes", "1e308"], "argument --minutes: '1e308' is more than 1440"),
 ])
 def test_a_length_or_time_that_is_not_positive_is_refused(opened: list[dict], capsys: pytest.CaptureFixture[str],
                                                         argv: list[str], message: str) -> None:

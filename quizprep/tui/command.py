@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from quizprep.bank.loader import LoadResult
 
 MODES = ("practice", "review", "mock")
+MOST_MINUTES = 24 * 60  # a mock's time limit; far beyond it the time arithmetic overflows
 EXAMPLES = """examples:
   quizprep                                  open the app on the home screen
   quizprep --topic memory --mode practice   drill one topic right away
@@ -43,8 +44,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--db", type=Path, metavar="PATH",
                         help="progress database (default: $QUIZPREP_DB, else your user data folder)")
     parser.add_argument("--length", type=positive(int), metavar="N",
-                        help="at most N questions per session (a mock asks N; default 8)")
-    parser.add_argument("--minutes", type=positive(float), metavar="M",
+                        help="at most N questions per session (a mock asks N, 8 by default)")
+    parser.add_argument("--minutes", type=positive(float, most=MOST_MINUTES), metavar="M",
                         help="a mock interview's time limit in minutes (default 2.5 a question: 20 for 8)")
     parser.add_argument("--interview", type=interview_date, metavar="YYYY-MM-DD",
                         help="the day of your interview: shows predicted recall per topic on it and "
@@ -86,8 +87,9 @@ def run(args: argparse.Namespace) -> int:
     return app.return_code or 0
 
 
-def positive(kind: type) -> Callable[[str], float]:
-    """An argparse type: a number of `kind` above zero, with a message saying so otherwise."""
+def positive(kind: type, most: float = math.inf) -> Callable[[str], float]:
+    """An argparse type: a number of `kind` above zero (and at most `most`), with a message
+    saying so otherwise."""
     def parse(text: str) -> float:
         try:
             value = kind(text)
@@ -95,6 +97,8 @@ def positive(kind: type) -> Callable[[str], float]:
             raise argparse.ArgumentTypeError(f"{text!r} is not a {'whole ' if kind is int else ''}number") from None
         if not 0 < value < math.inf:
             raise argparse.ArgumentTypeError(f"{text!r} must be more than 0 (and finite)")
+        if value > most:
+            raise argparse.ArgumentTypeError(f"{text!r} is more than {most:g}")
         return value
 
     return parse

@@ -84,8 +84,10 @@ def run_perf(
     device = plan.device if plan else choose_device(device)
     plan = plan or (gpu_plan() if device == "cuda" else cpu_plan())
     plan = dataclasses.replace(plan, seed=secrets.randbits(63) if seed is None else seed)
-    limits = dataclasses.replace(limits or Limits(), total_seconds=timeout, threads=plan.threads,
-                                 memory_bytes=0 if device == "cuda" else (limits or Limits()).memory_bytes)
+    base = limits or Limits()
+    # As in grade(): a CUDA context reserves tens of GiB of address space, which RLIMIT_AS would break.
+    limits = dataclasses.replace(base, total_seconds=timeout, threads=plan.threads,
+                                 memory_bytes=0 if device == "cuda" else base.memory_bytes)
     exit_on_termination_signals()
     deadline = time.monotonic() + timeout
     # One after the other: two processes timing at once would slow each other down.

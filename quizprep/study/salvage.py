@@ -18,6 +18,7 @@ from quizprep.study.rows import (
 SQLITE_CORRUPT = 11
 MAX_FAILED_SEEKS = 100_000  # past one damaged stretch of rowids: a few tenths of a second at most
 SESSION_COLUMNS = "id, mode, topics, started_at, ended_at"
+SETTING_COLUMNS = "key, value"
 
 
 def salvage(damaged: Path, target: sqlite3.Connection) -> int:
@@ -33,6 +34,7 @@ def salvage(damaged: Path, target: sqlite3.Connection) -> int:
         answers = _readable(source, "answers", ANSWER_COLUMNS, answer_from_row)
         marks = _readable(source, "rubric_marks", MARK_COLUMNS, mark_from_row)
         cards = _readable(source, "cards", CARD_COLUMNS, card_from_row)
+        settings = _readable(source, "settings", SETTING_COLUMNS, _setting)  # none before schema v4
     finally:
         source.close()
     # Keep references whole: an answer whose session was lost keeps no session, a mark whose
@@ -44,7 +46,8 @@ def salvage(damaged: Path, target: sqlite3.Connection) -> int:
     target.execute("BEGIN IMMEDIATE")
     try:
         for table, columns, rows in (("sessions", SESSION_COLUMNS, sessions), ("answers", ANSWER_COLUMNS, answers),
-                                     ("rubric_marks", MARK_COLUMNS, marks), ("cards", CARD_COLUMNS, cards)):
+                                     ("rubric_marks", MARK_COLUMNS, marks), ("cards", CARD_COLUMNS, cards),
+                                     ("settings", SETTING_COLUMNS, settings)):
             slots = ", ".join("?" * len(columns.split(", ")))
             # OR IGNORE: a garbled key that now repeats another row's keeps the first row
             target.executemany(f"INSERT OR IGNORE INTO {table} ({columns}) VALUES ({slots})", rows)
@@ -100,3 +103,8 @@ def _session(row: Sequence[object]) -> None:
     moment(started_at)
     if ended_at is not None:
         moment(ended_at)
+
+
+def _setting(row: Sequence[object]) -> None:
+    if not all(type(part) is str for part in row):
+        raise BadRow("a setting is unreadable")

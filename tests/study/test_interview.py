@@ -113,3 +113,17 @@ def test_a_version_3_database_gains_the_settings_table(db_path, questions, clock
         assert [a.question_id for a in store.answers()] == ["beta-one"]
         save_date(store, INTERVIEW)
         assert store.setting("interview") == "2025-03-20"
+
+
+def test_settings_are_copied_out_of_a_damaged_database(db_path):
+    from test_store import damage_page, record
+
+    with Store.open(db_path) as store:
+        for i in range(300):
+            record(store, f"q-{i}", response="x" * 200)
+        save_date(store, INTERVIEW)
+    for page in (3, 4):  # the two indexes of the answers
+        damage_page(db_path, page)
+    with Store.open(db_path) as store:
+        assert len(store.notices) == 1 and "moved to" in store.notices[0]
+        assert store.setting("interview") == "2025-03-20" and len(store.answers()) == 300

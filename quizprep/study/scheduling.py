@@ -15,8 +15,9 @@ Free response (self-assessed against the weighted rubric, score = met weight / t
 
 Learning: a question answered wrong (Again) comes back after one 10-minute learning step; any
 pass of a question still in learning (Hard, Good or Easy) graduates it to FSRS's day-scale
-intervals. fsrs's default steps (1 min, 10 min) keep a right first answer due 10 minutes later
-(15 for Hard), so one sitting of right answers filled the review queue (issue 13).
+intervals. fsrs's default steps (1 min, 10 min) kept a right first answer due 10 minutes later
+(5½ for a slow one, rated Hard), so one sitting of right answers filled the review queue (issue 13).
+With one step, fsrs would still keep a Hard pass in learning (15 minutes), hence `_graduating`.
 """
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from quizprep.study.rows import (
-    ANSWER_COLUMNS, CARD_COLUMNS, MARK_COLUMNS, BadRow, answer_from_row, card_from_row, mark_from_row, moment,
-    text_factory,
+    ANSWER_COLUMNS, CARD_COLUMNS, GRADE_COLUMNS, MARK_COLUMNS, BadRow, answer_from_row, card_from_row, grade_from_row,
+    mark_from_row, moment, text_factory,
 )
 
 SQLITE_CORRUPT = 11
@@ -35,6 +35,7 @@ def salvage(damaged: Path, target: sqlite3.Connection) -> int:
         marks = _readable(source, "rubric_marks", MARK_COLUMNS, mark_from_row)
         cards = _readable(source, "cards", CARD_COLUMNS, card_from_row)
         settings = _readable(source, "settings", SETTING_COLUMNS, _setting)  # none before schema v4
+        grades = _readable(source, "grades", GRADE_COLUMNS, grade_from_row)  # none before schema v3
     finally:
         source.close()
     # Keep references whole: an answer whose session was lost keeps no session, a mark whose
@@ -47,7 +48,7 @@ def salvage(damaged: Path, target: sqlite3.Connection) -> int:
     try:
         for table, columns, rows in (("sessions", SESSION_COLUMNS, sessions), ("answers", ANSWER_COLUMNS, answers),
                                      ("rubric_marks", MARK_COLUMNS, marks), ("cards", CARD_COLUMNS, cards),
-                                     ("settings", SETTING_COLUMNS, settings)):
+                                     ("settings", SETTING_COLUMNS, settings), ("grades", GRADE_COLUMNS, grades)):
             slots = ", ".join("?" * len(columns.split(", ")))
             # OR IGNORE: a garbled key that now repeats another row's keeps the first row
             target.executemany(f"INSERT OR IGNORE INTO {table} ({columns}) VALUES ({slots})", rows)

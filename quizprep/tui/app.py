@@ -19,6 +19,7 @@ from quizprep.study.stats import compute_stats, topic_overview, topic_titles
 from quizprep.study.store import Store, StoreBusy, StoreError
 from quizprep.tui.outcome import NEXT
 from quizprep.tui.screens.home import HomeScreen
+from quizprep.tui.subject import history_subject, shown_question
 
 if TYPE_CHECKING:
     from quizprep.bank.model import Question
@@ -57,6 +58,8 @@ class QuizApp(App[None]):
         Binding("question_mark", "help", "Help"),
         Binding("f1", "help", "Help", show=False),
         Binding("ctrl+t", "toggle_theme", "Theme", priority=True),
+        Binding("h", "history", "History"),
+        Binding("ctrl+f", "flag", "Flag"),
     ]
 
     def __init__(self, *, banks: Sequence[str | Path] | None = None, topics: Sequence[str] = (),
@@ -371,6 +374,27 @@ class QuizApp(App[None]):
             self.store_problem(error)
             return
         self.push_screen(StatsScreen(stats))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "history":
+            return history_subject(self.screen, self.questions) is not None
+        if action == "flag":
+            return shown_question(self.screen) is not None
+        return True
+
+    def action_history(self) -> None:
+        from quizprep.tui.screens.history import HistoryScreen
+
+        subject = history_subject(self.screen, self.questions)
+        if subject is not None and self.store is not None:
+            self.push_screen(HistoryScreen(self.store, subject[0], self.now(), subject[1]))
+
+    def action_flag(self) -> None:
+        from quizprep.tui.screens.flag import ask_flag
+
+        question = shown_question(self.screen)
+        if question is not None:
+            ask_flag(self, question, self.db_path)
 
     def action_help(self) -> None:
         from quizprep.tui.screens.help import HelpScreen

@@ -17,6 +17,14 @@ ANSWERING = """\
   GiB/MiB are powers of 1024, GB/MB powers of 1000.
 - **Free responses**: write, then **Ctrl+S**; tick the rubric items your answer met with number keys.
 
+- **Ctrl+G** "I don't know": counts as a wrong answer and shows the explanation.
+- **Ctrl+F** flags the question as wrong; your reason goes to `flagged-questions.md` beside the
+  progress database.
+- **h** shows the question's answers, what the schedule made of each and why it is due (on a
+  Home topic: each question of it). On a number or free response, press it on the feedback.
+- On Home, **/** narrows everything to questions matching words and `#tags`; **l** sets how
+  many questions a session asks.
+
 Every answer is saved the moment you give it: quitting at any time loses nothing.
 """
 

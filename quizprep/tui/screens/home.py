@@ -254,6 +254,11 @@ class HomeScreen(Screen[None]):
         line.update("Exercises: " + " · ".join(parts))
         line.display = bool(parts)
 
+    def current_topic(self) -> TopicStats | None:
+        """The topic under the cursor."""
+        row = self.query_one(DataTable).cursor_row
+        return self.topics[row] if 0 <= row < len(self.topics) else None
+
     def action_practice_topic(self) -> None:
         if self.topics:
             topic = self.topics[self.query_one(DataTable).cursor_row].topic

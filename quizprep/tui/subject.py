@@ -1,0 +1,28 @@
+"""Which question the learner is looking at, for the keys that act on it (h history, Ctrl+F
+flag). Found by what a screen holds, so the start-up imports no screen module for it."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.screen import Screen
+
+if TYPE_CHECKING:
+    from quizprep.bank.model import Question
+
+
+def shown_question(screen: Screen) -> Question | None:
+    """The question on a question screen or on the feedback about its answer."""
+    showing = getattr(screen, "showing", None) or getattr(getattr(screen, "feedback", None), "showing", None)
+    return getattr(showing, "question", None)
+
+
+def history_subject(screen: Screen, questions: list[Question]) -> tuple[list[Question], str] | None:
+    """The questions whose history `h` shows, and a title: the question shown, or on Home every
+    question of the topic under the cursor."""
+    question = shown_question(screen)
+    if question is not None:
+        return [question], question.id
+    topic = getattr(screen, "current_topic", lambda: None)()
+    if topic is None:
+        return None
+    return [q for q in questions if q.topic == topic.topic], topic.title

@@ -13,6 +13,7 @@ the past 60 days, every question's FSRS card reviewed), since that is what a dai
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import random
 import resource
@@ -63,12 +64,18 @@ assert code == 0 and "torch" not in sys.modules, "the quiz app failed or importe
 """
 
 
+# As after `pip install`, which compiles every module: with PYTHONDONTWRITEBYTECODE set (as on
+# some development machines) quizprep's freshly edited modules were compiled from source on every
+# run while Textual's came from bytecode.
+BYTECODE_WRITTEN = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed_run(code: str, *args: str) -> tuple[float, float]:
     """Wall time and CPU time (user + system) of one fresh process running `code`. CPU time is
     printed beside wall time because it moves far less with the machine's load."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code, *args], check=True)
+    subprocess.run([sys.executable, "-c", code, *args], check=True, env=BYTECODE_WRITTEN)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

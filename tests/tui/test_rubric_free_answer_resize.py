@@ -29,3 +29,16 @@ async def test_resizing_never_shows_a_word_twice(make_app):
             await pilot.resize_terminal(width, 24)
             await pilot.pause(0.2)
             assert words_in_the_box(app) == TYPED.split(), f"at {width} columns"
+
+
+async def test_a_shorter_terminal_keeps_the_box_being_typed_in_on_screen(make_app):
+    app = make_app(question="alpha-free")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await on_screen(pilot, QuestionScreen)
+        await pilot.pause()
+        await pilot.press(*TYPED)
+        await pilot.resize_terminal(60, 15)
+        await pilot.pause(0.3)
+        body = app.screen.query_one("#question-body").region
+        box = app.screen.query_one("#answer").region
+        assert body.y <= box.y and box.bottom <= body.bottom

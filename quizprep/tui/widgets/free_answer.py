@@ -15,3 +15,5 @@ class FreeAnswer(TextArea):
         # TextArea rewraps its text on a resize but repaints only some rows: rows drawn with the
         # old line breaks stayed on screen, showing words twice. Repaint them all.
         self.refresh()
+        if self.has_focus:  # a shorter terminal can push the box below the screen's edge
+            self.call_after_refresh(self.scroll_visible, animate=False)

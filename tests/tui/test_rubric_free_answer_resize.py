@@ -17,13 +17,17 @@ def words_in_the_box(app) -> list[str]:
     return " ".join(row.text[inside.x:inside.right] for row in rows).split()
 
 
+async def type_the_answer(pilot) -> None:
+    await on_screen(pilot, QuestionScreen)
+    await pilot.pause()
+    await pilot.press(*TYPED)
+    await pilot.pause()
+
+
 async def test_resizing_never_shows_a_word_twice(make_app):
     app = make_app(question="alpha-free")
     async with app.run_test(size=(80, 24)) as pilot:
-        await on_screen(pilot, QuestionScreen)
-        await pilot.pause()
-        await pilot.press(*TYPED)
-        await pilot.pause()
+        await type_the_answer(pilot)
         assert words_in_the_box(app) == TYPED.split()
         for width in WIDTHS:
             await pilot.resize_terminal(width, 24)
@@ -34,9 +38,7 @@ async def test_resizing_never_shows_a_word_twice(make_app):
 async def test_a_shorter_terminal_keeps_the_box_being_typed_in_on_screen(make_app):
     app = make_app(question="alpha-free")
     async with app.run_test(size=(100, 30)) as pilot:
-        await on_screen(pilot, QuestionScreen)
-        await pilot.pause()
-        await pilot.press(*TYPED)
+        await type_the_answer(pilot)
         await pilot.resize_terminal(60, 15)
         await pilot.pause(0.3)
         body = app.screen.query_one("#question-body").region

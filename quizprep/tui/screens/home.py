@@ -133,20 +133,28 @@ class HomeScreen(Screen[None]):
         yield Static("quizprep · attention interview prep", id="home-title")
         yield Static(id="home-summary")
         yield Static(id="home-interview", markup=False)
-        yield SearchField(placeholder="words and #tags to study only those · Enter keeps · Esc clears",
-                          id="home-search")
         yield DataTable(id="topics", cursor_type="row", zebra_stripes=True)
         yield Static(id="home-exercises", markup=False)
         yield Footer(compact=True)
 
-    def on_mount(self) -> None:
-        field = self.query_one(SearchField)
-        field.value = search_field(getattr(self.app, "search_text", ""), getattr(self.app, "tags", ()))
-        field.display = bool(field.value)
+    async def on_mount(self) -> None:
         self.query_one(DataTable).focus()
+        if getattr(self.app, "search_text", "") or getattr(self.app, "tags", ()):
+            await self._search_field()
 
-    def action_search(self) -> None:
-        field = self.query_one(SearchField)
+    async def _search_field(self) -> SearchField:
+        """The filter field, added the first time it is needed: an Input costs start-up time."""
+        fields = self.query(SearchField)
+        if fields:
+            return fields.first()
+        field = SearchField(search_field(self.app.search_text, self.app.tags),  # type: ignore[attr-defined]
+                            placeholder="words and #tags to study only those · Enter keeps · Esc clears",
+                            id="home-search")
+        await self.mount(field, before=self.query_one(DataTable))
+        return field
+
+    async def action_search(self) -> None:
+        field = await self._search_field()
         field.display = True
         field.focus()
 

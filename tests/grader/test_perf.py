@@ -10,6 +10,7 @@ import pytest
 from quizprep import budget
 from quizprep.grader import perf
 from quizprep.grader.perf import Measured, PerfCase, PerfPlan, TimingStats
+from quizprep.grader.perf.baseline import references
 from quizprep.grader.perf.plan import probe_plan, run_seed
 
 torch = pytest.importorskip("torch")
@@ -174,7 +175,8 @@ def test_a_correct_implementation_is_rechecked_ok_and_its_memory_explained() -> 
     plan = tiny_plan()
     yours = perf.measure_target(naive_attention, plan)
     sdpa = perf.measure_sdpa(plan)
-    report = perf.build_report(plan, yours, sdpa, perf.reference_probes(plan), "CPU")
+    rows, fingerprints = references(plan)
+    report = perf.build_report(plan, yours, sdpa, rows, "CPU", fingerprints=fingerprints)
     assert report.passed
     assert [row.check for row in report.rows] == ["ok"] * 4
     full = report.rows[1]  # n = 32, not causal
@@ -210,6 +212,22 @@ def test_replaying_a_cached_result_fails_the_recheck() -> None:
     assert re.match(r"run \d+ \(fresh inputs\): element", report.rows[0].check)
 
 
+def test_an_output_right_only_where_probed_fails_the_fingerprint() -> None:
+    plan = tiny_plan(sizes=(16,))
+    rows, fingerprints = references(plan)
+
+    def right_rows_only(q, k, v, mask):
+        out = naive_attention(q, k, v, mask)
+        out[:, :, ::2] = 0  # half the rows left undone
+        return out
+
+    report = perf.build_report(plan, perf.measure_target(right_rows_only, plan), [], [[None] * plan.runs] * 2,
+                               "CPU", fingerprints=fingerprints)
+    assert all("the whole output differs from SDPA's" in row.check for row in report.rows)
+    assert perf.check_fingerprints(plan.cases[0], [1.0, None], [[1.0, 0.1], None]) == "ok"
+    assert "weighted sum nan" in perf.check_fingerprints(plan.cases[0], [float("nan")], [[1.0, 0.1]])
+
+
 def test_check_probes_catches_nan_and_missing_runs() -> None:
     case = PerfCase(1, 1, 4, 2, False, "float32")
     assert perf.check_probes(case, [[1.0, 2.0]], [[1.0, 2.0]]) == "ok"
@@ -232,10 +250,10 @@ def test_timings_that_cannot_be_true_are_named() -> None:
     assert "not a positive time" in problem([0.01, 0.0, 0.01])
     assert "above the 2 TFLOP/s of 2 CPU cores" in problem([0.01, 1e-7, 0.01])
     assert "longer than the" in problem([0.01, 0.02, 0.01], [0.011, 0.011, 0.011])
-    # 0.1 ms claimed, 20 ms seen from outside: more than 2x + 2 ms + the bytes moved at 0.1 GB/s
+    # 0.1 ms claimed, 20 ms seen from outside: more than 2x + 2 ms + the bytes moved at 0.25 GB/s
     assert "the grader's own clock saw 20.00 ms" in problem([1e-4] * 3, [0.02] * 3)
-    assert "the grader's own clock saw 20.70 ms" in problem([8e-3] * 3, [0.0207] * 3)
-    assert problem([8e-3] * 3, [0.0205] * 3) is None  # 2·8 ms + 2 ms + 262,144 B / 0.1 GB/s = 20.6 ms
+    assert "the grader's own clock saw 19.60 ms" in problem([8e-3] * 3, [0.0196] * 3)
+    assert problem([8e-3] * 3, [0.0195] * 3) is None  # 2·8 ms + 2 ms + 393,216 B / 0.25 GB/s = 19.57 ms
 
 
 def test_an_implementation_that_crashes_on_a_size_is_reported_not_raised() -> None:

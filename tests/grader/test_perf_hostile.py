@@ -124,6 +124,53 @@ def test_work_moved_into_the_refill_is_seen_by_the_graders_clock(tmp_path):
     assert not report.passed and all(row.check.startswith("timing:") for row in report.rows)
 
 
+# Skips the work in the timed call and does it only when asked to show the output: for the checked
+# rows alone, or for the whole output.
+LAZY = {
+    "only the checked rows": """
+def _show(self, rows):
+    q, k, v, mask = self.inputs.q, self.inputs.k, self.inputs.v, self.mask
+    out = torch.zeros_like(q)
+    for b, h, row in rows:
+        s = k[b, h] @ q[b, h, row] / math.sqrt(q.shape[-1])
+        if mask is not None:
+            s = s.masked_fill(~mask[row], float('-inf'))
+        out[b, h, row] = torch.softmax(s, dim=-1) @ v[b, h]
+    return out
+""",
+    "the whole output": """
+def _show(self, rows):
+    return honest(self.inputs.q, self.inputs.k, self.inputs.v, self.mask)
+""",
+}
+LAZY_RUNNER = """
+import gc
+
+runner_class = next(o for o in gc.get_objects() if isinstance(o, type) and o.__name__ == "CaseRunner")
+real_probe = runner_class.probe
+
+def run(self):
+    return 1e-4  # a possible time for these sizes (84 GFLOP/s); the call never happens
+
+def probe(self, rows, *asked):
+    self.output = _show(self, rows)
+    return real_probe(self, rows, *asked)
+
+runner_class.run, runner_class.probe = run, probe
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    return honest(q, k, v, mask), None
+"""
+
+
+@pytest.mark.parametrize("lazy", sorted(LAZY))
+def test_work_left_for_the_recheck_is_caught(lazy, tmp_path):
+    report = perf.run_perf(_write(tmp_path, HONEST + LAZY[lazy] + LAZY_RUNNER), plan=PLAN, timeout=120)
+    assert not _cached_and_passing(report), _cached_and_passing(report)
+    caught_by = "the whole output differs" if lazy == "only the checked rows" else "timing:"
+    assert all(caught_by in row.check for row in report.rows), [row.check for row in report.rows]
+
+
 def test_importing_quizprep_to_write_the_result_is_refused(tmp_path):
     forger = HONEST + """
 import atexit, json, sys

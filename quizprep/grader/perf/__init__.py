@@ -36,6 +36,7 @@ from quizprep.grader.perf.plan import (
 from quizprep.grader.perf.report import (
     PerfReport,
     build_report,
+    check_fingerprints,
     check_probes,
     headline,
     render,
@@ -47,7 +48,7 @@ from quizprep.grader.perf.report import (
 __all__ = [
     "CaseRunner", "CpuClock", "CudaClock", "Inputs", "Measured", "PerfCase", "PerfError", "PerfPlan",
     "PerfReport", "TimingStats", "achieved_tflops", "backend_that_ran", "budget_bytes", "build_report",
-    "check_probes", "choose_device", "cpu_plan", "device_peak", "gpu_plan", "headline", "measure_sdpa",
-    "measure_target", "median_ci_ranks", "perf_phase", "reference_probes", "render", "render_data",
-    "report_from_dict", "run_perf", "sdpa_attend", "skip_reason", "time_runs", "timing_problem",
+    "check_fingerprints", "check_probes", "choose_device", "cpu_plan", "device_peak", "gpu_plan", "headline",
+    "measure_sdpa", "measure_target", "median_ci_ranks", "perf_phase", "reference_probes", "render",
+    "render_data", "report_from_dict", "run_perf", "sdpa_attend", "skip_reason", "time_runs", "timing_problem",
 ]

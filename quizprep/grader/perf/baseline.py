@@ -13,7 +13,14 @@ from dataclasses import asdict
 from typing import Any, Callable
 
 from quizprep.grader import sandbox
-from quizprep.grader.perf.measure import SDPA_BACKENDS, Inputs, Measured, measure_target, numerics_flags
+from quizprep.grader.perf.measure import (
+    SDPA_BACKENDS,
+    Inputs,
+    Measured,
+    fingerprint,
+    measure_target,
+    numerics_flags,
+)
 from quizprep.grader.perf.plan import PerfPlan, probe_plan, run_seed
 
 
@@ -34,18 +41,30 @@ def sdpa_attend(backend: str | None) -> Callable[[Any, Any, Any, Any], Any]:
 def reference_probes(plan: PerfPlan) -> list[list[list[float] | None]]:
     """For every case and timed run, the float64 rows of that run's inputs that will be checked
     (None for a run that is not checked)."""
-    references = []
+    return references(plan, fingerprints=False)[0]
+
+
+def references(plan: PerfPlan, fingerprints: bool = True) -> tuple[list[Any], list[Any]]:
+    """The probe rows, as `reference_probes`, and for every checked run [fingerprint, scale] of
+    SDPA's output on that run's inputs with that run's weights (see `measure.fingerprint`)."""
+    rows_by_case, marks_by_case = [], []
     for index, case in enumerate(plan.cases):
         inputs = Inputs(case, plan.device)
-        per_run: list[list[float] | None] = []
+        rows_by_run: list[list[float] | None] = []
+        marks_by_run: list[list[float] | None] = []
         for run, rows in enumerate(probe_plan(plan.seed, index, case, plan.runs)):
+            rows_by_run.append(None)
+            marks_by_run.append(None)
             if rows is None:
-                per_run.append(None)
                 continue
             inputs.refill(run_seed(plan.seed, index, run))
-            per_run.append(inputs.reference_rows(rows))
-        references.append(per_run)
-    return references
+            rows_by_run[-1] = inputs.reference_rows(rows)
+            if fingerprints:
+                out = sdpa_attend(None)(inputs.q, inputs.k, inputs.v, case.causal or None)
+                marks_by_run[-1] = list(fingerprint(out, run_seed(plan.seed, index, f"weights:{run}")))
+        rows_by_case.append(rows_by_run)
+        marks_by_case.append(marks_by_run)
+    return rows_by_case, marks_by_case
 
 
 def measure_sdpa(plan: PerfPlan) -> list[Measured]:
@@ -60,10 +79,10 @@ def sdpa_worker(plan: PerfPlan) -> dict[str, Any]:
     import torch
 
     torch.set_num_threads(plan.threads)
-    references = reference_probes(plan)
+    rows, marks = references(plan)
     measured = measure_sdpa(plan)
     name = torch.cuda.get_device_name() if plan.device == "cuda" else "CPU"
-    return {"measured": [asdict(m) for m in measured], "references": references,
+    return {"measured": [asdict(m) for m in measured], "references": rows, "fingerprints": marks,
             "device_name": name, "flags": numerics_flags()}
 
 

@@ -102,7 +102,8 @@ class PerfOps:
         return {"seconds": self.runner.run()}
 
     def perf_probe(self, request: dict[str, Any]) -> dict[str, Any]:
-        return {"values": self.runner.probe([tuple(row) for row in request["rows"]])}
+        values, mark = self.runner.probe([tuple(row) for row in request["rows"]], int(request["weights_seed"]))
+        return {"values": values, "fingerprint": mark}
 
     def perf_flags(self, request: dict[str, Any]) -> dict[str, Any]:
         return {"before": self.flags_before, "now": self.measure.numerics_flags()}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -53,7 +54,8 @@ class Measured:
     score_bytes: int | None = None  # created in all
     peak_live_bytes: int | None = None  # audit: intermediates alive at once
     probes: list[list[float] | None] | None = None  # per timed run: its probe rows, None if unchecked
-    brackets: list[float] | None = None  # per timed run: the request as the grader's own clock saw it
+    fingerprints: list[float | None] | None = None  # per timed run: Σ w·out, None if unchecked
+    brackets: list[float] | None = None  # per timed run: its requests as the grader's own clock saw them
     skipped: str | None = None
     error: str | None = None
 
@@ -164,13 +166,31 @@ class CaseRunner:
         self.output = private_copy(held, self.case)
         return seconds
 
-    def probe(self, rows: list[tuple[int, int, int]]) -> list[float]:
+    def probe(self, rows: list[tuple[int, int, int]], weights_seed: int) -> tuple[list[float], float]:
+        """The rows ``rows`` of the last timed output, and its fingerprint under ``weights_seed``."""
         import torch
         from torch.utils._python_dispatch import _disable_current_modes
 
         with torch._C.DisableTorchFunction(), _disable_current_modes():
             picked = [self.output[b, h, row].double().flatten() for b, h, row in rows]
-            return torch.stack(picked).flatten().tolist()
+            return torch.stack(picked).flatten().tolist(), fingerprint(self.output, weights_seed)[0]
+
+
+def fingerprint(out: Any, weights_seed: int) -> tuple[float, float]:
+    """Σ w·out over the whole output with normal weights drawn from ``weights_seed``, and
+    √Σ(w·out)², the scale its rounding errors are judged by; float64, one (batch, head) slice at a
+    time. Asked for only after a run, it makes code that skipped work in the timed call do all of
+    it where the grader's clock still sees it."""
+    import torch
+
+    generator = torch.Generator(device=out.device).manual_seed(weights_seed)
+    total = squares = 0.0
+    for block in out.reshape(-1, out.shape[-2] * out.shape[-1]):
+        weights = torch.randn(block.shape, generator=generator, device=out.device, dtype=torch.float32)
+        weighted = block.double() * weights.double()
+        total += float(weighted.sum())
+        squares += float((weighted * weighted).sum())
+    return total, math.sqrt(squares)
 
 
 def private_copy(out: Any, case: PerfCase) -> Any:
@@ -271,22 +291,31 @@ def measure_cases(make_runner: Callable[[int], Any], plan: PerfPlan, who: str) -
 
 
 def measure_case(runner: Any, plan: PerfPlan, index: int, result: Measured, score_bytes_per_pair: float) -> None:
-    """Set up, warm up and time one case; the probed runs' rows are asked for after their clock
-    stopped, and the wall clock around each run is kept beside the runner's own reading."""
+    """Set up, warm up and time one case. The probed runs' rows and fingerprints are asked for
+    after their clock stopped; the wall clock around each run, and around its probe, is kept
+    beside the runner's own reading."""
     runner.setup(run_seed(plan.seed, index, "setup"), result, score_bytes_per_pair)
     if result.skipped:
         return
     rows = probe_plan(plan.seed, index, plan.cases[index], plan.runs)
     samples: list[float] = []
     probes: list[list[float] | None] = []
+    fingerprints: list[float | None] = []
+    probe_seconds: list[float] = []
 
     def keep(run: int, seconds: float) -> None:
         samples.append(seconds)
-        probes.append(runner.probe(rows[run]) if rows[run] else None)
+        values, mark, started = None, None, time.perf_counter()  # runs in the grader's process
+        if rows[run]:
+            values, mark = runner.probe(rows[run], run_seed(plan.seed, index, f"weights:{run}"))
+        probe_seconds.append(time.perf_counter() - started if rows[run] else 0.0)
+        probes.append(values)
+        fingerprints.append(mark)
 
-    result.brackets = time_runs(runner.run, lambda run: runner.fill(run_seed(plan.seed, index, run)),
-                                WallClock(), plan.runs, plan.warmup, on_output=keep)
-    result.samples, result.probes = samples, probes
+    brackets = time_runs(runner.run, lambda run: runner.fill(run_seed(plan.seed, index, run)),
+                         WallClock(), plan.runs, plan.warmup, on_output=keep)
+    result.brackets = [run + probe for run, probe in zip(brackets, probe_seconds)]
+    result.samples, result.probes, result.fingerprints = samples, probes, fingerprints
 
 
 def backend_that_ran(call: Callable[[], Any]) -> str:

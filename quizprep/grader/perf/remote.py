@@ -3,8 +3,8 @@ one request at a time, and accept only replies of the expected shape.
 
 Each timed run (its refill and its call) is one request, bracketed by the grader's own clock: the
 report compares that with the time the learner's process reports (:func:`.report.timing_problem`).
-Which rows of which runs are re-checked is asked only after the run's output was copied inside
-the worker.
+Which rows of which runs are re-checked, and the weights of the whole output's fingerprint, are
+sent only after the run's output was copied inside the worker.
 """
 from __future__ import annotations
 
@@ -58,12 +58,15 @@ class RemoteRunner:
             raise PerfError(f"the perf worker sent back a time of {seconds!r} for {self.label}")
         return float(seconds)  # whether it can be true is judged with the report
 
-    def probe(self, rows: list[tuple[int, int, int]]) -> list[float]:
-        values = self._ask({"op": "perf_probe", "rows": [list(row) for row in rows]}).get("values")
+    def probe(self, rows: list[tuple[int, int, int]], weights_seed: int) -> tuple[list[float], float]:
+        reply = self._ask({"op": "perf_probe", "rows": [list(row) for row in rows], "weights_seed": weights_seed})
+        values, mark = reply.get("values"), reply.get("fingerprint")
         expected = len(rows) * self.plan.cases[self.index].head_dim
         if not isinstance(values, list) or len(values) != expected or not all(_is_number(v) for v in values):
             raise PerfError(f"the perf worker sent back malformed output rows for {self.label}")
-        return [float(v) for v in values]
+        if not _is_number(mark):
+            raise PerfError(f"the perf worker sent back a malformed fingerprint for {self.label}")
+        return [float(v) for v in values], float(mark)
 
     def _ask(self, payload: dict[str, Any]) -> dict[str, Any]:
         return ask(self.session, payload, self.deadline, f"while timing {self.label}")

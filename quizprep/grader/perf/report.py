@@ -25,12 +25,13 @@ from quizprep.grader.perf.plan import (
 )
 
 # A median the learner's process reports this much below the grader's own clock around the same
-# runs means its clock was changed. Between the two clocks sit a pipe round trip (and, on GPU, the
-# L2 flush), the refill of the inputs and a copy of the output: 2 ms, plus those bytes at a rate
-# far below what a device does (on one core of the 2-core VM, normal_ fills 0.45-0.8 GB/s).
+# runs means its clock was changed. Between the two clocks sit pipe round trips (and, on GPU, the
+# L2 flush), the refill of the inputs, a copy of the output and its fingerprint: 2 ms, plus those
+# bytes at a rate below what a device does (on one core of the loaded 2-core VM, normal_ fills
+# 0.45-0.8 GB/s).
 BRACKET_FACTOR = 2.0
 BRACKET_SLACK_SECONDS = 2e-3
-BRACKET_BYTES_PER_SECOND = {"cpu": 1e8, "cuda": 5e10}
+BRACKET_BYTES_PER_SECOND = {"cpu": 2.5e8, "cuda": 5e10}
 BRACKET_ROUNDING = 0.01  # the two clocks read the same counter; this only absorbs rounding
 
 @dataclass
@@ -152,6 +153,21 @@ def check_probes(
     return "ok"
 
 
+def check_fingerprints(case: PerfCase, got: list[float | None] | None, want: list[list[float] | None]) -> str:
+    """"ok", or the first checked run whose whole-output fingerprint differs from SDPA's on the same
+    inputs by more than the dtype's relative tolerance of the fingerprint's scale."""
+    rtol, _ = PROBE_TOLERANCE.get(case.dtype, (1e-2, 1e-2))
+    for run, (mark, reference) in enumerate(zip(got or [], want)):
+        if reference is None:
+            continue
+        expected, scale = reference
+        if mark is None or not abs(mark - expected) <= rtol * scale:  # also catches NaN
+            seen = "none" if mark is None else f"{mark:.6g}"
+            return (f"run {run} (fresh inputs): the whole output differs from SDPA's "
+                    f"(weighted sum {seen}, expected {expected:.6g} ± {rtol * scale:.3g})")
+    return "ok"
+
+
 def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tuple[float, str]) -> str | None:
     """Why the times the learner's process reported cannot be true, or None.
 
@@ -174,9 +190,12 @@ def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tu
     for run, (seconds, outside) in enumerate(zip(samples, brackets)):
         if seconds > outside * (1 + BRACKET_ROUNDING):
             return f"timing: run {run} reported {_time(seconds)}, longer than the {_time(outside)} the whole run took"
+    # The checked runs' brackets include their probe: work skipped in the call and done there shows.
+    checked = [run for run, rows in enumerate(measured.probes or []) if rows is not None] or list(range(len(brackets)))
     if brackets:
-        inside, outside = statistics.median(samples), statistics.median(brackets)
-        moved = case.qkv_bytes() + case.output_bytes()
+        inside = statistics.median(samples[run] for run in checked)
+        outside = statistics.median(brackets[run] for run in checked)
+        moved = case.qkv_bytes() + 3 * case.output_bytes()  # refill; copy, weights and products
         slack = BRACKET_SLACK_SECONDS + moved / BRACKET_BYTES_PER_SECOND.get(plan.device, 1e8)
         if inside * BRACKET_FACTOR + slack < outside:
             return (f"timing: your process reported {_time(inside)} per run (median), but the grader's own "
@@ -191,7 +210,10 @@ def build_report(
     references: list[list[list[float] | None]],
     device_name: str,
     warnings: Sequence[str] = (),
+    fingerprints: list[list[list[float] | None]] | None = None,
 ) -> PerfReport:
+    """``references`` and ``fingerprints``: per case and timed run, what the clean process
+    computed for the checked runs (None elsewhere); without ``fingerprints`` only rows are checked."""
     peak = device_peak(device_name) if plan.device == "cuda" else None
     bound = flops_bound(plan.device, device_name)
     rows = []
@@ -208,12 +230,21 @@ def build_report(
         _compare(row)
         if row.yours.stats and peak and case.dtype in ("bfloat16", "float16"):
             row.percent_of_peak = 100 * row.yours.tflops * 1e12 / peak[0]
-        row.check = forged or (check_probes(case, mine.probes, references[index]) if mine.samples else "not run")
+        row.check = forged or _recheck(case, mine, references[index], fingerprints[index] if fingerprints else None)
         rows.append(row)
     clock = CudaClock.label if plan.device == "cuda" else f"{CpuClock.label}, {plan.threads} thread(s)"
     report = PerfReport(plan.device, device_name, clock, peak, rows, list(warnings), [])
     report.summary = describe_memory(report)
     return report
+
+
+def _recheck(case: PerfCase, mine: Measured, rows: list[Any], marks: list[Any] | None) -> str:
+    if not mine.samples:
+        return "not run"
+    found = check_probes(case, mine.probes, rows)
+    if found == "ok" and marks is not None:
+        found = check_fingerprints(case, mine.fingerprints, marks)
+    return found
 
 
 def _compare(row: CaseRow) -> None:

@@ -132,6 +132,28 @@ class QuizApp(App[None]):
 
         return search(pool, self.search_text, self.tags)
 
+    def action_interview_date(self) -> None:
+        from quizprep.tui.screens.interview_date import InterviewDateScreen
+
+        self.push_screen(InterviewDateScreen(self.interview, self.now().date()), self.set_interview)
+
+    def set_interview(self, on: date | str | None) -> None:
+        """Keep a new interview date (a str: the date was cleared; None: left as it was)."""
+        from quizprep.study.interview import SETTING, save_date
+
+        if on is None or self.store is None:
+            return
+        try:
+            if isinstance(on, date):
+                save_date(self.store, on)
+            else:
+                self.store.set_setting(SETTING, "")
+        except StoreError as error:
+            self.store_problem(error)
+            return
+        self.interview = on if isinstance(on, date) else None
+        self.refresh_home()
+
     def forecast(self) -> Forecast | None:
         """Predicted recall per topic on the interview date (its morning and the days left counted
         in the learner's time zone); None when no date is set."""

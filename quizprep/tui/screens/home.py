@@ -111,6 +111,7 @@ class HomeScreen(Screen[None]):
         Binding("s", "app.stats", "Stats"),
         Binding("l", "next_length", "Length"),
         Binding("slash", "search", "Search"),
+        Binding("d", "app.interview_date", "Interview date"),
         # Shown in the countdown line, which is only there when an interview date is set.
         Binding("i", "start('practice')", "Interview practice", show=False),
         Binding("c", "start('cram')", "Cram", show=False),

@@ -80,8 +80,9 @@ def choices_markdown(question: ChoiceQuestion, feedback: Feedback) -> str:
     lines = []
     for position, index in enumerate(order):
         choice = question.choices[index]
+        mark = "✓" if choice.correct else "✗"
         yours = " *(your pick)*" if index in feedback.picked else ""
-        lines.append(f"- {'✓' if choice.correct else '✗'} **{position + 1}.** {choice.text}{yours} — {choice.why}")
+        lines.append(f"- {mark} **{position + 1}.** {choice.text}{yours} — {choice.why}")
     return "\n".join(lines)
 
 

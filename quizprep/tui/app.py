@@ -326,9 +326,11 @@ class QuizApp(App[None]):
         from quizprep.tui.screens.feedback import FeedbackScreen
         from quizprep.tui.screens.question import QuestionScreen, seconds_left
         from quizprep.tui.screens.report import ReportScreen
+        from quizprep.tui.widgets.round_timer import WARN_AT_S
 
         later: list[str] = []  # free answers whose rubric was left for the next start
-        self.warned_time_low = False
+        # A round no longer than the warning time is not told "two minutes left" as it opens.
+        self.warned_time_low = session.time_limit is not None and session.time_limit.total_seconds() <= WARN_AT_S
         while (showing := session.next()) is not None:
             given = await self.push_screen_wait(QuestionScreen(session, showing))
             if isinstance(given, PendingAssessment):

@@ -97,6 +97,15 @@ async def test_two_minutes_left_is_said_once_and_the_timer_changes_colour(make_a
         assert warnings == ["Two minutes left in this round."]
 
 
+async def test_a_round_of_two_minutes_or_less_opens_without_the_warning(make_app, clock):
+    app = make_app(topics=["alpha"], minutes=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await start_mock(app, pilot, "alpha-multi")
+        await pilot.pause(TICK_S)
+        assert app.screen.query_one("#timer").has_class("-warn")
+        assert not [n for n in app._notifications if "Two minutes left" in n.message]
+
+
 async def ask_to_end(app, pilot) -> None:
     await start_mock(app, pilot, "alpha-multi")
     await pilot.press("escape")

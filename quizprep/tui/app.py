@@ -133,26 +133,9 @@ class QuizApp(App[None]):
         return search(pool, self.search_text, self.tags)
 
     def action_interview_date(self) -> None:
-        from quizprep.tui.screens.interview_date import InterviewDateScreen
+        from quizprep.tui.screens.interview_date import ask_interview_date
 
-        self.push_screen(InterviewDateScreen(self.interview, self.now().date()), self.set_interview)
-
-    def set_interview(self, on: date | str | None) -> None:
-        """Keep a new interview date (a str: the date was cleared; None: left as it was)."""
-        from quizprep.study.interview import SETTING, save_date
-
-        if on is None or self.store is None:
-            return
-        try:
-            if isinstance(on, date):
-                save_date(self.store, on)
-            else:
-                self.store.set_setting(SETTING, "")
-        except StoreError as error:
-            self.store_problem(error)
-            return
-        self.interview = on if isinstance(on, date) else None
-        self.refresh_home()
+        ask_interview_date(self)
 
     def forecast(self) -> Forecast | None:
         """Predicted recall per topic on the interview date (its morning and the days left counted
@@ -407,18 +390,14 @@ class QuizApp(App[None]):
         return True
 
     def action_history(self) -> None:
-        from quizprep.tui.screens.history import HistoryScreen
+        from quizprep.tui.screens.history import open_history
 
-        subject = history_subject(self.screen, self.questions)
-        if subject is not None and self.store is not None:
-            self.push_screen(HistoryScreen(self.store, subject[0], self.now(), subject[1]))
+        open_history(self)
 
     def action_flag(self) -> None:
         from quizprep.tui.screens.flag import ask_flag
 
-        question = shown_question(self.screen)
-        if question is not None:
-            ask_flag(self, question, self.db_path)
+        ask_flag(self)
 
     def action_help(self) -> None:
         from quizprep.tui.screens.help import HelpScreen

@@ -2,15 +2,19 @@
 progress database, where a maintainer reads it."""
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from quizprep.bank.model import Question
+from quizprep.tui.subject import shown_question
+
+if TYPE_CHECKING:
+    from quizprep.tui.app import QuizApp
 
 
 class FlagScreen(ModalScreen[str | None]):
@@ -39,8 +43,13 @@ class FlagScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def ask_flag(app: App, question: Question, db_path: str | Path | None) -> None:
-    """Ask for the reason, then append it to the flags file and say where it went."""
+def ask_flag(app: QuizApp) -> None:
+    """Ask what is wrong with the question shown, then append it to the flags file and say where
+    it went."""
+    question = shown_question(app.screen)
+    if question is None:
+        return
+
     def write(reason: str | None) -> None:
         if reason is None:
             return
@@ -48,7 +57,7 @@ def ask_flag(app: App, question: Question, db_path: str | Path | None) -> None:
         from quizprep.tui.app import readable_path
 
         try:
-            path = flag_question(question.id, reason, now=app.now(), path=flags_path(db_path),  # type: ignore[attr-defined]
+            path = flag_question(question.id, reason, now=app.now(), path=flags_path(app.db_path),
                                  source=str(question.source))
         except OSError as error:
             app.notify(f"The flag was not saved: {error}", title="Flag", severity="error", markup=False)

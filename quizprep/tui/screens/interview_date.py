@@ -2,12 +2,18 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
+
+from quizprep.study.store import StoreError
+
+if TYPE_CHECKING:
+    from quizprep.tui.app import QuizApp
 
 CLEARED = "cleared"
 
@@ -54,3 +60,24 @@ class InterviewDateScreen(ModalScreen["date | str | None"]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+def ask_interview_date(app: QuizApp) -> None:
+    """Ask for the date; keep what the learner gives for this run and later ones."""
+    def keep(on: date | str | None) -> None:
+        from quizprep.study.interview import SETTING, save_date
+
+        if on is None or app.store is None:
+            return
+        try:
+            if isinstance(on, date):
+                save_date(app.store, on)
+            else:
+                app.store.set_setting(SETTING, "")
+        except StoreError as error:
+            app.store_problem(error)
+            return
+        app.interview = on if isinstance(on, date) else None
+        app.refresh_home()
+
+    app.push_screen(InterviewDateScreen(app.interview, app.now().date()), keep)

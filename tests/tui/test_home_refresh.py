@@ -11,6 +11,7 @@ from quizprep.study.stats import compute_stats, topic_titles
 from quizprep.tui.screens.home import HomeScreen, bar, percent
 from quizprep.tui.screens.question import QuestionScreen
 from quizprep.tui.screens.rubric import RubricScreen
+from quizprep.tui.screens.stats import StatsScreen
 
 DATA = Path(__file__).parent / "data"
 ALPHA_TITLE = "Alpha — a small bank for the quiz app tests"
@@ -89,3 +90,12 @@ async def test_home_matches_stats_when_the_learner_comes_back_to_it(make_app, cl
         await pilot.pause()
         assert home_rows(app)["beta"][1] == "1"
         assert home_rows(app) == stats_rows(app)
+
+
+async def test_stats_shows_long_topic_titles_whole_when_the_terminal_has_room(make_app):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("s")
+        assert isinstance(app.screen, StatsScreen)
+        table = app.screen.query_one("#topic-stats", DataTable)
+        assert any(ALPHA_TITLE in table.render_line(y).text for y in range(1, 3))

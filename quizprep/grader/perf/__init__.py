@@ -33,17 +33,8 @@ from quizprep.grader.perf.plan import (
     median_ci_ranks,
     skip_reason,
 )
-from quizprep.grader.perf.report import (
-    PerfReport,
-    build_report,
-    check_fingerprints,
-    check_probes,
-    headline,
-    render,
-    render_data,
-    report_from_dict,
-    timing_problem,
-)
+from quizprep.grader.perf.recheck import check_fingerprints, check_probes, timing_problem
+from quizprep.grader.perf.report import PerfReport, build_report, headline, render, render_data, report_from_dict
 
 __all__ = [
     "CaseRunner", "CpuClock", "CudaClock", "Inputs", "Measured", "PerfCase", "PerfError", "PerfPlan",

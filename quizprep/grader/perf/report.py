@@ -1,11 +1,9 @@
-"""Layer 3 of the perf phase, pure Python: joins the learner's numbers with SDPA's, re-checks the
-learner's outputs on the timed inputs against float64 probes computed by the clean process, and
-says in words what the memory numbers mean."""
+"""Layer 3 of the perf phase, pure Python: joins the learner's numbers with SDPA's, re-validates
+them (:mod:`.recheck`: outputs against what the clean process computed on the same inputs, times
+against the device and the grader's own clock), and says in words what the memory numbers mean."""
 from __future__ import annotations
 
 import dataclasses
-import math
-import statistics
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
@@ -14,7 +12,6 @@ from quizprep.grader.perf.clocks import CpuClock, CudaClock
 from quizprep.grader.perf.measure import Measured
 from quizprep.grader.perf.plan import (
     CONFIDENCE,
-    PROBE_TOLERANCE,
     PerfCase,
     PerfPlan,
     TimingStats,
@@ -23,16 +20,8 @@ from quizprep.grader.perf.plan import (
     device_peak,
     flops_bound,
 )
+from quizprep.grader.perf.recheck import format_seconds, recheck, timing_problem
 
-# A median the learner's process reports this much below the grader's own clock around the same
-# runs means its clock was changed. Between the two clocks sit pipe round trips (and, on GPU, the
-# L2 flush), the refill of the inputs, a copy of the output and its fingerprint: 2 ms, plus those
-# bytes at a rate below what a device does (on one core of the loaded 2-core VM, normal_ fills
-# 0.45-0.8 GB/s).
-BRACKET_FACTOR = 2.0
-BRACKET_SLACK_SECONDS = 2e-3
-BRACKET_BYTES_PER_SECOND = {"cpu": 2.5e8, "cuda": 5e10}
-BRACKET_ROUNDING = 0.01  # the two clocks read the same counter; this only absorbs rounding
 
 @dataclass
 class Contender:
@@ -129,80 +118,6 @@ def _contender(case: PerfCase, measured: Measured, with_mask: bool) -> Contender
     )
 
 
-def check_probes(
-    case: PerfCase, got: list[list[float] | None] | None, want: list[list[float] | None]
-) -> str:
-    """"ok", or where the timed outputs differ from the float64 probes of the same inputs.
-    ``want`` has None for the runs that were not re-checked."""
-    if not got:
-        return "not run"
-    if len(got) != len(want):
-        return f"{len(got)} timed outputs for {len(want)} runs"
-    rtol, atol = PROBE_TOLERANCE.get(case.dtype, (1e-2, 1e-2))
-    for run, (row_got, row_want) in enumerate(zip(got, want)):
-        if row_want is None:
-            continue
-        if row_got is None or len(row_got) != len(row_want):
-            return f"run {run}: output has the wrong shape"
-        for position, (a, b) in enumerate(zip(row_got, row_want)):
-            if not abs(a - b) <= atol + rtol * abs(b):  # also catches NaN
-                return (
-                    f"run {run} (fresh inputs): element {position} of the probed rows is "
-                    f"{a:.6g}, expected {b:.6g} (tolerance {atol:g} + {rtol:g}·|expected|)"
-                )
-    return "ok"
-
-
-def check_fingerprints(case: PerfCase, got: list[float | None] | None, want: list[list[float] | None]) -> str:
-    """"ok", or the first checked run whose whole-output fingerprint differs from SDPA's on the same
-    inputs by more than the dtype's relative tolerance of the fingerprint's scale."""
-    rtol, _ = PROBE_TOLERANCE.get(case.dtype, (1e-2, 1e-2))
-    for run, (mark, reference) in enumerate(zip(got or [], want)):
-        if reference is None:
-            continue
-        expected, scale = reference
-        if mark is None or not abs(mark - expected) <= rtol * scale:  # also catches NaN
-            seen = "none" if mark is None else f"{mark:.6g}"
-            return (f"run {run} (fresh inputs): the whole output differs from SDPA's "
-                    f"(weighted sum {seen}, expected {expected:.6g} ± {rtol * scale:.3g})")
-    return "ok"
-
-
-def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tuple[float, str]) -> str | None:
-    """Why the times the learner's process reported cannot be true, or None.
-
-    Each must be a positive finite number of seconds, none may beat the FLOP/s the device can do
-    (``bound``), and none may be longer than the request as the grader's clock saw it; nor may
-    they be far below what that clock saw (the clock inside the learner's process was changed).
-    """
-    samples = measured.samples
-    if len(samples) != plan.runs:
-        return f"timing: {len(samples)} times for {plan.runs} runs"
-    for run, seconds in enumerate(samples):
-        if not (math.isfinite(seconds) and seconds > 0):
-            return f"timing: run {run} reported {seconds!r} s, not a positive time"
-    fastest = min(samples)
-    peak, source = bound
-    if case.flops / fastest > peak:
-        return (f"timing: run {samples.index(fastest)} reported {_time(fastest)}, "
-                f"{case.flops / fastest / 1e12:.3g} TFLOP/s, above the {peak / 1e12:.3g} TFLOP/s of {source}")
-    brackets = measured.brackets or []
-    for run, (seconds, outside) in enumerate(zip(samples, brackets)):
-        if seconds > outside * (1 + BRACKET_ROUNDING):
-            return f"timing: run {run} reported {_time(seconds)}, longer than the {_time(outside)} the whole run took"
-    # The checked runs' brackets include their probe: work skipped in the call and done there shows.
-    checked = [run for run, rows in enumerate(measured.probes or []) if rows is not None] or list(range(len(brackets)))
-    if brackets:
-        inside = statistics.median(samples[run] for run in checked)
-        outside = statistics.median(brackets[run] for run in checked)
-        moved = case.qkv_bytes() + 3 * case.output_bytes()  # refill; copy, weights and products
-        slack = BRACKET_SLACK_SECONDS + moved / BRACKET_BYTES_PER_SECOND.get(plan.device, 1e8)
-        if inside * BRACKET_FACTOR + slack < outside:
-            return (f"timing: your process reported {_time(inside)} per run (median), but the grader's own "
-                    f"clock saw {_time(outside)}")
-    return None
-
-
 def build_report(
     plan: PerfPlan,
     yours: list[Measured],
@@ -230,21 +145,12 @@ def build_report(
         _compare(row)
         if row.yours.stats and peak and case.dtype in ("bfloat16", "float16"):
             row.percent_of_peak = 100 * row.yours.tflops * 1e12 / peak[0]
-        row.check = forged or _recheck(case, mine, references[index], fingerprints[index] if fingerprints else None)
+        row.check = forged or recheck(case, mine, references[index], fingerprints[index] if fingerprints else None)
         rows.append(row)
     clock = CudaClock.label if plan.device == "cuda" else f"{CpuClock.label}, {plan.threads} thread(s)"
     report = PerfReport(plan.device, device_name, clock, peak, rows, list(warnings), [])
     report.summary = describe_memory(report)
     return report
-
-
-def _recheck(case: PerfCase, mine: Measured, rows: list[Any], marks: list[Any] | None) -> str:
-    if not mine.samples:
-        return "not run"
-    found = check_probes(case, mine.probes, rows)
-    if found == "ok" and marks is not None:
-        found = check_fingerprints(case, mine.fingerprints, marks)
-    return found
 
 
 def _compare(row: CaseRow) -> None:
@@ -335,14 +241,6 @@ def render(report: PerfReport):
     return Group(table, *notes)
 
 
-def _time(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds * 1e6:.1f} µs"
-
-
 def _cells(row: CaseRow, with_peak: bool) -> list[str]:
     yours = row.yours
     size = row.case.label
@@ -350,10 +248,10 @@ def _cells(row: CaseRow, with_peak: bool) -> list[str]:
         reason = f"skipped: {yours.skipped}" if yours.skipped else f"error: {yours.error}"
         return [size, reason, "", "", "", "", ""] + ([""] if with_peak else [])
     stats = yours.stats
-    mine = f"{_time(stats.median)} [{_time(stats.low)}–{_time(stats.high)}]"
+    mine = f"{format_seconds(stats.median)} [{format_seconds(stats.low)}–{format_seconds(stats.high)}]"
     best = next((b for b in row.backends if b.who == row.best), None)
     best_text = (
-        f"{_time(best.stats.median)} {best.ran or _backend_name(best.who)}" if best else "none ran"
+        f"{format_seconds(best.stats.median)} {best.ran or _backend_name(best.who)}" if best else "none ran"
     )
     if row.ratio is None:
         ratio = ""
@@ -370,7 +268,6 @@ def _cells(row: CaseRow, with_peak: bool) -> list[str]:
     if with_peak:
         cells.append(f"{row.percent_of_peak:.1f}%" if row.percent_of_peak is not None else "")
     return cells
-
 
 
 def report_from_dict(data: dict[str, Any]) -> PerfReport:
@@ -417,4 +314,4 @@ def headline(report: PerfReport) -> str:
         f"tied with SDPA {name}" if row.tied
         else f"{row.ratio:.2f}× {'slower' if row.ratio > 1 else 'faster'} than SDPA {name}"
     )
-    return f"{where}, {row.case.label}: {_time(row.yours.stats.median)}, {comparison}"
+    return f"{where}, {row.case.label}: {format_seconds(row.yours.stats.median)}, {comparison}"

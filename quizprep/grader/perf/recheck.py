@@ -1,0 +1,115 @@
+"""Re-validation of what the learner's process reports: its timed outputs against what the clean
+process computed on the same inputs (rows in float64, and a fingerprint of the whole output), and
+its times against what the device can do and what the grader's own clock saw."""
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Any
+
+from quizprep.grader.perf.measure import Measured
+from quizprep.grader.perf.plan import PROBE_TOLERANCE, PerfCase, PerfPlan
+
+
+# A median the learner's process reports this much below the grader's own clock around the same
+# runs means its clock was changed. Between the two clocks sit, per request, a pipe round trip and
+# the wait for a turn on a loaded machine, and the refill of the inputs, a copy of the output and
+# its fingerprint (and on GPU the L2 flush), allowed at a rate below what a device does (on one
+# core of the loaded 2-core VM, normal_ fills 0.45-0.8 GB/s).
+BRACKET_FACTOR = 2.0
+BRACKET_SLACK_SECONDS = 5e-3  # per request
+BRACKET_BYTES_PER_SECOND = {"cpu": 2.5e8, "cuda": 5e10}
+BRACKET_ROUNDING = 0.01  # the two clocks read the same counter; this only absorbs rounding
+
+
+def check_probes(
+    case: PerfCase, got: list[list[float] | None] | None, want: list[list[float] | None]
+) -> str:
+    """"ok", or where the timed outputs differ from the float64 probes of the same inputs.
+    ``want`` has None for the runs that were not re-checked."""
+    if not got:
+        return "not run"
+    if len(got) != len(want):
+        return f"{len(got)} timed outputs for {len(want)} runs"
+    rtol, atol = PROBE_TOLERANCE.get(case.dtype, (1e-2, 1e-2))
+    for run, (row_got, row_want) in enumerate(zip(got, want)):
+        if row_want is None:
+            continue
+        if row_got is None or len(row_got) != len(row_want):
+            return f"run {run}: output has the wrong shape"
+        for position, (a, b) in enumerate(zip(row_got, row_want)):
+            if not abs(a - b) <= atol + rtol * abs(b):  # also catches NaN
+                return (
+                    f"run {run} (fresh inputs): element {position} of the probed rows is "
+                    f"{a:.6g}, expected {b:.6g} (tolerance {atol:g} + {rtol:g}·|expected|)"
+                )
+    return "ok"
+
+
+def check_fingerprints(case: PerfCase, got: list[float | None] | None, want: list[list[float] | None]) -> str:
+    """"ok", or the first checked run whose whole-output fingerprint differs from SDPA's on the same
+    inputs by more than the dtype's relative tolerance of the fingerprint's scale."""
+    rtol, _ = PROBE_TOLERANCE.get(case.dtype, (1e-2, 1e-2))
+    for run, (mark, reference) in enumerate(zip(got or [], want)):
+        if reference is None:
+            continue
+        expected, scale = reference
+        if mark is None or not abs(mark - expected) <= rtol * scale:  # also catches NaN
+            seen = "none" if mark is None else f"{mark:.6g}"
+            return (f"run {run} (fresh inputs): the whole output differs from SDPA's "
+                    f"(weighted sum {seen}, expected {expected:.6g} ± {rtol * scale:.3g})")
+    return "ok"
+
+
+def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tuple[float, str]) -> str | None:
+    """Why the times the learner's process reported cannot be true, or None.
+
+    Each must be a positive finite number of seconds, none may beat the FLOP/s the device can do
+    (``bound``), and none may be longer than the request as the grader's clock saw it; nor may
+    they be far below what that clock saw (the clock inside the learner's process was changed).
+    """
+    samples = measured.samples
+    if len(samples) != plan.runs:
+        return f"timing: {len(samples)} times for {plan.runs} runs"
+    for run, seconds in enumerate(samples):
+        if not (math.isfinite(seconds) and seconds > 0):
+            return f"timing: run {run} reported {seconds!r} s, not a positive time"
+    fastest = min(samples)
+    peak, source = bound
+    if case.flops / fastest > peak:
+        return (f"timing: run {samples.index(fastest)} reported {format_seconds(fastest)}, "
+                f"{case.flops / fastest / 1e12:.3g} TFLOP/s, above the {peak / 1e12:.3g} TFLOP/s of {source}")
+    brackets = measured.brackets or []
+    for run, (seconds, outside) in enumerate(zip(samples, brackets)):
+        if seconds > outside * (1 + BRACKET_ROUNDING):
+            return f"timing: run {run} reported {format_seconds(seconds)}, longer than the {format_seconds(outside)} the whole run took"
+    # The checked runs' brackets include their probe: work skipped in the call and done there shows.
+    checked = [run for run, rows in enumerate(measured.probes or []) if rows is not None]
+    requests = 2 if checked else 1  # a checked run's bracket covers its run and its probe
+    checked = checked or list(range(len(brackets)))
+    if brackets:
+        inside = statistics.median(samples[run] for run in checked)
+        outside = statistics.median(brackets[run] for run in checked)
+        moved = case.qkv_bytes() + 3 * case.output_bytes()  # refill; copy, weights and products
+        slack = requests * BRACKET_SLACK_SECONDS + moved / BRACKET_BYTES_PER_SECOND.get(plan.device, 1e8)
+        if inside * BRACKET_FACTOR + slack < outside:
+            return (f"timing: your process reported {format_seconds(inside)} per run (median), but the grader's own "
+                    f"clock saw {format_seconds(outside)}")
+    return None
+
+
+def recheck(case: PerfCase, mine: Measured, rows: list[Any], marks: list[Any] | None) -> str:
+    if not mine.samples:
+        return "not run"
+    found = check_probes(case, mine.probes, rows)
+    if found == "ok" and marks is not None:
+        found = check_fingerprints(case, mine.fingerprints, marks)
+    return found
+
+
+def format_seconds(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds * 1e6:.1f} µs"

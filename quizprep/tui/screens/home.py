@@ -128,6 +128,7 @@ class HomeScreen(Screen[None]):
         self.overview = overview
         self.topics: list[TopicStats] = []
         self.forecast: Forecast | None = None
+        self.shown_once = False  # the first ScreenResume follows on_mount, which loaded the topics
         self.laid_out_for = 0  # the terminal width the columns were sized for
 
     def compose(self) -> ComposeResult:
@@ -139,6 +140,9 @@ class HomeScreen(Screen[None]):
         yield Footer(compact=True)
 
     async def on_mount(self) -> None:
+        # Filled here rather than on the first ScreenResume, which made a start draw the table's
+        # cells twice (180 cell renders instead of 90 on the shipped banks).
+        self.reload()
         self.query_one(DataTable).focus()
         if getattr(self.app, "search_text", "") or getattr(self.app, "tags", ()):
             await self._search_field()
@@ -175,7 +179,9 @@ class HomeScreen(Screen[None]):
         self.query_one(DataTable).focus()
 
     def on_screen_resume(self) -> None:
-        self.reload()
+        if self.shown_once:
+            self.reload()
+        self.shown_once = True
 
     def on_resize(self) -> None:
         if self.app.size.width != self.laid_out_for:

@@ -7,6 +7,7 @@ from pathlib import Path
 from textual.widgets import DataTable
 
 from choices import keys_for
+from free_answers import on_screen
 from quizprep.study.stats import compute_stats, topic_titles
 from quizprep.tui.screens.home import HomeScreen, bar, percent
 from quizprep.tui.screens.question import QuestionScreen
@@ -28,14 +29,6 @@ def stats_rows(app) -> dict[str, list[str]]:
     stats = compute_stats(app.store, app.questions, now=app.now(), titles=topic_titles(app.loaded))
     return {t.topic: [f"{t.seen}/{t.questions}", str(t.due), percent(t.accuracy),
                       f"{bar(t.mastery)} {percent(t.mastery)}"] for t in stats.topics}
-
-
-async def until_screen(pilot, screen_type: type) -> None:
-    for _ in range(200):
-        if isinstance(pilot.app.screen, screen_type):
-            return
-        await pilot.pause(0.02)
-    raise AssertionError(f"still on {pilot.app.screen!r}, expected {screen_type.__name__}")
 
 
 async def test_long_topic_titles_are_shown_whole_when_the_terminal_has_room(make_app):
@@ -62,13 +55,13 @@ async def test_home_matches_stats_after_the_welcome_back_rubric(make_app):
             await pilot.press("1", "enter")
             await pilot.press("enter")
         await pilot.press(*"the variance grows with d_k", "ctrl+s")
-        await until_screen(pilot, RubricScreen)
+        await on_screen(pilot, RubricScreen)
         await pilot.press("ctrl+q")
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await until_screen(pilot, RubricScreen)
+        await on_screen(pilot, RubricScreen)
         await pilot.press("1", "enter")
-        await until_screen(pilot, HomeScreen)
+        await on_screen(pilot, HomeScreen)
         await pilot.pause()
         assert home_rows(app)["alpha"][0] == "4/4"
         assert home_rows(app) == stats_rows(app)
@@ -78,15 +71,15 @@ async def test_home_matches_stats_when_the_learner_comes_back_to_it(make_app, cl
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.press("down", "enter")  # beta, answered wrong: due again in a few minutes
-        await until_screen(pilot, QuestionScreen)
+        await on_screen(pilot, QuestionScreen)
         await pilot.press(*keys_for(app, 1), "enter", "enter")  # a wrong answer comes back at the end
-        await until_screen(pilot, QuestionScreen)
+        await on_screen(pilot, QuestionScreen)
         await pilot.press("escape", "enter")
-        await until_screen(pilot, HomeScreen)
+        await on_screen(pilot, HomeScreen)
         assert home_rows(app)["beta"][1] == "0"
         clock.advance(hours=2)
         await pilot.press("s", "escape")
-        await until_screen(pilot, HomeScreen)
+        await on_screen(pilot, HomeScreen)
         await pilot.pause()
         assert home_rows(app)["beta"][1] == "1"
         assert home_rows(app) == stats_rows(app)

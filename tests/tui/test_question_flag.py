@@ -46,3 +46,11 @@ async def test_home_has_no_question_to_flag(make_app, db):
         await pilot.press("ctrl+f")
         assert isinstance(app.screen, HomeScreen)
     assert not db.with_name("flagged-questions.md").exists()
+
+
+async def test_help_on_a_question_lists_flag_and_history(make_app):
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        keys = app.screen.query_one("Markdown").source.split("### Answering")[0]
+        assert "**^f** Flag" in keys and "**h** History" in keys and "**^g** Don't know" in keys

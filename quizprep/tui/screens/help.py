@@ -50,12 +50,14 @@ class HelpScreen(ModalScreen[None]):
 
     def __init__(self, underneath: Screen) -> None:
         super().__init__()
-        self.underneath = underneath
+        # Read now, while `underneath` is the app's screen: the app's own keys (h, Ctrl+F) are
+        # offered according to the screen shown, which is this one once it is pushed.
+        self.keys = keys_markdown(underneath)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-box"):
             yield Static("quizprep help · Esc closes", id="help-title")
-            yield Markdown(f"{keys_markdown(self.underneath)}\n\n{ANSWERING}")
+            yield Markdown(f"{self.keys}\n\n{ANSWERING}")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -275,9 +275,9 @@ class HomeScreen(Screen[None]):
         return self.topics[row] if 0 <= row < len(self.topics) else None
 
     def action_practice_topic(self) -> None:
-        if self.topics:
-            topic = self.topics[self.query_one(DataTable).cursor_row].topic
-            self.post_message(self.Start("practice", (topic,)))
+        topic = self.current_topic()
+        if topic is not None:
+            self.post_message(self.Start("practice", (topic.topic,)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import random
 from dataclasses import replace
@@ -57,7 +58,7 @@ class QuizApp(App[None]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("question_mark", "help", "Help"),
         Binding("f1", "help", "Help", show=False),
-        Binding("ctrl+t", "toggle_theme", "Theme", priority=True),
+        Binding("ctrl+t", "toggle_theme", "Theme", priority=True, show=False),  # in help; footers are full
         Binding("h", "history", "History"),
         Binding("ctrl+f", "flag", "Flag"),
     ]
@@ -91,6 +92,9 @@ class QuizApp(App[None]):
         # Load runs before the first screen is built, so Home can be that screen (no second one
         # composed and swapped in), and a database that cannot open stops the app before the
         # terminal is taken over.
+        # Until the first screen is up, everything built (banks, widgets, styles) is kept: cycle
+        # collections over it find nothing and took about 16 ms of a cold start.
+        gc.disable()
         self.theme = DARK
         if not self.preloaded:
             self.loaded = load_banks(self.bank_paths, cache_dir=default_cache_dir())
@@ -154,8 +158,10 @@ class QuizApp(App[None]):
         self._warn()
         self.resume_and_start()
         self.call_after_refresh(self.check_rows)
+        self.call_after_refresh(gc.enable)
 
     def on_unmount(self) -> None:
+        gc.enable()  # also when the app ends before its first screen
         if self.store is not None:
             self.store.close()
 

@@ -31,18 +31,25 @@ Every answer is saved the moment you give it: quitting at any time loses nothing
 
 
 def keys_markdown(screen: Screen) -> str:
-    """The footer's keys on `screen` as a list, a group of number keys as one line."""
+    """The keys of `screen` as a list, a group of number keys as one line: also those the footer
+    leaves out for room (a key's second binding, with the same description, is not repeated)."""
     lines = []
     seen: set[str] = set()
     for active in screen.active_bindings.values():
         binding = active.binding
         description = binding.group.description if binding.group else binding.description
-        if not binding.show or not description or description in seen:
+        if not description or description in seen or not (binding.show or _ours(active.node, binding)):
             continue
         seen.add(description)
         keys = "number keys" if binding.group else screen.app.get_key_display(binding)
         lines.append(f"- **{keys}** {description}")
     return "### Keys here\n\n" + "\n".join(lines)
+
+
+def _ours(node: object, binding: Binding) -> bool:
+    """A key quizprep keeps out of the footer for room (not one of Textual's own hidden keys)."""
+    own = vars(type(node)).get("BINDINGS", ()) if type(node).__module__.startswith("quizprep.") else ()
+    return any(isinstance(b, Binding) and b.action == binding.action for b in own)
 
 
 class HelpScreen(ModalScreen[None]):

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any
 
 from quizprep.grader import protocol, sandbox
 from quizprep.grader.forkserver import ForkedProcess, ForkServer
+from quizprep.grader.output import Frame, OutputCapture, frames_from_dump, strip_dump
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 Process = subprocess.Popen[bytes] | ForkedProcess
@@ -46,18 +45,6 @@ class Limits:
 
 
 @dataclass
-class Frame:
-    file: str
-    line: int
-    function: str
-    code: str
-
-    def __str__(self) -> str:
-        code = f": {self.code}" if self.code else ""
-        return f"{self.file}:{self.line} in {self.function}{code}"
-
-
-@dataclass
 class LearnerFailure(Exception):
     """The learner's code did not produce a result; `kind` says why."""
 
@@ -69,67 +56,6 @@ class LearnerFailure(Exception):
 
     def __str__(self) -> str:
         return self.message
-
-
-class OutputCapture:
-    """Drains the worker's stdout/stderr in a thread, keeping only the most recent bytes, and
-    counts the sync tokens the worker writes before each message (they are not kept as output)."""
-
-    def __init__(self, stream: Any, limit: int) -> None:
-        self.limit = limit
-        self.total = 0
-        self.syncs = 0
-        self.buffer = bytearray()
-        self.changed = threading.Condition()
-        self.thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
-        self.thread.start()
-
-    def _drain(self, stream: Any) -> None:
-        held = b""  # a chunk may end inside a token
-        for chunk in iter(lambda: stream.read1(65536), b""):
-            data = held + chunk
-            syncs = data.count(protocol.OUTPUT_SYNC)
-            data = data.replace(protocol.OUTPUT_SYNC, b"")
-            held = _token_start_at_end(data)
-            self._keep(data[: len(data) - len(held)], syncs)
-        self._keep(held, 0)
-
-    def _keep(self, data: bytes, syncs: int) -> None:
-        with self.changed:
-            self.total += len(data)
-            self.buffer += data
-            if len(self.buffer) > 4 * self.limit:
-                del self.buffer[: len(self.buffer) - 4 * self.limit]
-            self.syncs += syncs
-            self.changed.notify_all()
-
-    def wait_for_syncs(self, count: int, timeout: float) -> None:
-        """Until `count` tokens have been read: the output printed before them is then all here."""
-        with self.changed:
-            self.changed.wait_for(lambda: self.syncs >= count, timeout)
-
-    def mark(self) -> int:
-        with self.changed:
-            return self.total
-
-    def since(self, mark: int) -> str:
-        with self.changed:
-            fresh = min(self.total - mark, len(self.buffer))
-            data = bytes(self.buffer[len(self.buffer) - fresh :]) if fresh > 0 else b""
-        text = data.decode("utf-8", "replace")
-        if len(text) > self.limit:
-            dropped = len(text) - self.limit
-            text = f"[… {dropped} earlier characters not shown]\n" + text[-self.limit :]
-        return text
-
-
-def _token_start_at_end(data: bytes) -> bytes:
-    """The longest tail of `data` that is a proper prefix of the sync token."""
-    token = protocol.OUTPUT_SYNC
-    for size in range(min(len(token) - 1, len(data)), 0, -1):
-        if data.endswith(token[:size]):
-            return data[-size:]
-    return b""
 
 
 class WorkerSession:
@@ -310,12 +236,12 @@ class WorkerSession:
             pass
         output = self.output.since(mark)
         self.close()
-        frames = _frames_from_dump(output, str(self.path))
+        frames = frames_from_dump(output, str(self.path))
         limit = self.limits.startup_seconds if during.startswith("starting") else self.limits.check_seconds
         raise LearnerFailure(
             "timeout",
             f"did not finish within {limit:g} s while {during} (an infinite loop, or far too slow) and was stopped",
-            frames[-3:], _strip_dump(output),
+            frames[-3:], strip_dump(output),
         )
 
     def _crashed(self, mark: int, event: dict[str, Any], during: str) -> dict[str, Any]:
@@ -333,7 +259,7 @@ class WorkerSession:
                                          f"while {during}", frames, output)
         if status is not None and status < 0:
             name = _signal_name(-status)
-            frames = _frames_from_dump(output, str(self.path))
+            frames = frames_from_dump(output, str(self.path))
             reason = {
                 "SIGSEGV": "crashed with a segmentation fault (SIGSEGV): invalid memory access",
                 "SIGKILL": "was killed (SIGKILL), most likely by the system for using too much memory",
@@ -341,7 +267,7 @@ class WorkerSession:
                 "SIGBUS": "crashed with a bus error (SIGBUS)",
             }.get(name, f"was terminated by signal {name}")
             raise LearnerFailure("crash", f"the process running your code {reason} while {during}",
-                                 frames[-3:], _strip_dump(output))
+                                 frames[-3:], strip_dump(output))
         raise LearnerFailure("exit", f"the process running your code exited (status {status}) while {during}",
                              [], output)
 
@@ -402,35 +328,3 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return str(number)
-
-
-_DUMP_LINE = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+) in (?P<function>\S+)', re.MULTILINE)
-
-
-def _frames_from_dump(output: str, learner_path: str) -> list[Frame]:
-    """The learner's frames from a faulthandler dump (innermost last, as in tracebacks)."""
-    blocks = re.split(r"(?=^(?:Current thread|Thread) 0x)", output, flags=re.MULTILINE)
-    current = next((b for b in blocks if b.startswith("Current thread")), output)
-    frames = [
-        Frame(m["file"], int(m["line"]), m["function"], _source_line(m["file"], int(m["line"])))
-        for m in _DUMP_LINE.finditer(current)
-        if os.path.realpath(m["file"]) == learner_path
-    ]
-    return list(reversed(frames))  # faulthandler prints the innermost frame first
-
-
-def _strip_dump(output: str) -> str:
-    """What the learner printed, without faulthandler's dump."""
-    cut = re.search(r"^(Fatal Python error|Current thread 0x|Thread 0x)", output, flags=re.MULTILINE)
-    return output[: cut.start()] if cut else output
-
-
-def _source_line(path: str, line: int) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as source:
-            for number, text in enumerate(source, 1):
-                if number == line:
-                    return text.strip()
-    except OSError:
-        pass
-    return ""

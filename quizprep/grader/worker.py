@@ -253,24 +253,25 @@ class Worker:
              parameters: dict[str, Any] | None = None) -> dict[str, Any]:
         import torch
 
-        prepare = _Preparer(request.get("device", "cpu"), bool(request.get("noncontiguous")),
+        values = _load_sibling("values.py")
+        prepare = values.Preparer(request.get("device", "cpu"), bool(request.get("noncontiguous")),
                             bool(request.get("requires_grad")))
         args = [prepare(a) for a in request.get("args", [])]
         kwargs = {k: prepare(v) for k, v in request.get("kwargs", {}).items()}
         grad_output = request.get("grad_output")
         context = torch.enable_grad() if grad_output is not None else torch.no_grad()
         numpy_track = bool(request.get("numpy"))
-        call_args = [_to_numpy(a) for a in args] if numpy_track else args
-        call_kwargs = {k: _to_numpy(v) for k, v in kwargs.items()} if numpy_track else kwargs
+        call_args = [values.to_numpy(a) for a in args] if numpy_track else args
+        call_kwargs = {k: values.to_numpy(v) for k, v in kwargs.items()} if numpy_track else kwargs
         memory = None
         with context, self.guards.mode:
             if request.get("memory_audit"):
                 value, memory = _load_sibling("memaudit.py").audit(target, *call_args, **call_kwargs)
             else:
                 value = target(*call_args, **call_kwargs)
-        response: dict[str, Any] = {"ok": True, "value": _from_numpy(value) if numpy_track else value}
+        response: dict[str, Any] = {"ok": True, "value": values.from_numpy(value) if numpy_track else value}
         if memory is not None:
-            response["memory"] = _memory_summary(memory)
+            response["memory"] = values.memory_summary(memory)
         if grad_output is not None:
             response["grads"] = self.gradients(value, request, args, kwargs, parameters or {})
         if request.get("return_inputs"):
@@ -289,8 +290,9 @@ class Worker:
         if not isinstance(output, torch.Tensor) or not output.requires_grad:
             return {"error": "the output does not depend differentiably on the inputs "
                              "(computed under no_grad, detached, or converted through numpy?)"}
-        named = [(f"arg{i}", a) for i, a in enumerate(args) if _wants_grad(a)]
-        named += [(k, a) for k, a in kwargs.items() if _wants_grad(a)]
+        values = _load_sibling("values.py")
+        named = [(f"arg{i}", a) for i, a in enumerate(args) if values.wants_grad(a)]
+        named += [(k, a) for k, a in kwargs.items() if values.wants_grad(a)]
         named += [(f"param:{k}", p) for k, p in parameters.items()]
         grad_output = request["grad_output"].to(device=output.device, dtype=output.dtype)
         grads = torch.autograd.grad(output, [t for _, t in named], grad_output, allow_unused=True)
@@ -307,66 +309,6 @@ def _load_sibling(name: str) -> ModuleType:
         sys.modules[key] = module  # dataclasses look their module up while it executes
         spec.loader.exec_module(module)
     return sys.modules[key]
-
-
-def _memory_summary(report: Any, keep: int = 16) -> dict[str, Any]:
-    """The audit's peak and its largest allocations: enough to spot a score-sized tensor."""
-    largest = sorted(report.allocations, key=lambda allocation: allocation.nbytes, reverse=True)[:keep]
-    return {"peak_live_bytes": report.peak_live_bytes, "mode_removed": report.mode_removed,
-            "largest": [{"op": a.op, "shape": list(a.shape), "nbytes": a.nbytes} for a in largest]}
-
-
-def _to_numpy(value: Any) -> Any:
-    """The NumPy track: the learner receives arrays that share memory with the prepared tensors,
-    so in-place changes still show in return_inputs."""
-    import torch
-
-    if isinstance(value, (list, tuple)):
-        return type(value)(_to_numpy(v) for v in value)
-    return value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value
-
-
-def _from_numpy(value: Any) -> Any:
-    """Arrays the learner returns become tensors for the channel; anything else is left for the
-    grader to name."""
-    import numpy as np
-    import torch
-
-    if isinstance(value, (list, tuple)):
-        items = [_from_numpy(v) for v in value]
-        return tuple(items) if isinstance(value, tuple) else items
-    if isinstance(value, np.ndarray) and value.dtype.kind in "fiub":
-        return torch.from_numpy(np.ascontiguousarray(value))
-    return value
-
-
-def _wants_grad(value: Any) -> bool:
-    import torch
-
-    return isinstance(value, torch.Tensor) and value.requires_grad
-
-
-class _Preparer:
-    """Moves tensors to the device and makes them non-contiguous or differentiable on request."""
-
-    def __init__(self, device: str, noncontiguous: bool, requires_grad: bool) -> None:
-        self.device, self.noncontiguous, self.requires_grad = device, noncontiguous, requires_grad
-
-    def __call__(self, value: Any) -> Any:
-        import torch
-
-        if isinstance(value, (list, tuple)):
-            return type(value)(self(v) for v in value)
-        if not isinstance(value, torch.Tensor):
-            return value
-        tensor = value.to(self.device)
-        if self.noncontiguous and tensor.dim() >= 1 and tensor.numel() > 1:
-            wide = torch.zeros(*tensor.shape[:-1], tensor.shape[-1] * 2, dtype=tensor.dtype, device=tensor.device)
-            wide[..., ::2] = tensor
-            tensor = wide[..., ::2]
-        if self.requires_grad and tensor.is_floating_point():
-            tensor = tensor.detach().requires_grad_(True)
-        return tensor
 
 
 class QuizprepBlocker(importlib.abc.MetaPathFinder):

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from quizprep.grader.grade import GradeOptions, grade
-from quizprep.grader.session import Limits, OutputCapture, WorkerSession
+from quizprep.grader.output import OutputCapture
+from quizprep.grader.session import Limits, WorkerSession
 
 CHECK_SECONDS = 2.0
 HEADER = "# quizprep: exercise=attention\nimport math, os, sys\nimport torch\n\n"

@@ -10,8 +10,8 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from quizprep.grader.output import OutputCapture
 from quizprep.grader.protocol import OUTPUT_SYNC
-from quizprep.grader.session import OutputCapture
 
 
 class Chunks(io.RawIOBase):

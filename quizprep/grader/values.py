@@ -1,0 +1,66 @@
+"""Values crossing into and out of the learner's call, in the worker: inputs moved to the device
+and made non-contiguous or differentiable on request, the NumPy track's arrays, and the memory
+audit's summary. Loaded by the worker from its file; imports nothing of quizprep."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def memory_summary(report: Any, keep: int = 16) -> dict[str, Any]:
+    """The audit's peak and its largest allocations: enough to spot a score-sized tensor."""
+    largest = sorted(report.allocations, key=lambda allocation: allocation.nbytes, reverse=True)[:keep]
+    return {"peak_live_bytes": report.peak_live_bytes, "mode_removed": report.mode_removed,
+            "largest": [{"op": a.op, "shape": list(a.shape), "nbytes": a.nbytes} for a in largest]}
+
+
+def to_numpy(value: Any) -> Any:
+    """The NumPy track: the learner receives arrays that share memory with the prepared tensors,
+    so in-place changes still show in return_inputs."""
+    import torch
+
+    if isinstance(value, (list, tuple)):
+        return type(value)(to_numpy(v) for v in value)
+    return value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value
+
+
+def from_numpy(value: Any) -> Any:
+    """Arrays the learner returns become tensors for the channel; anything else is left for the
+    grader to name."""
+    import numpy as np
+    import torch
+
+    if isinstance(value, (list, tuple)):
+        items = [from_numpy(v) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fiub":
+        return torch.from_numpy(np.ascontiguousarray(value))
+    return value
+
+
+def wants_grad(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor) and value.requires_grad
+
+
+class Preparer:
+    """Moves tensors to the device and makes them non-contiguous or differentiable on request."""
+
+    def __init__(self, device: str, noncontiguous: bool, requires_grad: bool) -> None:
+        self.device, self.noncontiguous, self.requires_grad = device, noncontiguous, requires_grad
+
+    def __call__(self, value: Any) -> Any:
+        import torch
+
+        if isinstance(value, (list, tuple)):
+            return type(value)(self(v) for v in value)
+        if not isinstance(value, torch.Tensor):
+            return value
+        tensor = value.to(self.device)
+        if self.noncontiguous and tensor.dim() >= 1 and tensor.numel() > 1:
+            wide = torch.zeros(*tensor.shape[:-1], tensor.shape[-1] * 2, dtype=tensor.dtype, device=tensor.device)
+            wide[..., ::2] = tensor
+            tensor = wide[..., ::2]
+        if self.requires_grad and tensor.is_floating_point():
+            tensor = tensor.detach().requires_grad_(True)
+        return tensor

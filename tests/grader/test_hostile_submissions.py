@@ -103,10 +103,19 @@ def _workers_of(path: Path) -> list[int]:
     return found
 
 
+LOOPS = {
+    "loops": "",
+    "ignores SIGTERM and SIGHUP, then loops": (
+        "    import signal\n    for number in (signal.SIGTERM, signal.SIGHUP):\n"
+        "        signal.signal(number, signal.SIG_IGN)\n"),
+}
+
+
+@pytest.mark.parametrize("learner", sorted(LOOPS))
 @pytest.mark.parametrize("ending", ["SIGKILL", "SIGTERM", "SIGHUP"])
-def test_no_worker_outlives_the_grader(ending, tmp_path):
+def test_no_worker_outlives_the_grader(ending, learner, tmp_path):
     path = _write(tmp_path, "attention.py", "def scaled_dot_product_attention(q, k, v, mask=None):\n"
-                                            "    while True:\n        pass\n")
+                                            + LOOPS[learner] + "    while True:\n        pass\n")
     grader = subprocess.Popen([sys.executable, "-m", "quizprep", "grade", str(path), "--timeout", "120"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections import OrderedDict
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Iterable, Sequence
 
 from quizprep.bank.model import FreeQuestion, NumericQuestion, Question
@@ -72,14 +72,16 @@ def review(store: Store, questions: Sequence[Question], topics: Sequence[str] = 
 
 
 def interview(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *, on: date,
-              limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None) -> Session:
+              limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None,
+              zone: tzinfo | None = timezone.utc) -> Session:
     """Practice for an interview on `on`: the questions FSRS predicts the lowest recall for on
     that date come first (never answered counts as 0, easiest first among those). A question
-    answered wrong comes back once at the end of the session."""
+    answered wrong comes back once at the end of the session. The interview is on that date's
+    morning in `zone` (None: this machine's zone), as in `interview.forecast`."""
     from quizprep.study.interview import interview_moment, predicted_recall
 
     pool = _in_topics(questions, topics)
-    recall = predicted_recall(store, pool, interview_moment(on, now()))
+    recall = predicted_recall(store, pool, interview_moment(on, now().astimezone(zone)))
     order = [q.id for q in sorted(pool, key=lambda q: (recall.get(q.id, 0.0), q.difficulty))][:limit]
     return Session(store, "practice", {q.id: q for q in questions}, order, now, rng or random.Random(),
                    topics=tuple(topics), requeue_wrong=True)

@@ -297,7 +297,7 @@ class QuizApp(App[None]):
         if mode == "cram":
             return partial(sessions.cram, limit=self.length)
         if mode == "practice" and self.interview is not None:
-            return partial(sessions.interview, on=self.interview, limit=self.length)
+            return partial(sessions.interview, on=self.interview, limit=self.length, zone=self.tz)
         return partial({"practice": sessions.practice, "review": sessions.review}[mode], limit=self.length)
 
     def mock_shape(self) -> tuple[int, float]:

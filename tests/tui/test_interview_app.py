@@ -51,3 +51,26 @@ async def test_cram_records_answers_without_scheduling(make_app, stored):
         app.screen.session.skip(app.screen.showing)
     with stored() as store:
         assert [(a.mode, a.rating) for a in store.answers()] == [("cram", None)] and store.cards() == {}
+
+
+async def test_practice_and_forecast_count_recall_at_the_same_moment(make_app, monkeypatch):
+    """The interview's morning in the learner's zone, for Home's forecast and the session alike."""
+    from datetime import timezone
+
+    from quizprep.study import interview
+
+    moments = []
+    real = interview.predicted_recall
+
+    def recording(store, questions, at):
+        moments.append(at)
+        return real(store, questions, at)
+
+    monkeypatch.setattr(interview, "predicted_recall", recording)
+    app = make_app(mode="practice", interview=INTERVIEW, tz=timezone(timedelta(hours=-10)))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, QuestionScreen)
+        app.forecast()
+    assert len(set(moments)) == 1 and len(moments) >= 2
+    assert moments[0].hour == 9 and moments[0].utcoffset() == timedelta(hours=-10)

@@ -13,7 +13,13 @@ from typing import Any, Callable, Protocol
 import torch
 from torch import Tensor
 
-from quizprep.grader.compare import Mismatch, Tolerance, close_elements, find_mismatch, precision_explaining
+from quizprep.grader.compare import (
+    Mismatch,
+    Tolerance,
+    close_elements,
+    find_mismatch,
+    precision_explaining,
+)
 from quizprep.grader.context import CheckContext, Reply
 from quizprep.grader.spec import CheckFailure
 
@@ -91,6 +97,17 @@ class Problem(Protocol):
     def shrink(self, sizes: dict[str, int]) -> list[dict[str, int]]: ...
 
     def alternatives(self, sizes: dict[str, int]) -> list[dict[str, int]]: ...
+
+
+@dataclass(frozen=True)
+class FunctionProblem:
+    """A Problem made of an exercise module's own functions."""
+
+    hypotheses: tuple[Hypothesis, ...]
+    build: Callable[[dict[str, int], dict[str, Any], int], Case]
+    run: Callable[..., dict[str, Tensor]]
+    shrink: Callable[[dict[str, int]], list[dict[str, int]]]
+    alternatives: Callable[[dict[str, int]], list[dict[str, int]]] | None = None
 
 
 def mismatches(case: Case, actual: dict[str, Tensor]) -> list[Mismatch]:

@@ -3,6 +3,7 @@ outputs on every case of a check (d_head ≠ √d_model, n ≠ d_head ≠ m), so
 Every exercise whose checks diagnose with hypotheses is covered."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import pytest
 import torch
@@ -19,7 +20,6 @@ MODULES = {module.SPEC.name.replace("-", "_"): module
 
 def _cases_per_check(name: str, grade_file, monkeypatch) -> dict[str, list[Case]]:
     module = MODULES[name]
-    problem_class = type(module.PROBLEM)
     original = module.build
     recorded: list[Case] = []
 
@@ -29,7 +29,7 @@ def _cases_per_check(name: str, grade_file, monkeypatch) -> dict[str, list[Case]
         return case
 
     monkeypatch.setattr(module, "build", recording)
-    monkeypatch.setattr(problem_class, "build", staticmethod(recording))
+    monkeypatch.setattr(module, "PROBLEM", dataclasses.replace(module.PROBLEM, build=recording))
     per_check = {}
     for check in module.SPEC.checks:
         recorded.clear()

@@ -13,7 +13,7 @@ from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
 from quizprep.grader.perf import perf_phase
 from quizprep.grader.problem import (
-    Case, GeneratorError, Hypothesis, expect_deterministic, expect_forward, expect_gradient, expect_unchanged,
+    Case, FunctionProblem, GeneratorError, Hypothesis, expect_deterministic, expect_forward, expect_gradient, expect_unchanged,
     failure_for, first_output_checks, mismatches,
     reject_shortcuts, verify,
 )
@@ -196,15 +196,7 @@ def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
     return [_sizes(_lead(sizes), n, m, dk, dv) for n, m, dk, dv in ((5, 9, 7, 3), (11, 6, 13, 4))]
 
 
-class AttentionProblem:
-    hypotheses = HYPOTHESES
-    build = staticmethod(build)
-    run = staticmethod(run)
-    shrink = staticmethod(shrink)
-    alternatives = staticmethod(alternatives)
-
-
-PROBLEM = AttentionProblem()
+PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink, alternatives)
 F32, F64 = torch.float32, torch.float64
 
 

@@ -19,7 +19,7 @@ from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises.attention import LOGIT_VARIANCE, expect_dtype_and_device
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
-    Case, GeneratorError, Hypothesis, either, expect_unchanged, failure_for, first_output_checks, mismatches,
+    Case, FunctionProblem, GeneratorError, Hypothesis, either, expect_unchanged, failure_for, first_output_checks, mismatches,
     reject_shortcuts, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
@@ -220,15 +220,7 @@ HYPOTHESES = (
 )
 
 
-class FlashProblem:
-    hypotheses = HYPOTHESES
-    build = staticmethod(build)
-    run = staticmethod(run)
-    shrink = staticmethod(shrink)
-    alternatives = staticmethod(alternatives)
-
-
-PROBLEM = FlashProblem()
+PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink, alternatives)
 
 
 def check_shapes(ctx: CheckContext) -> str:

@@ -12,7 +12,7 @@ from quizprep.grader.exercises import _modules as shared
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
-    Case, Hypothesis, expect_forward, expect_gradient, expect_no_leak, expect_unchanged, first_output_checks,
+    Case, FunctionProblem, Hypothesis, expect_forward, expect_gradient, expect_no_leak, expect_unchanged, first_output_checks,
     verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
@@ -84,15 +84,7 @@ def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
     return [{**sizes, "n": n, "d_model": sizes["heads"] * d_head} for n, d_head in ((5, 6), (7, 5))]
 
 
-class GQAProblem:
-    hypotheses = HYPOTHESES
-    build = staticmethod(build)
-    run = staticmethod(run)
-    shrink = staticmethod(shrink)
-    alternatives = staticmethod(alternatives)
-
-
-PROBLEM = GQAProblem()
+PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink, alternatives)
 
 
 def check_structure(ctx: CheckContext) -> str:

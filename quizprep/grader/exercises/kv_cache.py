@@ -22,7 +22,9 @@ from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
-from quizprep.grader.problem import Case, Hypothesis, failure_for, first_output_checks, mismatches, verify
+from quizprep.grader.problem import (
+    Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
+)
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
 F32, F64 = torch.float32, torch.float64
@@ -170,14 +172,7 @@ HYPOTHESES = (
 )
 
 
-class KVCacheProblem:
-    hypotheses = HYPOTHESES
-    build = staticmethod(build)
-    run = staticmethod(run)
-    shrink = staticmethod(shrink)
-
-
-PROBLEM = KVCacheProblem()
+PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink)
 
 
 def _sizes(heads: int = 4, kv_heads: int = 2, tokens: int = 8, prompt: int = 1, batch: int = 2,

@@ -12,7 +12,7 @@ from quizprep.grader.exercises import _modules as shared
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
-    Case, Hypothesis, expect_deterministic, expect_forward, expect_gradient, expect_no_leak, expect_unchanged,
+    Case, FunctionProblem, Hypothesis, expect_deterministic, expect_forward, expect_gradient, expect_no_leak, expect_unchanged,
     first_output_checks, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
@@ -117,15 +117,7 @@ def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
     return [{**sizes, "n": 5, "d_model": 18, "heads": 3, **cross}, {**sizes, "n": 6, "d_model": 20, "heads": 4}]
 
 
-class MHAProblem:
-    hypotheses = HYPOTHESES
-    build = staticmethod(build)
-    run = staticmethod(run)
-    shrink = staticmethod(shrink)
-    alternatives = staticmethod(alternatives)
-
-
-PROBLEM = MHAProblem()
+PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink, alternatives)
 
 
 def check_structure(ctx: CheckContext) -> str:

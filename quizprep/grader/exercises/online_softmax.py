@@ -19,7 +19,7 @@ from quizprep.grader import reference
 from quizprep.grader.compare import UNIT_ROUNDOFF, WORKING_PRECISION, Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
-from quizprep.grader.problem import Case, Hypothesis, first_output_checks, verify
+from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, first_output_checks, verify
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
 F32, F64 = torch.float32, torch.float64
@@ -208,14 +208,7 @@ HYPOTHESES = (
 )
 
 
-class OnlineSoftmaxProblem:
-    hypotheses = HYPOTHESES
-    build = staticmethod(build)
-    run = staticmethod(run)
-    shrink = staticmethod(shrink)
-
-
-PROBLEM = OnlineSoftmaxProblem()
+PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink)
 
 
 def check_update(ctx: CheckContext) -> str:

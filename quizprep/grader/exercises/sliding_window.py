@@ -21,7 +21,7 @@ from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
-from quizprep.grader.problem import Case, Hypothesis, first_output_checks, verify
+from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, first_output_checks, verify
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
 F32, F64 = torch.float32, torch.float64
@@ -125,14 +125,7 @@ HYPOTHESES = (
 )
 
 
-class SlidingWindowProblem:
-    hypotheses = HYPOTHESES
-    build = staticmethod(build)
-    run = staticmethod(run)
-    shrink = staticmethod(shrink)
-
-
-PROBLEM = SlidingWindowProblem()
+PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink)
 MASK_CASES = ((6, 6, 3), (7, 7, 1), (5, 5, 5), (4, 4, 9), (1, 1, 2), (8, 8, 4))
 
 

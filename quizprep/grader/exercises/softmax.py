@@ -11,7 +11,7 @@ from quizprep.grader.compare import UNIT_ROUNDOFF, Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
-    either, Case, Hypothesis, expect_unchanged, first_output_checks, reject_shortcuts, verify,
+    either, Case, FunctionProblem, Hypothesis, expect_unchanged, first_output_checks, reject_shortcuts, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
@@ -112,14 +112,7 @@ def _no_keepdim(case: Case, on_sum: bool = True) -> dict[str, Tensor] | None:
         return None
 
 
-class SoftmaxProblem:
-    hypotheses = HYPOTHESES
-    build = staticmethod(build)
-    run = staticmethod(run)
-    shrink = staticmethod(shrink)
-
-
-PROBLEM = SoftmaxProblem()
+PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink)
 
 
 def check_values(ctx: CheckContext) -> str:

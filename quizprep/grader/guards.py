@@ -55,12 +55,11 @@ class Guards:
         self.parts = tuple(part for group in sorted(self.groups) for part in FORBIDDEN_NAME_PARTS.get(group, ()))
         self.record = record
         self.mode: Any = None
-        self.dispatcher_kernels = 0
 
     def install(self) -> None:
         self.mode = _forbidden_mode(self)
         self._patch_public_routes()
-        self.dispatcher_kernels = self._register_dispatcher_kernels()
+        self._register_dispatcher_kernels()
 
     def forbids(self, name: str) -> bool:
         return any(part in name for part in self.parts)
@@ -68,6 +67,13 @@ class Guards:
     def refuse(self, label: str) -> ForbiddenCall:
         self.record(label)
         return ForbiddenCall(f"{label} is not allowed in this exercise")
+
+    def refusing(self, label: str) -> Callable[..., Any]:
+        """A function that refuses `label` whatever it is called with."""
+        def forbidden(*args: Any, **kwargs: Any) -> Any:
+            raise self.refuse(label)
+
+        return forbidden
 
     # -- layer 1: the names learners write ------------------------------------------------
     def _patch_public_routes(self) -> None:
@@ -95,11 +101,7 @@ class Guards:
     def _patch(self, owner: Any, name: str, label: str) -> None:
         if getattr(owner, name, None) is None:
             return
-        guards = self
-
-        def forbidden(*args: Any, **kwargs: Any) -> Any:
-            raise guards.refuse(label)
-
+        forbidden = self.refusing(label)
         forbidden.__name__ = name
         setattr(owner, name, forbidden)
 
@@ -116,39 +118,29 @@ class Guards:
         Forbidden.__name__ = Forbidden.__qualname__ = name
         setattr(owner, name, Forbidden)
 
-    # -- layer 3: the dispatcher ------------------------------------------------------------
-    def _register_dispatcher_kernels(self) -> int:
+    # -- layer 3 (layer 2 is _forbidden_mode): the dispatcher ---------------------------------
+    def _register_dispatcher_kernels(self) -> None:
         import torch
 
         if not self.parts:
-            return 0
+            return
         libraries: dict[str, Any] = {}
-        count = 0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "Overriding a previously registered kernel": the point
             for qualified in sorted(torch._C._dispatch_get_all_op_names()):
                 namespace, _, name = qualified.partition("::")
                 if f"{namespace}::" not in NAMESPACES or not self.forbids(name):
                     continue
-                kernel = self._kernel(f"torch.ops.{namespace}.{name.split('.')[0]}")
+                kernel = self.refusing(f"torch.ops.{namespace}.{name.split('.')[0]}")
                 for key in VALUE_KEYS:
                     if torch._C._dispatch_has_kernel_for_dispatch_key(qualified, key):
                         if namespace not in libraries:
-                            libraries[namespace] = torch._C._dispatch_library("IMPL", namespace, "", "quizprep guard", 0)
+                            libraries[namespace] = torch._C._dispatch_library(
+                                "IMPL", namespace, "", "quizprep guard", 0)
                         libraries[namespace].impl(name, key, kernel, False)
-                        count += 1
         for library in libraries.values():
             # One reference that no Python object holds: the registrations last as long as the process.
             ctypes.pythonapi.Py_IncRef(ctypes.py_object(library))
-        return count
-
-    def _kernel(self, label: str) -> Callable[..., Any]:
-        guards = self
-
-        def forbidden_kernel(*args: Any, **kwargs: Any) -> Any:
-            raise guards.refuse(label)
-
-        return forbidden_kernel
 
 
 def _forbidden_mode(guards: Guards) -> Any:

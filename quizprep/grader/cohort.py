@@ -93,8 +93,13 @@ class Cohort:
         self.server_starts = 0
         self.servers: list[ForkServer] = []
         self.process_groups: list[int] = []  # every worker's group, for checking none outlives the run
+        self.forbidden: tuple[str, ...] = ()
 
     def run(self) -> list[CohortRow]:
+        from quizprep.grader.exercises import load_spec
+
+        assert self.options.exercise is not None
+        self.forbidden = load_spec(self.options.exercise).forbidden  # every worker guards these
         for index in range(len(self.files)):
             self.todo.put(index)
         threads = [threading.Thread(target=self._job, daemon=True) for _ in range(self.jobs)]
@@ -146,7 +151,8 @@ class Cohort:
         if self.fresh:
             return None
         try:
-            server = ForkServer(threads=self.options.limits.threads, startup_seconds=self.options.limits.startup_seconds)
+            limits = self.options.limits
+            server = ForkServer(threads=limits.threads, startup_seconds=limits.startup_seconds)
         except ForkServerError:
             return None  # each submission then gets a new interpreter
         with self.lock:
@@ -156,11 +162,8 @@ class Cohort:
         return server
 
     def _new_session(self, server: ForkServer | None, path: Path) -> TrackedSession:
-        from quizprep.grader.exercises import load_spec
-
-        assert self.options.exercise is not None
-        session = TrackedSession(path, forbidden=load_spec(self.options.exercise).forbidden,
-                                 limits=self.options.limits, stopping=self.stopping, fork_server=server)
+        session = TrackedSession(path, forbidden=self.forbidden, limits=self.options.limits, stopping=self.stopping,
+                                 fork_server=server)
         with self.lock:
             self.sessions.append(session)
         return session

@@ -90,6 +90,16 @@ def limit_cpu(seconds: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
+def limit_file_size(size: int) -> None:
+    """No file written from now on grows past `size` bytes; the write fails with EFBIG (SIGXFSZ,
+    which would end the process, is ignored)."""
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if hard != resource.RLIM_INFINITY:
+        size = min(size, hard)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+
 def drop_ptrace_capability() -> bool:
     """Without CAP_SYS_PTRACE, root is held to the same /proc rules as any user."""
     libc = _libc()

@@ -43,6 +43,7 @@ class Worker:
         self.modules: dict[int, Any] = {}
         self.learner: ModuleType | None = None
         self.guard_module = _load_sibling("guards.py")
+        self.values = _load_sibling("values.py")
         self.guards: Any = None
 
     # ---- set-up -------------------------------------------------------------------------
@@ -75,12 +76,8 @@ class Worker:
 
     def _confine_writes(self) -> str:
         """Files only below the private directory the grader made (and removes), each capped in size."""
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with EFBIG instead
-        size = int(self.config.get("file_bytes") or resource.RLIM_INFINITY)
-        _, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
-        if hard != resource.RLIM_INFINITY:
-            size = min(size, hard)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+        if self.config.get("file_bytes"):
+            self.sandbox.limit_file_size(int(self.config["file_bytes"]))
         private = self.config.get("private_dir")
         refused = self.sandbox.restrict_writes(private) if private else "no private directory was given"
         return "private directory only" if not refused else f"anywhere: {refused}"
@@ -253,25 +250,24 @@ class Worker:
              parameters: dict[str, Any] | None = None) -> dict[str, Any]:
         import torch
 
-        values = _load_sibling("values.py")
-        prepare = values.Preparer(request.get("device", "cpu"), bool(request.get("noncontiguous")),
-                            bool(request.get("requires_grad")))
+        prepare = self.values.Preparer(request.get("device", "cpu"), bool(request.get("noncontiguous")),
+                                       bool(request.get("requires_grad")))
         args = [prepare(a) for a in request.get("args", [])]
         kwargs = {k: prepare(v) for k, v in request.get("kwargs", {}).items()}
         grad_output = request.get("grad_output")
         context = torch.enable_grad() if grad_output is not None else torch.no_grad()
         numpy_track = bool(request.get("numpy"))
-        call_args = [values.to_numpy(a) for a in args] if numpy_track else args
-        call_kwargs = {k: values.to_numpy(v) for k, v in kwargs.items()} if numpy_track else kwargs
+        call_args = [self.values.to_numpy(a) for a in args] if numpy_track else args
+        call_kwargs = {k: self.values.to_numpy(v) for k, v in kwargs.items()} if numpy_track else kwargs
         memory = None
         with context, self.guards.mode:
             if request.get("memory_audit"):
                 value, memory = _load_sibling("memaudit.py").audit(target, *call_args, **call_kwargs)
             else:
                 value = target(*call_args, **call_kwargs)
-        response: dict[str, Any] = {"ok": True, "value": values.from_numpy(value) if numpy_track else value}
+        response: dict[str, Any] = {"ok": True, "value": self.values.from_numpy(value) if numpy_track else value}
         if memory is not None:
-            response["memory"] = values.memory_summary(memory)
+            response["memory"] = self.values.memory_summary(memory)
         if grad_output is not None:
             response["grads"] = self.gradients(value, request, args, kwargs, parameters or {})
         if request.get("return_inputs"):
@@ -290,9 +286,8 @@ class Worker:
         if not isinstance(output, torch.Tensor) or not output.requires_grad:
             return {"error": "the output does not depend differentiably on the inputs "
                              "(computed under no_grad, detached, or converted through numpy?)"}
-        values = _load_sibling("values.py")
-        named = [(f"arg{i}", a) for i, a in enumerate(args) if values.wants_grad(a)]
-        named += [(k, a) for k, a in kwargs.items() if values.wants_grad(a)]
+        named = [(f"arg{i}", a) for i, a in enumerate(args) if self.values.wants_grad(a)]
+        named += [(k, a) for k, a in kwargs.items() if self.values.wants_grad(a)]
         named += [(f"param:{k}", p) for k, p in parameters.items()]
         grad_output = request["grad_output"].to(device=output.device, dtype=output.dtype)
         grads = torch.autograd.grad(output, [t for _, t in named], grad_output, allow_unused=True)

@@ -9,13 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
 
 from quizprep.bank.model import Question
 from quizprep.study.store import Store
-
-if TYPE_CHECKING:
-    from fsrs import Card
 
 
 @dataclass(frozen=True)
@@ -33,7 +29,7 @@ def card_history(store: Store, question_id: str) -> list[HistoryEntry]:
     """The question's answers, oldest first, each with the rating and next due date it led to."""
     from fsrs import Rating, Scheduler
 
-    from quizprep.study.scheduling import review
+    from quizprep.study.scheduling import replay
 
     plain = Scheduler.from_dict({**store.scheduler.to_dict(), "enable_fuzzing": False})
     answers = store.answers(question_id=question_id)
@@ -43,14 +39,8 @@ def card_history(store: Store, question_id: str) -> list[HistoryEntry]:
     events += [(g.graded_at, None, Rating.Good if g.passed else Rating.Again) for g in store.grades()
                if question_id in g.lessons]
     events.sort(key=lambda event: event[0])  # stable: answers keep their order
-    card: Card | None = None
-    due_after: dict[int, datetime] = {}
-    for when, index, rating in events:
-        card = review(plain, card, question_id, rating, when)
-        if index is not None:
-            due_after[index] = card.due
-        elif rating == Rating.Again:
-            card.due = min(card.due, when)  # a mistake found in graded code is due at once
+    cards = replay(plain, question_id, [(when, rating, index is None) for when, index, rating in events])
+    due_after = {index: card.due for (_, index, _), card in zip(events, cards) if index is not None}
     actual = store.card(question_id)
     if events and events[-1][1] is not None and actual is not None:
         due_after[events[-1][1]] = actual.due

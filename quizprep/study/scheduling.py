@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 if TYPE_CHECKING:
     from fsrs import Card, Rating, Scheduler
@@ -95,6 +95,25 @@ def review(scheduler: Scheduler, card: Card | None, question_id: str, rating: Ra
         scheduler = _graduating(scheduler)  # with steps, a Hard pass would stay in learning
     reviewed, _log = scheduler.review_card(card, rating, now)
     return reviewed
+
+
+def due_now_after_lapse(card: Card, rating: Rating, graded_at: datetime) -> Card:
+    """A lapse (Again) found in graded code leaves the question due at once, not after FSRS's
+    first learning step: the code just showed the point is not known."""
+    from fsrs import Rating
+
+    if rating == Rating.Again and card.due > graded_at:
+        card.due = graded_at
+    return card
+
+
+def replay(scheduler: Scheduler, question_id: str, events: Iterable[tuple[datetime, Rating, bool]]) -> Iterator[Card]:
+    """The question's card after each of `events` (when, rating, from an exercise grade), in order."""
+    card = None
+    for when, rating, graded in events:
+        card = review(scheduler, card, question_id, rating, when)
+        card = due_now_after_lapse(card, rating, when) if graded else card
+        yield card
 
 
 def retrievability(scheduler: Scheduler, card: Card | None, at: datetime) -> float:

@@ -249,6 +249,8 @@ class Store:
         the grade's id and the updated cards."""
         import json
 
+        from quizprep.study.scheduling import due_now_after_lapse
+
         with self._write() as db:
             cursor = db.execute(
                 f"INSERT INTO grades ({GRADE_COLUMNS}) VALUES (NULL, ?, ?, ?, ?, ?, ?, ?)",
@@ -256,7 +258,7 @@ class Store:
             )
             cards = {}
             for question_id in lessons:
-                card = _due_now_after_lapse(self._review(db, question_id, rating, graded_at), rating, graded_at)
+                card = due_now_after_lapse(self._review(db, question_id, rating, graded_at), rating, graded_at)
                 cards[question_id] = self._save_card(db, question_id, card, graded_at)
             return int(cursor.lastrowid), cards
 
@@ -276,7 +278,7 @@ class Store:
         `before`), saved; None when it has none."""
         from fsrs import Rating
 
-        from quizprep.study.scheduling import review
+        from quizprep.study.scheduling import replay
 
         events = []
         rows = db.execute("SELECT rating, answered_at, assessed_at FROM answers WHERE question_id = ? "
@@ -289,12 +291,9 @@ class Store:
         grades = decoded(db.execute(f"SELECT {GRADE_COLUMNS} FROM grades").fetchall(), grade_from_row)
         events += [(g.graded_at, Rating.Good if g.passed else Rating.Again, True)
                    for g in grades if question_id in g.lessons]
-        card = None
-        for when, rating, graded in sorted(events, key=lambda event: event[0]):  # stable: answers keep their order
-            if before is None or when < before:
-                card = review(self.scheduler, card, question_id, rating, when)
-                card = _due_now_after_lapse(card, rating, when) if graded else card
-        return None if card is None else self._save_card(db, question_id, card, card.last_review or card.due)
+        events.sort(key=lambda event: event[0])  # stable: answers keep their order
+        cards = list(replay(self.scheduler, question_id, [e for e in events if before is None or e[0] < before]))
+        return self._save_card(db, question_id, cards[-1], cards[-1].last_review or cards[-1].due) if cards else None
 
     @staticmethod
     def _save_card(db: sqlite3.Connection, question_id: str, card: Card, now: datetime) -> Card:
@@ -372,13 +371,3 @@ class Store:
 
     def schema_version(self) -> int:
         return int(self._read("PRAGMA user_version")[0][0])
-
-
-def _due_now_after_lapse(card: Card, rating: Rating, graded_at: datetime) -> Card:
-    """A lapse (Again) found in graded code leaves the question due at once, not after FSRS's
-    first learning step: the code just showed the point is not known."""
-    from fsrs import Rating
-
-    if rating == Rating.Again and card.due > graded_at:
-        card.due = graded_at
-    return card

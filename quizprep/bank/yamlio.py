@@ -55,6 +55,8 @@ def _describe(error: yaml.MarkedYAMLError, text: str) -> tuple[int, str]:
     mark = error.problem_mark or error.context_mark
     line = mark.line + 1 if mark else 1
     detail = " ".join(filter(None, [error.context, error.problem]))
+    if "maximum nesting depth" in detail:  # PyYAML >= 6.0.3 stops deep flow nesting itself
+        return line, f"nested deeper than {MAX_DEPTH} levels"
     lines = text.splitlines()
     if 0 < line <= len(lines) and "\t" in lines[line - 1]:
         detail += " (tabs cannot indent YAML; use spaces)"

@@ -17,14 +17,26 @@ Conventions, stated once so every number in quizprep means the same thing:
 * The KV cache stores one K and one V vector per layer, per KV head, per token:
   ``2·L·G·d_head`` elements per token. G is the number of KV heads: G = H is
   multi-head attention, G = 1 multi-query, anything between grouped-query.
+  Multi-head latent attention (DeepSeek-V3) instead caches one latent and one
+  decoupled RoPE key per layer and token, shared by all heads:
+  ``L·(kv_lora_rank + qk_rope_head_dim)`` elements.
 * A sliding window of W keys (Mistral-7B-v0.1: W = 4096) lets a query attend only
   the last W positions, itself included. The KV cache is then a rolling buffer of
   ``min(seq, W)`` positions, and a decode step attends ``min(context, W)`` keys.
+  Models that interleave windowed and global layers (Gemma 2: one in two global,
+  Gemma 3: one in six) keep every position in the global layers only.
+* A mixture of experts stores every expert (the weights) but runs only the active
+  and shared ones per token (the FLOPs).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
+
+from quizprep.architecture import Mla, ModelConfig, Moe
+from quizprep.budget_presets import PRESETS, preset
+
+__all__ = ["GB", "GIB", "PRESETS", "Mla", "ModelConfig", "Moe", "preset"]  # and the calculators below
 
 GIB = 2**30
 GB = 10**9
@@ -131,123 +143,70 @@ def attention_flops(
 # --------------------------------------------------------------------------- models
 
 
-@dataclass(frozen=True)
-class ModelConfig:
-    """The architecture numbers the calculators need, as published in a model's config."""
-
-    name: str
-    layers: int
-    d_model: int
-    heads: int
-    kv_heads: int
-    head_dim: int
-    ffn_dim: int | None = None
-    vocab: int | None = None
-    gated_mlp: bool = True  # SwiGLU: gate, up and down projections
-    attention_bias: bool = False
-    mlp_bias: bool = False
-    layer_norm: bool = False  # LayerNorm has a bias; RMSNorm does not
-    learned_positions: int = 0
-    tied_embeddings: bool = False
-    sliding_window: int | None = None  # keys a query may attend, itself included
-    context_length: int | None = None  # max_position_embeddings (GPT-2: n_positions)
-    source: str = ""
-
-    @property
-    def is_complete(self) -> bool:
-        """True when the MLP and vocabulary are known, so whole-model numbers make sense."""
-        return self.ffn_dim is not None and self.vocab is not None
-
-    def as_mha(self) -> "ModelConfig":
-        """The same model with one KV head per query head (what GQA saves against)."""
-        return replace(self, name=f"{self.name} as MHA", kv_heads=self.heads)
-
-    @property
-    def attention_kind(self) -> str:
-        """MHA (G = H), MQA (G = 1) or GQA, G being the number of KV heads."""
-        if self.kv_heads == self.heads:
-            return "MHA"
-        return "MQA" if self.kv_heads == 1 else "GQA"
-
-    def cached_tokens(self, seq: int) -> int:
-        """Positions the KV cache holds per sequence: a rolling buffer under a sliding window."""
-        return seq if self.sliding_window is None else min(seq, self.sliding_window)
-
-
-# Each preset copies its numbers from the published Hugging Face config.json cited in
-# `source`; head_dim is hidden_size / num_attention_heads for all of them, and
-# context_length is max_position_embeddings (n_positions for GPT-2).
-PRESETS: dict[str, ModelConfig] = {
-    config.name.lower(): config
-    for config in (
-        ModelConfig(
-            name="Llama-3-8B", layers=32, d_model=4096, heads=32, kv_heads=8, head_dim=128,
-            ffn_dim=14336, vocab=128256, context_length=8192,
-            source="https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json",
-        ),
-        ModelConfig(
-            name="Llama-3-70B", layers=80, d_model=8192, heads=64, kv_heads=8, head_dim=128,
-            ffn_dim=28672, vocab=128256, context_length=8192,
-            source="https://huggingface.co/meta-llama/Meta-Llama-3-70B/blob/main/config.json",
-        ),
-        ModelConfig(
-            name="Mistral-7B-v0.1", layers=32, d_model=4096, heads=32, kv_heads=8, head_dim=128,
-            ffn_dim=14336, vocab=32000, sliding_window=4096, context_length=32768,
-            # The paper (Jiang et al. 2023, Table 1) lists window_size 4096 and a training
-            # context_len of 8192; the config allows 32,768 positions, the length at which
-            # §2 quotes the rolling buffer's 8× cache saving.
-            source="https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json",
-        ),
-        ModelConfig(
-            name="Llama-2-7B", layers=32, d_model=4096, heads=32, kv_heads=32, head_dim=128,
-            ffn_dim=11008, vocab=32000, context_length=4096,
-            source="https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json",
-        ),
-        ModelConfig(
-            name="GPT-2", layers=12, d_model=768, heads=12, kv_heads=12, head_dim=64,
-            ffn_dim=3072, vocab=50257, gated_mlp=False, attention_bias=True, mlp_bias=True,
-            layer_norm=True, learned_positions=1024, tied_embeddings=True, context_length=1024,
-            # n_inner is null in the config, which means 4 * n_embd = 3072.
-            source="https://huggingface.co/openai-community/gpt2/blob/main/config.json",
-        ),
-    )
-}
-_ALIASES = {
-    "llama-3-8b": "llama-3-8b", "meta-llama-3-8b": "llama-3-8b", "llama3-8b": "llama-3-8b",
-    "llama-3-70b": "llama-3-70b", "meta-llama-3-70b": "llama-3-70b", "llama3-70b": "llama-3-70b",
-    "mistral-7b": "mistral-7b-v0.1", "mistral-7b-v0.1": "mistral-7b-v0.1",
-    "llama-2-7b": "llama-2-7b", "llama2-7b": "llama-2-7b",
-    "gpt-2": "gpt-2", "gpt2": "gpt-2", "gpt-2-small": "gpt-2", "gpt2-small": "gpt-2",
-}
-
-
-def preset(name: str) -> ModelConfig:
-    """The preset called ``name`` (case-insensitive; common spellings accepted)."""
-    key = _ALIASES.get(name.strip().lower())
-    if key is None:
-        names = ", ".join(config.name for config in PRESETS.values())
-        raise KeyError(f"unknown model {name!r}; presets: {names}")
-    return PRESETS[key]
+def _mlp_weights(config: ModelConfig, width: int) -> int:
+    return (3 if config.gated_mlp else 2) * config.d_model * width
 
 
 def mlp_params(config: ModelConfig) -> int:
-    """Parameters of one MLP block."""
+    """Parameters of one dense MLP block, ``ffn_dim`` wide."""
     if config.ffn_dim is None:
         raise ValueError(f"{config.name}: the MLP width is unknown")
-    d, f = config.d_model, config.ffn_dim
     matrices = 3 if config.gated_mlp else 2
-    biases = (matrices - 1) * f + d if config.mlp_bias else 0
-    return matrices * d * f + biases
+    biases = (matrices - 1) * config.ffn_dim + config.d_model if config.mlp_bias else 0
+    return _mlp_weights(config, config.ffn_dim) + biases
+
+
+def moe_params(config: ModelConfig, moe: Moe, active_only: bool) -> int:
+    """One mixture-of-experts block: every expert (or only the ``active`` ones a token runs),
+    the shared experts and the router."""
+    experts = (moe.active if active_only else moe.experts) + moe.shared
+    router = config.d_model * moe.experts + (moe.experts if moe.router_bias else 0)
+    return experts * _mlp_weights(config, moe.expert_ffn_dim) + router
+
+
+def _all_mlp_params(config: ModelConfig, active_only: bool) -> int:
+    moe = config.moe
+    if moe is None:
+        return config.layers * mlp_params(config)
+    dense = moe.dense_layers * mlp_params(config) if moe.dense_layers else 0
+    return dense + (config.layers - moe.dense_layers) * moe_params(config, moe, active_only)
 
 
 def _norm_params(config: ModelConfig) -> int:
     return (2 if config.layer_norm else 1) * config.d_model
 
 
-def layer_attention_params(config: ModelConfig) -> int:
+def _mla_weights(config: ModelConfig, mla: Mla) -> int:
+    """W^Q (through the query latent when there is one), W^DKV with W^KR, W^UK with W^UV, W^O."""
+    d, heads = config.d_model, config.heads
+    query_width = heads * (mla.nope_dim + mla.rope_dim)
+    queries = d * query_width if mla.q_lora_rank is None else (d + query_width) * mla.q_lora_rank
+    keys_values = d * mla.cached_elements + mla.kv_lora_rank * heads * (mla.nope_dim + mla.v_dim)
+    return queries + keys_values + heads * mla.v_dim * d
+
+
+def _attention_weights(config: ModelConfig) -> int:
+    """The attention block's weight matrices, without biases or norms."""
+    if config.mla is not None:
+        return _mla_weights(config, config.mla)
     return attention_params_with_head_dim(
+        config.d_model, config.heads, config.kv_heads, config.head_dim, False
+    )
+
+
+def layer_attention_params(config: ModelConfig) -> int:
+    """One layer's attention block with its biases and inner norms (not the layer's own norms)."""
+    if config.mla is not None:
+        # MLA normalises the KV latent and, when there is one, the query latent.
+        return _attention_weights(config) + config.mla.kv_lora_rank + (config.mla.q_lora_rank or 0)
+    params = attention_params_with_head_dim(
         config.d_model, config.heads, config.kv_heads, config.head_dim, config.attention_bias
     )
+    if config.qkv_bias:
+        params += (config.heads + 2 * config.kv_heads) * config.head_dim
+    if config.qk_norm:
+        params += 2 * config.head_dim
+    return params
 
 
 def embedding_params(config: ModelConfig) -> int:
@@ -259,32 +218,53 @@ def embedding_params(config: ModelConfig) -> int:
     return tokens + head + config.learned_positions * config.d_model
 
 
-def model_params(config: ModelConfig) -> int:
-    """Every parameter: embeddings, per-layer attention + MLP + two norms, the final norm."""
-    per_layer = layer_attention_params(config) + mlp_params(config) + 2 * _norm_params(config)
-    return embedding_params(config) + config.layers * per_layer + _norm_params(config)
+def model_params(config: ModelConfig, active_only: bool = False) -> int:
+    """Every parameter (or, with ``active_only``, those one token runs through: a mixture of
+    experts counts only its active and shared experts): embeddings, per-layer attention, MLP
+    and norms, the final norm."""
+    per_layer = layer_attention_params(config) + config.norms_per_layer * _norm_params(config)
+    return (embedding_params(config) + config.layers * per_layer
+            + _all_mlp_params(config, active_only) + _norm_params(config))
 
 
 def matmul_params(config: ModelConfig) -> int:
-    """Parameters that take part in a matmul per token: every weight matrix and the LM head.
+    """Parameters that take part in a matmul per token: every weight matrix a token runs
+    through (the active experts of a mixture) and the LM head.
 
     The embedding lookup, norms and biases cost no multiply-adds worth counting.
     """
-    q_width, kv_width = config.heads * config.head_dim, config.kv_heads * config.head_dim
-    attention = 2 * config.d_model * q_width + 2 * config.d_model * kv_width
-    mlp = (3 if config.gated_mlp else 2) * config.d_model * (config.ffn_dim or 0)
+    if config.moe is None:
+        mlp = config.layers * _mlp_weights(config, config.ffn_dim or 0)
+    else:
+        moe = config.moe
+        dense = moe.dense_layers * _mlp_weights(config, config.ffn_dim or 0)
+        routed = (moe.active + moe.shared) * _mlp_weights(config, moe.expert_ffn_dim)
+        mlp = dense + (config.layers - moe.dense_layers) * (routed + config.d_model * moe.experts)
     lm_head = (config.vocab or 0) * config.d_model
-    return config.layers * (attention + mlp) + lm_head
+    return config.layers * _attention_weights(config) + mlp + lm_head
 
 
 def kv_cache_bytes_per_token(config: ModelConfig, dtype: Any) -> int:
-    return kv_cache_bytes(config.layers, config.kv_heads, config.head_dim, 1, 1, dtype)
+    """Bytes one token adds to the caches of all layers (MLA: its latent and RoPE key)."""
+    return config.layers * config.kv_elements_per_layer * dtype_bytes(dtype)
+
+
+def model_kv_cache_bytes(config: ModelConfig, seq: int, batch: int, dtype: Any) -> int:
+    """The whole cache for ``batch`` sequences of ``seq`` tokens: global layers keep every
+    position, windowed layers a rolling buffer of the window."""
+    _positive(seq=seq, batch=batch)
+    global_layers = config.layers - config.local_layers
+    positions = global_layers * seq + config.local_layers * config.cached_tokens(seq)
+    return batch * positions * config.kv_elements_per_layer * dtype_bytes(dtype)
 
 
 def _layers_attention_flops(config: ModelConfig, n: int, m: int) -> int:
-    return config.layers * attention_flops(
-        1, config.heads, n, m, config.head_dim, True, config.sliding_window
-    )
+    """``QKᵀ`` and ``PV`` over every layer, each head's keys and values taken as materialised."""
+    per_pair = 2 * config.heads * (config.qk_dim + config.v_dim)
+    pairs = (config.layers - config.local_layers) * attended_pairs(n, m, True)
+    if config.local_layers:
+        pairs += config.local_layers * attended_pairs(n, m, True, config.sliding_window)
+    return per_pair * pairs
 
 
 def prefill_flops_per_token(config: ModelConfig, seq: int) -> int:
@@ -294,7 +274,7 @@ def prefill_flops_per_token(config: ModelConfig, seq: int) -> int:
 
 def decode_attention_flops_per_token(config: ModelConfig, context: int) -> int:
     """Attention FLOPs of one new token over ``context`` positions (itself included), of
-    which it attends the last ``sliding_window`` at most."""
+    which a windowed layer attends the last ``sliding_window`` at most."""
     return _layers_attention_flops(config, 1, context)
 
 
@@ -313,6 +293,7 @@ class ModelBudget:
     batch: int
     dtype: str
     params: int | None
+    active_params: int | None  # per token: differs from params for a mixture of experts
     weights_bytes: int | None
     attention_weights_bytes_per_layer: int
     kv_cache_bytes_per_token: int
@@ -336,13 +317,13 @@ def model_budget(config: ModelConfig, seq: int, batch: int, dtype: str) -> Model
         batch=batch,
         dtype=dtype,
         params=params,
+        active_params=model_params(config, active_only=True) if config.is_complete else None,
         weights_bytes=None if params is None else params * size,
         attention_weights_bytes_per_layer=layer_attention_params(config) * size,
         kv_cache_bytes_per_token=kv_cache_bytes_per_token(config, dtype),
-        kv_cache_tokens=config.cached_tokens(seq),
-        kv_cache_bytes=kv_cache_bytes(
-            config.layers, config.kv_heads, config.head_dim, config.cached_tokens(seq), batch, dtype
-        ),
+        # Positions each sequence keeps in its longest-reaching layers.
+        kv_cache_tokens=seq if config.local_layers < config.layers else config.cached_tokens(seq),
+        kv_cache_bytes=model_kv_cache_bytes(config, seq, batch, dtype),
         scores_bytes_per_layer=attention_scores_bytes(batch, config.heads, seq, seq, dtype),
         prefill_flops_per_token=prefill_flops_per_token(config, seq) if config.is_complete else None,
         decode_flops_per_token=decode_flops_per_token(config, seq) if config.is_complete else None,

@@ -123,7 +123,8 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         args.budget_parser.error(str(error))  # exits with status 2
     ours = budget.model_budget(config, args.seq, args.batch, args.dtype)
-    mha = None if config.kv_heads == config.heads else budget.model_budget(
+    # MLA's cache is not a number of KV heads, so an MHA column would compare nothing real.
+    mha = None if config.kv_heads == config.heads or config.mla else budget.model_budget(
         config.as_mha(), args.seq, args.batch, args.dtype
     )
     warnings = seq_warnings(config, args.seq)
@@ -146,8 +147,10 @@ def to_json(config: ModelConfig, ours: ModelBudget, mha: ModelBudget | None) -> 
             "layers": config.layers, "d_model": config.d_model, "heads": config.heads,
             "kv_heads": config.kv_heads, "head_dim": config.head_dim,
             "ffn_dim": config.ffn_dim, "vocab": config.vocab,
-            "sliding_window": config.sliding_window, "context_length": config.context_length,
-            "attention": config.attention_kind,
+            "sliding_window": config.sliding_window, "global_layers": config.global_layers,
+            "context_length": config.context_length, "attention": config.attention_kind,
+            "mla": asdict(config.mla) if config.mla else None,
+            "moe": asdict(config.moe) if config.moe else None,
         },
         "seq": ours.seq,
         "batch": ours.batch,
@@ -172,15 +175,21 @@ def render(config: ModelConfig, ours: ModelBudget, mha: ModelBudget | None):
     from rich.text import Text
 
     kind = {
+        "MLA": "MLA",
         "MHA": "MHA",
         "MQA": f"MQA, all {config.heads} query heads share one KV head",
         "GQA": f"GQA, {config.heads // config.kv_heads} query heads per KV head",
     }[config.attention_kind]
     window = config.sliding_window
+    heads = (f"{config.heads} heads (keys {config.qk_dim}, values {config.v_dim}), "
+             f"{kind}: a {config.mla.kv_lora_rank}-element latent and a {config.mla.rope_dim}-element "
+             "RoPE key per token, shared by every head" if config.mla else
+             f"{config.heads} heads × {config.head_dim}, "
+             f"{config.kv_heads} KV head{'' if config.kv_heads == 1 else 's'} ({kind})")
     title = (
-        f"{config.name} — {config.layers} layers, {config.heads} heads × {config.head_dim}, "
-        f"{config.kv_heads} KV head{'' if config.kv_heads == 1 else 's'} ({kind})"
+        f"{config.name} — {config.layers} layers, {heads}"
         + (f", sliding window {window:,}" if window else "")
+        + (f" in {config.local_layers} of {config.layers} layers" if config.global_layers else "")
     )
     rolling = window is not None and ours.seq > window
     table = Table(title=title, title_justify="left", header_style="bold")
@@ -203,10 +212,15 @@ def render(config: ModelConfig, ours: ModelBudget, mha: ModelBudget | None):
         return budget.format_count(value, "FLOP")
 
     row("parameters", lambda r: r.params, budget.format_count)
+    if config.moe is not None:
+        row("  of which active per token", lambda r: r.active_params, budget.format_count)
     row(f"weights ({ours.dtype})", lambda r: r.weights_bytes, budget.format_bytes)
     row("attention weights per layer", lambda r: r.attention_weights_bytes_per_layer, budget.format_bytes)
     row("KV cache per token", lambda r: r.kv_cache_bytes_per_token, budget.format_bytes)
-    buffer = " (rolling buffer)" if rolling else ""
+    buffer = ""
+    if rolling:
+        buffer = (f" ({config.local_layers} windowed layers keep {window:,})" if config.global_layers
+                  else " (rolling buffer)")
     row(f"KV cache, {ours.batch} × {ours.kv_cache_tokens} tokens{buffer}", lambda r: r.kv_cache_bytes,
         budget.format_bytes)
     row("score matrix per layer, if materialised", lambda r: r.scores_bytes_per_layer, budget.format_bytes)
@@ -218,21 +232,37 @@ def render(config: ModelConfig, ours: ModelBudget, mha: ModelBudget | None):
     notes = [
         f"{budget.dtype_bytes(ours.dtype)} bytes per element; GiB = 2^30 bytes; "
         "1 multiply-add = 2 FLOPs; causal attention counts only the pairs a query may attend.",
-        f"KV cache = 2 (K and V) × {config.layers} layers × {config.kv_heads} KV heads × "
-        f"{config.head_dim} × {budget.dtype_bytes(ours.dtype)} bytes = "
-        f"{budget.format_bytes(ours.kv_cache_bytes_per_token)} per token.",
+        _kv_note(config, ours),
         f"Score matrix = B·H·n·n·bytes = {ours.batch}·{config.heads}·{ours.seq}·{ours.seq}·"
         f"{budget.dtype_bytes(ours.dtype)}: what a naive implementation holds per layer; "
         "FlashAttention never stores it.",
     ]
     if window is not None:
+        layers = (f"in {config.local_layers} of {config.layers} layers (the other {config.global_layers} "
+                  "attend globally) a" if config.global_layers else "A")
         notes.append(
-            f"Sliding window W = {window:,}: a query attends at most W keys, itself included, so the "
-            f"KV cache is a rolling buffer of min(seq, W) = {ours.kv_cache_tokens:,} positions per "
-            "sequence and a decode step attends min(context, W) keys."
+            f"Sliding window W = {window:,}: {layers} query attends at most W keys, itself included, so "
+            f"those layers keep a rolling buffer of min(seq, W) = {config.cached_tokens(ours.seq):,} "
+            "positions per sequence and a decode step there attends min(context, W) keys."
         )
+    if config.mla is not None:
+        notes.append("Attention FLOPs count each head's keys and values as rebuilt from the latent "
+                     "(the prefill path); absorbed decode trades them for latent-width dot products.")
+    if config.note:
+        notes.append(config.note)
     if not config.is_complete:
         notes.append("Whole-model weights and FLOPs need --ffn and --vocab.")
     if config.source:
         notes.append(f"Source: {config.source}")
     return Group(table, *(Text(note, style="dim") for note in notes))
+
+
+def _kv_note(config: ModelConfig, ours: ModelBudget) -> str:
+    size = budget.dtype_bytes(ours.dtype)
+    per_token = budget.format_bytes(ours.kv_cache_bytes_per_token)
+    if config.mla is not None:
+        return (f"KV cache = {config.layers} layers × ({config.mla.kv_lora_rank} latent + "
+                f"{config.mla.rope_dim} RoPE key) × {size} bytes = {per_token} per token: "
+                "one latent serves K and V of every head.")
+    return (f"KV cache = 2 (K and V) × {config.layers} layers × {config.kv_heads} KV heads × "
+            f"{config.head_dim} × {size} bytes = {per_token} per token.")

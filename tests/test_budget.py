@@ -127,7 +127,7 @@ def test_preset_parameter_totals(name: str, params: int) -> None:
 def test_every_preset_cites_its_config() -> None:
     for config in budget.PRESETS.values():
         assert config.source.startswith("https://huggingface.co/") and config.source.endswith("config.json")
-        assert config.heads * config.head_dim == config.d_model
+        assert config.heads % config.kv_heads == 0
 
 
 def test_unknown_preset_lists_the_known_ones() -> None:

@@ -130,3 +130,22 @@ def test_usage_errors_exit_2_with_a_reason(capsys: pytest.CaptureFixture[str], a
     status, _, err = run(capsys, *argv)
     assert status == 2
     assert message in err
+
+
+def test_deepseek_v3_json_has_the_latent_and_no_mha_column(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "--model", "deepseek-v3", "--seq", "128k", "--batch", "2", "--json")
+    data = json.loads(out)
+    assert status == 0 and err == "" and data["mha"] is None
+    assert data["config"]["attention"] == "MLA"
+    assert (data["config"]["mla"]["kv_lora_rank"], data["config"]["mla"]["rope_dim"]) == (512, 64)
+    assert data["model_attention"]["kv_cache_bytes"] == 61 * 576 * 2 * 128_000 * 2
+
+
+def test_gemma_table_names_the_windowed_layers(capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    status, out, _ = run(capsys, "--model", "gemma-3-27b", "--seq", "131072")
+    assert status == 0
+    assert "sliding window 1,024 in 52 of" in out
+    assert "(52 windowed layers keep 1,024)" in out and "10.41 GiB" in out
+    assert "vision encoder" in out

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Iterator, Mapping
 
 from quizprep.bank.formula import Formula, FormulaError, additive_terms, format_number, has_even_factor
 from quizprep.bank.model import NumericQuestion
-from quizprep.bank.units import Quantity, Reading, bit_unit_name, decimal_power, scaled_quantity
+from quizprep.bank.units import (Quantity, Reading, bit_unit_name, decimal_power, exact_quantity, powers_of,
+                                 scaled_quantity)
 
 if TYPE_CHECKING:
     from quizprep.bank.numeric import Draw
@@ -89,12 +90,11 @@ def _reading_slips(question: NumericQuestion, expected: float, given: Quantity) 
         power = decimal_power(given.scale)
         ratio = (1000 / 1024) ** power
         letter = "kMGT"[power - 1]
-        binary = format_number(given.number * 1024**power)
+        binary = exact_quantity(given.number * 1024**power, question.unit)
         spelled = f"{number} {letter.upper()}iB or {number}*2^{10 * power} B" if question.unit \
             else f"{number}*2^{10 * power}"
-        yield expected * ratio, (f"Off by {ratio_text(ratio)}: {letter} means 1000{_power(power)}, not "
-                                 f"1024{_power(power)}; {binary}{' B' if question.unit else ''} is written "
-                                 f"{spelled}.")
+        yield expected * ratio, (f"Off by {ratio_text(ratio)}: {letter} means {powers_of('1000', power)}, not "
+                                 f"{powers_of('1024', power)}; {binary} is written {spelled}.")
     elif given.reading is Reading.IMPLIED_UNIT:
         unit = question.display_unit
         yield expected * given.scale, (f"A bare number is read in {unit}, as the question asks: {number} is "
@@ -135,7 +135,3 @@ def _label(term: Formula, definitions: Mapping[str, Formula]) -> str:
     """A derived name with its formula: "pv_flops = 2 × batch × heads × n × m × d"."""
     name = term.render()
     return f"{name} = {definitions[name].render()}" if name in definitions else name
-
-
-def _power(power: int) -> str:
-    return "" if power == 1 else "⁰¹²³⁴"[power]

@@ -204,10 +204,9 @@ def understood_text(quantity: Quantity, unit: str, display_unit: str | None, suf
         return f"{value}: {suffix} means {bit_unit_name(quantity.scale)}, 8 to a byte"
     if quantity.reading is Reading.DECIMAL_SHORTHAND:
         power = decimal_power(quantity.scale)
-        binary = format_number(quantity.number * 1024**power)
-        as_binary = (f"{number} {suffix.upper()}iB would be {binary} B" if unit
-                     else f"{number} × 1024{'' if power == 1 else '⁰¹²³⁴'[power]} would be {binary}")
-        return f"{value}: {suffix} means {format_number(quantity.scale)}; {as_binary}"
+        binary = exact_quantity(quantity.number * 1024**power, unit)
+        written = f"{number} {suffix.upper()}iB" if unit else f"{number} × {powers_of('1024', power)}"
+        return f"{value}: {suffix} means {powers_of('1000', power)}; {written} would be {binary}"
     if quantity.reading is Reading.PERCENT:
         return f"{value} ({number}%)"
     if quantity.reading is Reading.FACTOR:
@@ -223,6 +222,11 @@ def bit_unit_name(bytes_per_unit: float) -> str:
 def decimal_power(scale: float) -> int:
     """3 for G (10⁹): the power of 1000, and of 1024 in the binary prefix it is mistaken for."""
     return round(math.log10(scale) / 3)
+
+
+def powers_of(base: str, power: int) -> str:
+    """"1000" or "1024²": a prefix's size as a power."""
+    return base + ("" if power == 1 else "⁰¹²³⁴⁵⁶"[power])
 
 
 def example_for(unit: str) -> str:
@@ -246,7 +250,7 @@ def scale_of(display_unit: str, unit: str) -> float:
 def format_quantity(value: float, unit: str, display_unit: str | None = None) -> str:
     """Human-scaled text, with the exact base-unit value beside it when scaled."""
     scaled = scaled_quantity(value, unit, display_unit)
-    exact = _exact(value, unit)
+    exact = exact_quantity(value, unit)
     return scaled if scaled == exact else f"{scaled} ({exact})"
 
 
@@ -270,15 +274,16 @@ def _auto_scale(value: float, unit: str) -> str:
             return f"{_significant(value)} s"
         table = {"ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
     else:
-        return _exact(value, unit)
+        return exact_quantity(value, unit)
     for name, scale in table.items():
         if abs(value) >= scale:
             joiner = "" if name.startswith(("T ", "B ", "M ", "K ")) else " "
             return f"{_significant(value / scale)}{joiner}{name}"
-    return _exact(value, unit)
+    return exact_quantity(value, unit)
 
 
-def _exact(value: float, unit: str) -> str:
+def exact_quantity(value: float, unit: str) -> str:
+    """The value in the base unit, every digit of an integer: "131,072 B"."""
     names = {"B": " B", "FLOP": " FLOP", "params": " params", "s": " s", "": ""}
     if float(value).is_integer() and abs(value) < 1e16:
         return f"{int(value):,}{names[unit]}"

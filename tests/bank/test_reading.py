@@ -137,7 +137,7 @@ def test_bits_are_refused_where_flops_are_asked():
 def test_k_is_1000_and_says_what_1024_would_be(text):
     quantity = parse_quantity(text, "B")
     assert quantity.value == 128_000 and quantity.reading is Reading.DECIMAL_SHORTHAND
-    assert quantity.understood.endswith(f"{text[-1]} means 1,000; 128 KiB would be 131,072 B")
+    assert quantity.understood.endswith(f"{text[-1]} means 1000; 128 KiB would be 131,072 B")
 
 
 @pytest.mark.parametrize("text", ["128k", "128K"])

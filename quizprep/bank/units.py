@@ -169,7 +169,7 @@ def _read_unit(suffix: str, unit: str, display_unit: str | None,
         return unit, 0.01, Reading.PERCENT
     if suffix in ("x", "×"):
         raise UnitError(f"'{suffix}' marks a factor; this question asks for {_UNIT_NAMES[unit]}")
-    if suffix == "" and display_unit:
+    if suffix == "" and display_unit and display_unit != unit:
         return unit, scale_of(display_unit, unit), Reading.IMPLIED_UNIT
     family, scale = _read_suffix(suffix, unit)
     if family == "bit" and unit == "B":

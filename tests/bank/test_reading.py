@@ -176,3 +176,8 @@ def test_bytes_typed_bare_for_an_answer_in_mib_are_named():
 def test_arithmetic_is_numbers_and_operators_only(text, fragment):
     with pytest.raises(UnitError, match=fragment):
         parse_quantity(text, "B")
+
+
+def test_a_display_unit_that_is_the_base_unit_reads_bare_numbers_as_written():
+    assert parse_quantity("3e12", "FLOP", "FLOP").reading is Reading.AS_WRITTEN
+    assert parse_quantity("3e12", "FLOP", "FLOP").understood == "3 TFLOP (3,000,000,000,000 FLOP)"

@@ -5,12 +5,18 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from quizprep.bank import NumericQuestion, load_banks
+from quizprep.bank.numeric import draw, judge
 from quizprep.bank.units import Reading, UnitError, parse_quantity
+
+READINGS = [q for q in load_banks([Path(__file__).parent / "data" / "readings.yaml"]).questions
+            if isinstance(q, NumericQuestion)]
 
 DISPLAY_UNITS = [("B", None), ("B", "MiB"), ("B", "GiB"), ("B", "KiB"), ("B", "GB"), ("FLOP", None),
                  ("FLOP", "TFLOP"), ("params", None), ("s", None), ("s", "ms"), ("", None)]
@@ -36,6 +42,18 @@ def test_any_text_is_a_quantity_or_the_parsers_own_error(text, units):
         return
     assert math.isfinite(quantity.value) and quantity.understood
     assert quantity.value >= 0 or unit == ""
+
+
+@given(st.one_of(st.text(ALPHABET, max_size=24), st.text(max_size=24)), st.sampled_from(READINGS),
+       st.integers(0, 3))
+def test_any_text_gets_a_verdict_and_a_wrong_one_a_reason_or_none(text, question, seed):
+    verdict = judge(question, draw(question, seed), text)
+    assert verdict.expected
+    if verdict.error:
+        assert verdict.value is None and not verdict.correct
+    else:
+        assert verdict.value is not None and math.isfinite(verdict.value)
+        assert verdict.diagnosis is None or (not verdict.correct and verdict.diagnosis)
 
 
 @given(st.integers(0, 10**6), PREFIXES)

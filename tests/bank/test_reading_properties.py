@@ -113,3 +113,10 @@ def test_the_decimal_shorthand_says_what_1024_would_be(n, letter):
     power = {"k": 1, "K": 1, "M": 2, "G": 3, "T": 4}[letter]
     assert quantity.value == n * 1000**power and quantity.reading is Reading.DECIMAL_SHORTHAND
     assert quantity.understood.endswith(f"would be {n * 1024**power:,} B")
+
+
+@given(st.integers(0, 2**26), st.integers(0, 2**26), st.sampled_from(["B", "FLOP", "params", ""]))
+def test_what_was_understood_reads_back_as_the_same_value(a, b, unit):
+    quantity = parse_quantity(f"{a} * {b} {unit}".strip(), unit)
+    exact = quantity.understood.split("(")[-1].rstrip(")")
+    assert parse_quantity(exact, unit).value == quantity.value == a * b

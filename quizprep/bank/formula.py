@@ -63,6 +63,10 @@ class FormulaError(ValueError):
     """A formula that does not parse, uses something outside the whitelist, or fails to evaluate."""
 
 
+class LiteralTooLarge(FormulaError):
+    """A number written out that is infinite or larger than MAX_LITERAL."""
+
+
 @dataclass(frozen=True)
 class Formula:
     source: str
@@ -100,6 +104,62 @@ def parse_formula(source: str) -> Formula:
         raise FormulaError(f"cannot parse {source!r}") from None
     names, size = _checked_names(tree, source)
     return Formula(source, tree, names, size)
+
+
+_ARITHMETIC = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.USub, ast.UAdd,
+               ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
+
+
+def parse_arithmetic(source: str) -> Formula:
+    """A formula of numbers and + − × / ^ only (no names, calls or comparisons): how a learner
+    writes a number such as `2*2048*2048` or `3e9/2`."""
+    formula = parse_formula(source)
+    if not all(isinstance(node, _ARITHMETIC) for node in ast.walk(formula.tree)):
+        raise FormulaError(f"only numbers and + - * / ^ may appear in {source!r}")
+    return formula
+
+
+def additive_terms(formula: Formula, definitions: Mapping[str, Formula]) -> tuple[Formula, ...]:
+    """The terms whose sum is `formula`, following names defined in `definitions` that are sums
+    themselves: `score_flops + pv_flops` gives both names. A formula that is no sum is one term."""
+    return tuple(_subformula(node) for node in _terms(formula.tree.body, definitions))
+
+
+def _terms(node: ast.AST, definitions: Mapping[str, Formula]) -> list[ast.AST]:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _terms(node.left, definitions) + _terms(node.right, definitions)
+    if isinstance(node, ast.Name) and node.id in definitions:
+        expanded = _terms(definitions[node.id].tree.body, definitions)
+        return expanded if len(expanded) > 1 else [node]
+    return [node]
+
+
+def _subformula(node: ast.AST) -> Formula:
+    tree = ast.Expression(body=node)
+    names, size = _checked_names(tree, ast.unparse(node))
+    return Formula(ast.unparse(node), tree, names, size)
+
+
+def has_even_factor(formula: Formula, definitions: Mapping[str, Formula]) -> bool:
+    """Whether every term of `formula` is multiplied by an even integer constant, seen through
+    the names in `definitions`: the visible ×2 of a multiply-add counted as 2 FLOPs."""
+    return _even(formula.tree.body, definitions)
+
+
+def _even(node: ast.AST, definitions: Mapping[str, Formula]) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and node.value != 0 and node.value % 2 == 0
+    if isinstance(node, ast.Name):
+        return node.id in definitions and _even(definitions[node.id].tree.body, definitions)
+    if isinstance(node, ast.UnaryOp):
+        return _even(node.operand, definitions)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _even(node.left, definitions) or _even(node.right, definitions)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+        return _even(node.left, definitions) and _even(node.right, definitions)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
+        return _even(node.left, definitions) and not _even(node.right, definitions)
+    return False
 
 
 def _checked_names(tree: ast.Expression, source: str) -> tuple[frozenset[str], int]:
@@ -145,7 +205,7 @@ def _check_node(node: ast.AST, source: str) -> None:
     ):
         raise FormulaError(f"only numbers may appear as constants: {source!r}")
     if isinstance(node, ast.Constant) and not abs(node.value) <= MAX_LITERAL:
-        raise FormulaError(f"the number {_clipped(node.value)} is not finite or larger than "
+        raise LiteralTooLarge(f"the number {_clipped(node.value)} is not finite or larger than "
                            f"{MAX_LITERAL:g}: {source!r}")
     if isinstance(node, ast.Call):
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:

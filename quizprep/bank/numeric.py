@@ -8,35 +8,11 @@ from typing import Mapping
 
 from quizprep.bank.formula import Formula, FormulaError, Number, format_number
 from quizprep.bank.model import NumericQuestion
+from quizprep.bank.slips import diagnose
 from quizprep.bank.units import UnitError, format_quantity, parse_quantity
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")  # {{name}} in prompts and explanations
 DRAW_ATTEMPTS = 20
-
-# Slips that apply to every question of a unit: (ratio given/expected, what it means).
-GENERIC_SLIPS: dict[str, tuple[tuple[float, str], ...]] = {
-    "B": (
-        (1e9 / 2**30, "Off by ×0.931: that is GiB read as GB (1 GiB = 2³⁰ B ≈ 1.074 GB)."),
-        (2**30 / 1e9, "Off by ×1.074: that is GB read as GiB (1 GiB = 2³⁰ B ≈ 1.074 GB)."),
-        (1e6 / 2**20, "Off by ×0.954: MiB and MB mixed up (1 MiB = 2²⁰ B)."),
-        (2**20 / 1e6, "Off by ×1.049: MB and MiB mixed up (1 MiB = 2²⁰ B)."),
-        (1e12 / 2**40, "Off by ×0.909: TiB and TB mixed up (1 TiB = 2⁴⁰ B)."),
-        (2**40 / 1e12, "Off by ×1.100: TB and TiB mixed up (1 TiB = 2⁴⁰ B)."),
-    ),
-    "FLOP": (
-        (0.5, "Off by ×½: that counts multiply-adds (MACs); one multiply-add is 2 FLOPs."),
-        (2.0, "Off by ×2: a multiply-add was counted as 4 FLOPs, or the causal half was not taken."),
-    ),
-}
-
-# Last resort, for any unit: a plain factor of 2, the commonest slip in these computations.
-FACTOR_OF_TWO = (
-    (2.0, "Off by ×2: twice the answer, so a factor of 2 crept in (check K and V, bytes per value, "
-          "FLOPs per multiply-add)."),
-    (0.5, "Off by ×½: half the answer, so a factor of 2 is missing (check K and V, bytes per value, "
-          "FLOPs per multiply-add)."),
-)
-
 
 @dataclass(frozen=True)
 class Draw:
@@ -114,29 +90,9 @@ def expected_text(question: NumericQuestion, draw: Draw) -> str:
 def judge(question: NumericQuestion, draw: Draw, text: str) -> NumericVerdict:
     expected = expected_text(question, draw)
     try:
-        quantity = parse_quantity(text, question.unit)
+        quantity = parse_quantity(text, question.unit, question.display_unit)
     except UnitError as error:
         return NumericVerdict(False, None, "", expected, error=str(error))
     correct = question.tolerance.accepts(quantity.value, float(draw.answer))
-    diagnosis = None if correct else diagnose(question, draw, quantity.value)
+    diagnosis = None if correct else diagnose(question, draw, quantity)
     return NumericVerdict(correct, quantity.value, quantity.understood, expected, diagnosis)
-
-
-def diagnose(question: NumericQuestion, draw: Draw, given: float) -> str | None:
-    """Name the typical slip that explains a wrong number: the question's own first, then its
-    unit's, then a bare factor of 2."""
-    expected = float(draw.answer)
-    candidates = []
-    for wrong in question.wrong_answers:
-        try:
-            candidates.append((float(wrong.formula.evaluate(draw.values)), wrong.message))
-        except FormulaError:
-            continue  # a slip that cannot happen with these numbers
-    candidates += [(expected * ratio, message)
-                   for ratio, message in GENERIC_SLIPS.get(question.unit, ()) + FACTOR_OF_TWO]
-    for value, message in candidates:
-        # A slip only counts when this tolerance tells it apart from the right answer.
-        distinct = not question.tolerance.accepts(value, expected)
-        if distinct and question.tolerance.accepts(given, value):
-            return message
-    return None

@@ -2,29 +2,44 @@
 
 Binary prefixes (KiB, MiB, GiB, TiB) are powers of 1024; decimal ones (KB, MB, GB, TB, and the
 bare suffixes k, M, G, T) are powers of 1000. For parameter counts and pure numbers `B` means
-billion, as in "Llama-3-8B"; for memory it means bytes. Units are matched case-insensitively when
-that is unambiguous ("32 mib"), since learners type fast; what was understood is shown back.
-A number may be a power ("2^25", "2**25", "3 × 2^30").
+billion, as in "Llama-3-8B"; for memory it means bytes. A lowercase `b` after a prefix in its
+proper case ("Mib", "Gb", "kb") means bits, as in networking; spelled all in lowercase ("mib",
+"gb") it is read as bytes typed fast, since "m" and "g" are no prefixes. Units are matched
+case-insensitively when that is unambiguous; what was understood is shown back.
+
+A number may be arithmetic ("2^25", "2*2048*2048 B", "8*2^20", "3e9/2"), evaluated by the bank's
+safe formula evaluator, never `eval`. A bare number is in the question's display unit ("Answer in
+MiB": 8 is 8 MiB). Fractions may be written as percentages ("14.8%"), factors as "4x" or "×4".
 """
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import Enum
+from fractions import Fraction
+
+from quizprep.bank.formula import MAX_LITERAL, FormulaError, LiteralTooLarge, format_number, parse_arithmetic
 
 UNITS = ("B", "FLOP", "params", "s", "")
 
-_UNIT_NAMES = {"B": "bytes", "FLOP": "FLOP", "params": "parameters", "s": "seconds", "": "a number"}
+_UNIT_NAMES = {"B": "bytes", "FLOP": "FLOP", "params": "parameters", "s": "seconds", "": "a number",
+               "bit": "bits"}
 
 _DECIMAL = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50}
 _COUNT_SUFFIX = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12}
+_PREFIX_NAMES = {1: "", 1e3: "kilo", 1e6: "mega", 1e9: "giga", 1e12: "tera", 1e15: "peta", 1e18: "exa",
+                 2**10: "kibi", 2**20: "mebi", 2**30: "gibi", 2**40: "tebi", 2**50: "pebi"}
 
 # Unit words that may follow the number, mapped to (family, scale).
 _SUFFIXES: dict[str, tuple[str, float]] = {}
+_BITS: dict[str, tuple[str, float]] = {}  # matched in their exact case, or spelled out ("Mbit")
 for _prefix, _scale in {**_DECIMAL, **_BINARY}.items():
     for _word in ("B", "byte", "bytes"):
         _SUFFIXES[_prefix + _word] = ("B", _scale)
+    for _word in ("b", "bit", "bits"):
+        _BITS[_prefix + _word] = ("bit", _scale)
     if _prefix not in _BINARY:
         for _word in ("FLOP", "FLOPs", "flop", "flops", "FLOPS"):
             _SUFFIXES[_prefix + _word] = ("FLOP", _scale)
@@ -47,57 +62,123 @@ def _folded(table: dict[str, tuple[str, float]]) -> dict[str, tuple[str, float]]
 
 
 _FOLDED_SUFFIXES = _folded(_SUFFIXES)
+_FOLDED_BIT_WORDS = _folded({word: meaning for word, meaning in _BITS.items() if word.endswith(("bit", "bits"))})
 
-# A number: a sign, digits (with thousands separators), then an e-exponent, a power of the
-# number itself ("2^25") or a power of a second base ("3.2 × 10^9", "3 × 2^30").
-_NUMBER = re.compile(
-    r"""^\s*(?P<sign>[-+]?)
-        (?P<mantissa>(?:\d{1,3}(?:,\d{3})+|\d[\d_]*|\d*\.\d+|\d[\d_]*\.\d*)(?:\.\d*)?(?:[eE][-+]?\d+)?)
-        (?:\s*(?:\^|\*\*)\s*(?P<exponent>[-+]?\d+)
-          |\s*[×x*]\s*(?P<base>\d+)\s*(?:\^|\*\*)\s*(?P<power>[-+]?\d+))?
-        \s*(?P<suffix>.*?)\s*$""",
-    re.VERBOSE,
-)
+# The number, up to its last digit, point or bracket, then the unit: letters, spaces, %, ×.
+_NUMBER_AND_UNIT = re.compile(r"^\s*(?P<number>.*?[\d.)])\s*(?P<suffix>[^\d.()]*?)\s*$", re.DOTALL)
+_FACTOR = re.compile(r"^\s*(?:[x×]\s*(?P<leading>.*?)|(?P<trailing>.*?)\s*[x×])\s*$", re.DOTALL)
+_TIMES = re.compile(r"(?<=[\d.)])\s*[xX×·⋅]\s*(?=[\d.(])")  # "3.2 x 10^9", not a hex literal
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # "1,073,741,824"
+_PLAIN_DECIMAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d{1,3})?")  # "14.8", "1.2e-3"
+_LEADING_ZEROS = re.compile(r"(?<![\w.])0+(?=\d)")  # "08", which Python would refuse
 
 
 class UnitError(ValueError):
     """Text that is not a number in the expected unit."""
 
 
+class Reading(Enum):
+    """How the written unit was taken, when that is worth saying back to the learner."""
+
+    AS_WRITTEN = "as written"
+    IMPLIED_UNIT = "a bare number, in the question's unit"
+    BITS = "bits, converted to bytes"
+    DECIMAL_SHORTHAND = "k, M, G, T as powers of 1000"
+    PERCENT = "a percentage"
+    FACTOR = "a factor"
+
+
 @dataclass(frozen=True)
 class Quantity:
+    """A learner's answer: `value` in the base unit, `number` as written before its unit,
+    `scale` base units per written unit."""
+
     value: float
     understood: str
+    number: float = 0.0
+    scale: float = 1.0
+    reading: Reading = Reading.AS_WRITTEN
 
 
-def parse_quantity(text: str, unit: str) -> Quantity:
-    """Read a learner's answer, e.g. "32 GiB", "3.4e10 B", "268M", "1.5 TFLOP", "7B params"."""
-    match = _NUMBER.match(text)
-    if not match or not text.strip():
-        raise UnitError(f"{text.strip()!r} is not a number; try e.g. {example_for(unit)}")
-    suffix = match.group("suffix")
-    family, scale = _read_suffix(suffix, unit)
-    if family != unit:
-        raise UnitError(
-            f"expected {_UNIT_NAMES[unit]}, but {suffix!r} is a unit of {_UNIT_NAMES[family]}"
-        )
-    try:
-        value = _read_number(match) * scale
-    except (OverflowError, ZeroDivisionError):  # 10^999, 0^-1
-        value = math.inf
+def parse_quantity(text: str, unit: str, display_unit: str | None = None) -> Quantity:
+    """Read a learner's answer, e.g. "32 GiB", "3.4e10 B", "268M", "1.5 TFLOP", "7B params",
+    "2*2048*2048 B"; a bare number is in `display_unit` when the question asks in one."""
+    shown = text.strip()
+    reading = Reading.AS_WRITTEN
+    factor = _FACTOR.match(text) if unit == "" else None
+    if factor:
+        text, reading = factor.group("leading") or factor.group("trailing") or "", Reading.FACTOR
+    match = _NUMBER_AND_UNIT.match(text)
+    if not match:
+        raise UnitError(f"{shown!r} is not a number; try e.g. {example_for(unit)}")
+    number = _evaluate(match.group("number"), shown, unit)
+    unit, scale, reading = _read_unit(match.group("suffix"), unit, display_unit, reading)
+    value = _scaled(number, scale)
     if not math.isfinite(value):
-        raise UnitError(f"{text.strip()!r} is not a finite number")
-    return Quantity(value, f"{format_quantity(value, unit)}")
+        raise UnitError(f"{shown!r} is not a finite number")
+    if value < 0 and unit:
+        raise UnitError(f"{shown!r} is negative; a number of {_UNIT_NAMES[unit]} cannot be")
+    quantity = Quantity(value, "", float(number), scale, reading)
+    return replace(quantity, understood=understood_text(quantity, unit, display_unit, match.group("suffix")))
 
 
-def _read_number(match: re.Match[str]) -> float:
-    """The matched number; raises OverflowError (ZeroDivisionError) for powers beyond a float (of 0)."""
-    value = float(match.group("mantissa").replace(",", "").replace("_", ""))
-    if match.group("exponent"):
-        value **= int(match.group("exponent"))
-    elif match.group("power"):
-        value *= float(match.group("base")) ** int(match.group("power"))
-    return -value if match.group("sign") == "-" else value
+def _evaluate(written: str, shown: str, unit: str) -> float | Fraction:
+    """The written number; exact when it is a plain decimal, so that it is rounded only once."""
+    source = written.replace("−", "-").replace("÷", "/").replace("^", "**")
+    source = _LEADING_ZEROS.sub("", _THOUSANDS.sub("", _TIMES.sub("*", source)))
+    try:
+        formula = parse_arithmetic(source)
+    except LiteralTooLarge:
+        raise UnitError(f"{shown!r} is not a finite number of at most {MAX_LITERAL:g}") from None
+    except FormulaError:
+        if any(_is_unit(word, unit) for word in re.findall(r"[A-Za-zµμ]+", written)):
+            raise UnitError(f"{shown!r}: write the unit once, at the end, e.g. \"4 * 8 MiB\"") from None
+        raise UnitError(f"{shown!r} is not a number; try e.g. {example_for(unit)}") from None
+    try:
+        result = float(formula.evaluate({}))
+    except (FormulaError, OverflowError):  # 10^999, 0^-1, 1/0
+        raise UnitError(f"{shown!r} is not a finite number") from None
+    plain = source.replace("_", "").strip()
+    return Fraction(plain) if _PLAIN_DECIMAL.fullmatch(plain) else result
+
+
+def _scaled(number: float | Fraction, scale: float) -> float:
+    """number × scale rounded once: 14.8% is 0.148 and 1.2 ms 0.0012, as typed, not 0.14800000000000002."""
+    exact_scale = Fraction(scale) if scale >= 1 else Fraction(1, round(1 / scale))
+    if isinstance(number, Fraction):
+        try:
+            return float(number * exact_scale)
+        except OverflowError:
+            return math.inf
+    return number * scale if scale >= 1 else number / exact_scale.denominator
+
+
+def _is_unit(word: str, unit: str) -> bool:
+    try:
+        _read_suffix(word, unit)
+    except UnitError:
+        return False
+    return True
+
+
+def _read_unit(suffix: str, unit: str, display_unit: str | None,
+               reading: Reading) -> tuple[str, float, Reading]:
+    if suffix == "%":
+        if unit:
+            raise UnitError(f"% is for fractions; this question asks for {_UNIT_NAMES[unit]}")
+        return unit, 0.01, Reading.PERCENT
+    if suffix in ("x", "×"):
+        raise UnitError(f"'{suffix}' marks a factor; this question asks for {_UNIT_NAMES[unit]}")
+    if suffix == "" and display_unit and display_unit != unit:
+        return unit, scale_of(display_unit, unit), Reading.IMPLIED_UNIT
+    family, scale = _read_suffix(suffix, unit)
+    if family == "bit" and unit == "B":
+        return unit, scale / 8, Reading.BITS
+    if family != unit:
+        raise UnitError(f"expected {_UNIT_NAMES[unit]}, but {suffix!r} is a unit of {_UNIT_NAMES[family]}")
+    if unit in ("B", "") and suffix.upper() in ("K", "M", "G", "T"):
+        return unit, scale, Reading.DECIMAL_SHORTHAND
+    return unit, scale, reading
 
 
 def _read_suffix(suffix: str, unit: str) -> tuple[str, float]:
@@ -107,11 +188,45 @@ def _read_suffix(suffix: str, unit: str) -> tuple[str, float]:
     for spelling in (suffix, suffix.upper()):  # the bare prefixes are upper case but for k
         if spelling in bare:
             return unit, bare[spelling]
-    if suffix in _SUFFIXES:
-        return _SUFFIXES[suffix]
-    if suffix.lower() in _FOLDED_SUFFIXES:
-        return _FOLDED_SUFFIXES[suffix.lower()]
+    for table, key in ((_SUFFIXES, suffix), (_BITS, suffix), (_FOLDED_SUFFIXES, suffix.lower()),
+                       (_FOLDED_BIT_WORDS, suffix.lower())):
+        if key in table:
+            return table[key]
     raise UnitError(f"unknown unit {suffix!r}; try e.g. {example_for(unit)}")
+
+
+def understood_text(quantity: Quantity, unit: str, display_unit: str | None, suffix: str) -> str:
+    """What the app read, with what is worth knowing about how it read it."""
+    implied = quantity.reading is Reading.IMPLIED_UNIT
+    value = format_quantity(quantity.value, unit, display_unit if implied else None)
+    number = format_number(quantity.number)
+    if quantity.reading is Reading.BITS:
+        return f"{value}: {suffix} means {bit_unit_name(quantity.scale)}, 8 to a byte"
+    if quantity.reading is Reading.DECIMAL_SHORTHAND:
+        power = decimal_power(quantity.scale)
+        binary = exact_quantity(quantity.number * 1024**power, unit)
+        written = f"{number} {suffix.upper()}iB" if unit else f"{number} × {powers_of('1024', power)}"
+        return f"{value}: {suffix} means {powers_of('1000', power)}; {written} would be {binary}"
+    if quantity.reading is Reading.PERCENT:
+        return f"{value} ({number}%)"
+    if quantity.reading is Reading.FACTOR:
+        return f"{value}×"
+    return value
+
+
+def bit_unit_name(bytes_per_unit: float) -> str:
+    """"mebibits" for the 2²⁰/8 bytes of one Mib."""
+    return f"{_PREFIX_NAMES.get(bytes_per_unit * 8, '')}bits"
+
+
+def decimal_power(scale: float) -> int:
+    """3 for G (10⁹): the power of 1000, and of 1024 in the binary prefix it is mistaken for."""
+    return round(math.log10(scale) / 3)
+
+
+def powers_of(base: str, power: int) -> str:
+    """"1000" or "1024²": a prefix's size as a power."""
+    return base + ("" if power == 1 else "⁰¹²³⁴⁵⁶"[power])
 
 
 def example_for(unit: str) -> str:
@@ -134,12 +249,16 @@ def scale_of(display_unit: str, unit: str) -> float:
 
 def format_quantity(value: float, unit: str, display_unit: str | None = None) -> str:
     """Human-scaled text, with the exact base-unit value beside it when scaled."""
-    if display_unit:
-        scaled = f"{_significant(value / scale_of(display_unit, unit))} {display_unit}"
-    else:
-        scaled = _auto_scale(value, unit)
-    exact = _exact(value, unit)
+    scaled = scaled_quantity(value, unit, display_unit)
+    exact = exact_quantity(value, unit)
     return scaled if scaled == exact else f"{scaled} ({exact})"
+
+
+def scaled_quantity(value: float, unit: str, display_unit: str | None = None) -> str:
+    """Human-scaled text alone: "8 MiB", "1.5 TFLOP"."""
+    if display_unit:
+        return f"{_significant(value / scale_of(display_unit, unit))} {display_unit}"
+    return _auto_scale(value, unit)
 
 
 def _auto_scale(value: float, unit: str) -> str:
@@ -155,15 +274,16 @@ def _auto_scale(value: float, unit: str) -> str:
             return f"{_significant(value)} s"
         table = {"ms": 1e-3, "µs": 1e-6, "ns": 1e-9}
     else:
-        return _exact(value, unit)
+        return exact_quantity(value, unit)
     for name, scale in table.items():
         if abs(value) >= scale:
             joiner = "" if name.startswith(("T ", "B ", "M ", "K ")) else " "
             return f"{_significant(value / scale)}{joiner}{name}"
-    return _exact(value, unit)
+    return exact_quantity(value, unit)
 
 
-def _exact(value: float, unit: str) -> str:
+def exact_quantity(value: float, unit: str) -> str:
+    """The value in the base unit, every digit of an integer: "131,072 B"."""
     names = {"B": " B", "FLOP": " FLOP", "params": " params", "s": " s", "": ""}
     if float(value).is_integer() and abs(value) < 1e16:
         return f"{int(value):,}{names[unit]}"

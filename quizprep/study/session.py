@@ -130,7 +130,7 @@ class Session:
 
         question = self._expect(showing, NumericQuestion)
         try:
-            return parse_quantity(text, question.unit).understood
+            return parse_quantity(text, question.unit, question.display_unit).understood
         except UnitError as error:
             raise InputError(str(error)) from error
 

@@ -12,7 +12,9 @@ from quizprep.bank import load_banks
 from quizprep.bank import values as values_module
 from quizprep.bank.formula import FormulaError, parse_formula
 from quizprep.bank.model import NumericQuestion, ParamSpec, Source, Tolerance, WrongAnswer
-from quizprep.bank.numeric import diagnose, draw, judge
+from quizprep.bank.numeric import draw, judge
+from quizprep.bank.slips import diagnose
+from quizprep.bank.units import Quantity
 from quizprep.bank.values import share_draws
 
 NUMERIC = """\
@@ -157,7 +159,7 @@ def test_every_draw_failing_is_still_a_formula_error():
 def test_a_wrong_answer_that_fails_for_this_draw_is_not_a_diagnosis():
     question = hostile_question("x", wrong="1 // (x - answer)")
     shown = draw(question, 1)
-    assert diagnose(question, shown, 7.0) is None
+    assert diagnose(question, shown, Quantity(7.0, "7 B")) is None
     assert judge(question, shown, "1 B").correct is (shown.answer == 1)
 
 

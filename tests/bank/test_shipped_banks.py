@@ -9,6 +9,7 @@ import pytest
 
 from quizprep.bank import NumericQuestion, load_banks
 from quizprep.bank.numeric import draw, judge, worked_steps
+from quizprep.bank.units import scale_of
 
 RESULT = load_banks()
 TOPICS = {"scaling", "softmax", "masking", "multihead", "complexity", "memory", "gqa", "flash",
@@ -35,7 +36,10 @@ def test_numeric_question_evaluates_for_many_draws(question: NumericQuestion) ->
     for seed in range(50):
         shown = draw(question, seed)
         assert worked_steps(question, shown)
-        assert judge(question, shown, f"{float(shown.answer)!r}").correct or question.unit == "s"
+        assert judge(question, shown, f"{float(shown.answer)!r} {question.unit}").correct
+        if question.display_unit:  # a bare number is in the unit the question asks for
+            in_display_unit = float(shown.answer) / scale_of(question.display_unit, question.unit)
+            assert judge(question, shown, repr(in_display_unit)).correct
 
 
 def test_check_command_is_clean_and_reports_json() -> None:

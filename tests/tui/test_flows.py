@@ -116,7 +116,7 @@ async def test_numeric_typical_slip_is_named(make_app, stored):
     async with app.run_test(size=SIZE) as pilot:
         await answer_until(app, pilot, "alpha-numeric")
         half = showing(app).draw.answer // 2
-        await pilot.press(*f"{half:.3e}", "enter")
+        await pilot.press(*f"{half:.3e} B", "enter")
         assert text_of(app.screen, "#verdict") == "✗ Not quite"
         assert "only K or only V was counted" in text_of(app.screen, "#feedback")
     with stored() as store:

@@ -64,7 +64,7 @@ def test_numeric_feedback_with_worked_steps_and_diagnosis(snap_compare, make_app
     async def run_before(pilot) -> None:
         await reach(pilot, "alpha-numeric")
         half = pilot.app.screen.showing.draw.answer // 2
-        await pilot.press(*str(half), "enter")
+        await pilot.press(*f"{half} B", "enter")
         await on_screen(pilot, FeedbackScreen)
 
     app = make_app(banks=[DATA / "alpha.yaml"], mode="practice")

@@ -56,10 +56,10 @@ def test_header_marks_follow_ups():
 
 
 @pytest.mark.parametrize("unit, display_unit, hint", [
-    ("B", "MiB", "Include the unit, e.g. MiB: a bare number counts as bytes."),
+    ("B", "MiB", "A bare number counts as MiB, as asked; other units work too."),
     ("B", None, 'Answer in bytes, e.g. "32 GiB", "3.4e10 B" or "512 MB".'),
     ("FLOP", "FLOP", 'Answer in FLOPs, e.g. "1.5 TFLOP" or "2.7e8".'),
     ("", None, 'Answer with a number, e.g. "0.73", "2.7e8" or "268M".'),
 ])
-def test_numeric_hint_warns_when_a_bare_number_is_not_in_the_unit_asked_for(unit, display_unit, hint):
+def test_numeric_hint_says_a_bare_number_is_in_the_unit_asked_for(unit, display_unit, hint):
     assert answer_hint(unit, display_unit) == hint

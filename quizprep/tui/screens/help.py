@@ -13,8 +13,10 @@ ANSWERING = """\
 - **Choices**: press the number of a choice, or move with **↑/↓** and press **Space**; when
   several are right, each press toggles one. **Enter** hands the pick in.
 - **Numbers** accept units and scientific notation: `32 GiB`, `3.4e10 B`, `512 MB`, `2.7e8`,
-  `268M`, `7B params`, `1.5 TFLOP`, `1.2 ms`. The line under the field says what was understood.
-  GiB/MiB are powers of 1024, GB/MB powers of 1000.
+  `268M`, `7B params`, `1.5 TFLOP`, `1.2 ms`; arithmetic such as `2*2048*2048 B`, `8*2^20`, `3e9/2`;
+  `14.8%` for a fraction and `4x` for a factor. A bare number is in the unit the question asks
+  for ("Answer in MiB": `8` is 8 MiB). The line under the field says what was understood.
+  GiB/MiB are powers of 1024, GB/MB and the bare k, M, G powers of 1000; Mb, Gib, kb are bits.
 - **Free responses**: write, then **Ctrl+S**; tick the rubric items your answer met with number keys.
 
 - **Ctrl+G** "I don't know": counts as a wrong answer and shows the explanation.

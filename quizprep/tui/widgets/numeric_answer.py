@@ -18,12 +18,11 @@ class NumberInput(Input):
 
 
 def answer_hint(unit: str, display_unit: str | None) -> str:
-    """What to type. A question asked in, say, MiB gets a warning that a bare number is read in
-    the base unit: "64" for 64 MiB would otherwise be judged as 64 bytes."""
+    """What to type. A question asked in, say, MiB reads a bare number in MiB, as it asks."""
     if not unit:
         return f"Answer with a number, e.g. {example_for(unit)}."
     if display_unit and display_unit != unit:
-        return f"Include the unit, e.g. {display_unit}: a bare number counts as {UNIT_WORDS[unit]}."
+        return f"A bare number counts as {display_unit}, as asked; other units work too."
     return f"Answer in {UNIT_WORDS[unit]}, e.g. {example_for(unit)}."
 
 
@@ -51,7 +50,7 @@ class NumericAnswer(VerticalGroup):
             understood.set_classes("")
             return
         try:
-            quantity = parse_quantity(event.value, self.unit)
+            quantity = parse_quantity(event.value, self.unit, self.display_unit)
         except UnitError as error:
             understood.update(f"✗ {error}")
             understood.set_classes("-invalid")

@@ -40,7 +40,7 @@ class TopicStats:
     topic: str
     title: str
     questions: int
-    seen: int
+    seen: int  # questions answered at least once (an exercise grade alone does not count)
     due: int
     attempts: int
     accuracy: float | None
@@ -122,6 +122,7 @@ def _topic_stats(store: Store, questions: Sequence[Question], now: datetime,
     cards = store.cards()
     scores = store.topic_scores()
     last_right = store.latest_correct()
+    answered = store.answered_ids()
     by_topic: OrderedDict[str, list[Question]] = OrderedDict()
     for question in questions:
         by_topic.setdefault(question.topic, []).append(question)
@@ -136,7 +137,7 @@ def _topic_stats(store: Store, questions: Sequence[Question], now: datetime,
             topic=topic,
             title=titles.get(topic, topic),
             questions=len(members),
-            seen=sum(card is not None for card in topic_cards),
+            seen=sum(q.id in answered for q in members),
             due=sum(card is not None and card.due <= now for card in topic_cards),
             attempts=attempts,
             accuracy=accuracy,

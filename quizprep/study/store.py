@@ -353,6 +353,10 @@ class Store:
         rows = self._read("SELECT topic, COUNT(score), AVG(score) FROM answers GROUP BY topic")
         return {topic: (count, mean) for topic, count, mean in rows if type(topic) is str}
 
+    def answered_ids(self) -> set[str]:
+        """The questions answered at least once (an exercise grade alone answers none)."""
+        return {qid for (qid,) in self._read("SELECT DISTINCT question_id FROM answers") if type(qid) is str}
+
     def latest_correct(self) -> dict[str, bool]:
         """Per question: whether its latest assessed answer was right."""
         rows = self._read("SELECT question_id, correct FROM answers WHERE score IS NOT NULL "

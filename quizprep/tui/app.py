@@ -59,7 +59,7 @@ class QuizApp(App[None]):
         Binding("question_mark", "help", "Help"),
         Binding("f1", "help", "Help", show=False),
         Binding("ctrl+t", "toggle_theme", "Theme", priority=True, show=False),  # in help; footers are full
-        Binding("h", "history", "History"),
+        Binding("h", "history", "History", show=False),  # in help: a choice question's footer cut off ^f Flag
         Binding("ctrl+f", "flag", "Flag"),
     ]
 
@@ -183,7 +183,8 @@ class QuizApp(App[None]):
     def _overview(self) -> list:
         assert self.store is not None
         try:
-            return topic_overview(self.store, self.questions, now=self.now(), titles=topic_titles(self.loaded))
+            return topic_overview(self.store, self.questions, now=self.now(), titles=topic_titles(self.loaded),
+                                  filtered=bool(self.search_text or self.tags))
         except StoreError as error:
             self.store_problem(error)
             return []

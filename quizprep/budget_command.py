@@ -215,11 +215,13 @@ def render(config: ModelConfig, ours: ModelBudget, mha: ModelBudget | None):
     row(f"decode FLOPs per token (context {ours.seq}{attends})", lambda r: r.decode_flops_per_token, flops)
     row("  of which attention (QKᵀ and PV)", lambda r: r.decode_attention_flops_per_token, flops)
 
+    size = budget.dtype_bytes(ours.dtype)
+    per_element = f"{size} byte{'' if size == 1 else 's'}"  # fp8: "1 byte"
     notes = [
-        f"{budget.dtype_bytes(ours.dtype)} bytes per element; GiB = 2^30 bytes; "
+        f"{per_element} per element; GiB = 2^30 bytes; "
         "1 multiply-add = 2 FLOPs; causal attention counts only the pairs a query may attend.",
         f"KV cache = 2 (K and V) × {config.layers} layers × {config.kv_heads} KV heads × "
-        f"{config.head_dim} × {budget.dtype_bytes(ours.dtype)} bytes = "
+        f"{config.head_dim} × {per_element} = "
         f"{budget.format_bytes(ours.kv_cache_bytes_per_token)} per token.",
         f"Score matrix = B·H·n·n·bytes = {ours.batch}·{config.heads}·{ours.seq}·{ours.seq}·"
         f"{budget.dtype_bytes(ours.dtype)}: what a naive implementation holds per layer; "

@@ -78,6 +78,10 @@ def _open(args: argparse.Namespace, command: str) -> tuple[Store, LoadResult] | 
     result = load_banks(args.bank or None)
     for error in result.errors:
         print(f"warning: skipped: {error}", file=sys.stderr)
+    if args.db and not Path(args.db).exists():  # a typo would read as an empty history: all zeros
+        print(f"quizprep {command}: no progress database at {args.db}; nothing was read or created "
+              "(leave out --db for your own progress)", file=sys.stderr)
+        return 1
     try:
         store = Store.open(args.db, readonly=True)  # a report never writes, nor waits for a writer
     except StoreError as error:

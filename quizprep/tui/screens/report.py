@@ -1,7 +1,7 @@
 """The end of a session: score per topic, rubric items missed, and (for a mock) whether time ran out."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,17 +18,21 @@ def clock(seconds: float) -> str:
     return f"{whole // 60}:{whole % 60:02d}"
 
 
-def report_markdown(report: SessionReport, awaiting: Sequence[str] = ()) -> str:
+def report_markdown(report: SessionReport, awaiting: Sequence[str] = (),
+                    titles: Mapping[str, str] | None = None) -> str:
     """The report as Markdown; `awaiting` are ids of free answers saved with their rubric left
-    for later, which the session counts as not answered yet."""
+    for later, which the session counts as not answered yet; `titles` the topics' titles."""
     answered = len(report.feedback)
+    titles = titles or {}
     took = clock((report.ended_at - report.started_at).total_seconds())
-    parts = [f"## {MODE_NAMES[report.mode]}: {report.score:.0%} over {answered} answer"
-             f"{'' if answered == 1 else 's'} in {took}"]
+    result = (f"{report.score:.0%} over {answered} answer{'' if answered == 1 else 's'}" if answered
+              else "no answers")  # not "0 % over 0 answers"
+    parts = [f"## {MODE_NAMES[report.mode]}: {result} in {took}"]
     if report.out_of_time:
         parts.append("**Time ran out** before the round was over.")
     if report.topics:
-        rows = "\n".join(f"| {t.topic} | {t.answered} | {t.fraction:.0%} |" for t in report.topics)
+        rows = "\n".join(f"| {_cell(titles.get(t.topic, t.topic))} | {t.answered} | {t.fraction:.0%} |"
+                         for t in report.topics)
         parts.append(f"| Topic | Answered | Score |\n|---|--:|--:|\n{rows}")
     else:
         parts.append("No answers in this session.")
@@ -48,17 +52,23 @@ def report_markdown(report: SessionReport, awaiting: Sequence[str] = ()) -> str:
     return "\n\n".join(parts)
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
 class ReportScreen(Screen[None]):
     BINDINGS = [Binding("enter,escape", "close", "Home"), Binding("d", "debrief", "Debrief each answer")]
 
-    def __init__(self, report: SessionReport, awaiting: Sequence[str] = ()) -> None:
+    def __init__(self, report: SessionReport, awaiting: Sequence[str] = (),
+                 titles: Mapping[str, str] | None = None) -> None:
         super().__init__()
         self.report = report
         self.awaiting = tuple(awaiting)
+        self.titles = dict(titles or {})
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="report-body"):
-            yield Markdown(report_markdown(self.report, self.awaiting), id="report")
+            yield Markdown(report_markdown(self.report, self.awaiting, self.titles), id="report")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:

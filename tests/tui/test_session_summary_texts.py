@@ -40,3 +40,15 @@ async def test_one_left_over_free_answer_is_one_answer_not_answers(make_app, db,
                 break
         (note,) = list(app._notifications)
         assert note.message.startswith("1 free answer from last time still needs your rubric")
+
+
+def test_a_requeued_question_left_unasked_is_listed_to_revisit_only(db, clock):
+    questions = load_banks([DATA / "alpha.yaml"]).questions
+    with Store.open(db) as store:
+        run = practice(store, questions, now=clock, rng=random.Random(1))
+        run.queue = ["alpha-choice"]
+        run.answer_choice(run.next(), {1})  # wrong: asked again at the end
+        assert run.queue == ["alpha-choice"]
+        report = run.end()
+    text = report_markdown(report)
+    assert "### To revisit\n\n- alpha-choice" in text and "Not answered" not in text

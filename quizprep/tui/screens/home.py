@@ -60,6 +60,8 @@ def add_sized_columns(table: DataTable, headers: Sequence[str], titles: list[str
     as wide as its widest cell. Returns the title column's width."""
     widths = [max(cell_len(c) for c in column) for column in zip(headers, *cells)]
     title_width = topic_column_width(titles, widths, table.cell_padding, room)
+    # no wider than the titles shown: short ones when the whole ones did not fit
+    title_width = topic_column_width(titles_within(titles, title_width), widths, table.cell_padding, room)
     table.clear(columns=True)
     table.add_column(Text("Topic"), width=title_width)
     for name, width in zip(headers, widths):

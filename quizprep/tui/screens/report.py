@@ -45,7 +45,8 @@ def report_markdown(report: SessionReport, awaiting: Sequence[str] = (),
     if awaiting:
         parts.append("### Awaiting your self-assessment\n\n" + "\n".join(f"- {qid}" for qid in awaiting)
                      + "\n\n*Answers saved; their rubric is offered again when quizprep next starts.*")
-    unanswered = [qid for qid in report.unanswered if qid not in awaiting]
+    revisit = {f.question.id for f in wrong}
+    unanswered = [qid for qid in report.unanswered if qid not in awaiting and qid not in revisit]  # once only
     if unanswered:
         parts.append("### Not answered\n\n" + "\n".join(f"- {qid}" for qid in unanswered))
     parts.append("*Every answer above is saved. Your next review is scheduled from them.*")

@@ -69,7 +69,7 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
 def _open(args: argparse.Namespace, command: str) -> tuple[Store, LoadResult] | int:
     """The store and the banks, or an exit code after saying what went wrong."""
     from quizprep.bank.loader import load_banks
-    from quizprep.study.store import Store, StoreError
+    from quizprep.study.store import Store, StoreError, resolve_db_path
 
     missing = [str(p) for p in args.bank if not p.exists()]
     if missing:
@@ -78,7 +78,7 @@ def _open(args: argparse.Namespace, command: str) -> tuple[Store, LoadResult] | 
     result = load_banks(args.bank or None)
     for error in result.errors:
         print(f"warning: skipped: {error}", file=sys.stderr)
-    if args.db and not Path(args.db).exists():  # a typo would read as an empty history: all zeros
+    if args.db and not resolve_db_path(args.db).exists():  # a typo would read as an empty history: all zeros
         print(f"quizprep {command}: no progress database at {args.db}; nothing was read or created "
               "(leave out --db for your own progress)", file=sys.stderr)
         return 1

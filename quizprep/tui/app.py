@@ -336,7 +336,7 @@ class QuizApp(App[None]):
             if session.mode != "mock" and await self.push_screen_wait(FeedbackScreen(session, given)) != NEXT:
                 break
         await self.push_screen_wait(ReportScreen(self._end(session), awaiting=tuple(later),
-                                                   titles=topic_titles(self.loaded)))
+                                                   titles=topic_titles(self.loaded), questions=session.questions))
         self.refresh_home()
 
     async def _assess(self, session: Session, given: PendingAssessment,

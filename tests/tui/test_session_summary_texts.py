@@ -1,5 +1,6 @@
-"""Small texts of issue 21, item 11: a session summary names topics by title and says "no answers"
-rather than "0 % over 0 answers"; "1 free answer", not "1 free answer(s)"."""
+"""Small texts of issue 21, item 11: a session summary names topics by title and questions by what
+they asked (not ids), lists a question once, and says "no answers" rather than "0 % over 0
+answers"; "1 free answer", not "1 free answer(s)"."""
 from __future__ import annotations
 
 import random
@@ -51,4 +52,20 @@ def test_a_requeued_question_left_unasked_is_listed_to_revisit_only(db, clock):
         assert run.queue == ["alpha-choice"]
         report = run.end()
     text = report_markdown(report)
-    assert "### To revisit\n\n- alpha-choice" in text and "Not answered" not in text
+    assert "### To revisit\n\n- Why is `softmax(QKᵀ/√d_k)` scaled by **1/√d_k**? *(alpha-choice)*" in text
+    assert "Not answered" not in text
+
+
+def test_questions_are_named_by_what_they_asked_with_their_numbers(db, clock):
+    questions = load_banks([DATA / "alpha.yaml"]).questions
+    by_id = {q.id: q for q in questions}
+    with Store.open(db) as store:
+        run = practice(store, questions, now=clock, rng=random.Random(1))
+        run.queue = ["alpha-numeric", "alpha-multi"]
+        shown = run.next()
+        run.skip(shown)
+        report = run.end()
+    text = report_markdown(report, questions=by_id)
+    seq = shown.draw.values["seq"]
+    assert f"- KV cache in bf16 for 32 layers, 8 KV heads of dim 128, {seq:,} tokens? *(alpha-numeric)*" in text
+    assert "### Not answered\n\n- Which of these are causal-mask implementations? *(alpha-multi)*" in text

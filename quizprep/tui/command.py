@@ -129,7 +129,11 @@ def filter_problem(loaded: LoadResult, args: argparse.Namespace) -> str | None:
     known = sorted({tag.casefold() for question in pool for tag in question.tags})
     unknown = [tag for tag in args.tag if tag.casefold() not in known]
     if not found and unknown:
-        return f"no question is tagged {', '.join(unknown)}; the tags are: {', '.join(known)}"
+        import difflib
+
+        close = sorted({match for tag in unknown for match in difflib.get_close_matches(tag.casefold(), known, n=3)})
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        return f"no question is tagged {', '.join(unknown)}{hint}; the {len(known)} tags are: {', '.join(known)}"
     if not found:
         return f"no question matches {asked}"
     if args.question and args.question not in found:

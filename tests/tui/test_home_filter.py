@@ -52,3 +52,13 @@ async def test_escape_clears_a_filter_given_on_the_command_line(make_app):
         app.screen.query_one(DataTable).focus()
         await pilot.press("escape")
         assert list(accuracy(app)) == ["alpha", "beta"]
+
+
+async def test_escape_closes_an_empty_search_field(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash")
+        assert app.screen.query_one("#home-search").has_focus
+        await pilot.press("escape")
+        assert not app.screen.query_one("#home-search").display
+        assert app.screen.query_one(DataTable).has_focus

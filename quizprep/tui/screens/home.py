@@ -184,8 +184,9 @@ class HomeScreen(Screen[None]):
         self.query_one(DataTable).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "clear_search":
-            return bool(getattr(self.app, "search_text", "") or getattr(self.app, "tags", ()))
+        if action == "clear_search":  # Esc does nothing on Home with no filter to clear or field to close
+            shown = any(field.display for field in self.query(SearchField))
+            return shown or bool(getattr(self.app, "search_text", "") or getattr(self.app, "tags", ()))
         return True
 
     def on_input_changed(self, event: Input.Changed) -> None:

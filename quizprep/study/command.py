@@ -136,11 +136,11 @@ def stats_renderables(stats: Stats, width: int = 80) -> list[RenderableType]:
     from rich.table import Table
     from rich.text import Text
 
-    from quizprep.study.report import percent
+    from quizprep.study.report_sections import days, percent
 
     summary = Text.assemble(
         ("Progress  ", "bold"), f"{stats.total_answers} answers · accuracy {percent(stats.accuracy)} · ",
-        (f"streak {stats.streak_days} day(s)", "bold green" if stats.streak_days else ""),
+        (f"streak {days(stats.streak_days)}", "bold green" if stats.streak_days else ""),
     )
     topics = topics_table(stats, width)
 
@@ -181,7 +181,7 @@ def topics_table(stats: Stats, width: int) -> RenderableType:
     from rich.table import Table
     from rich.text import Text
 
-    from quizprep.study.report import percent
+    from quizprep.study.report_sections import percent
     from quizprep.study.stats import titles_within
 
     headers = ("Seen", "Due", "Answers", "Accuracy", "Mastery")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 from quizprep.bank.model import FreeQuestion, NumericQuestion, Question
 from quizprep.study.report_sections import (
-    ChoiceMiss, MockResult, choice_misses, html_sections, interview_forecast, markdown_sections, md_quote, mock_results, percent,
+    ChoiceMiss, MockResult, choice_misses, days, html_sections, interview_forecast, markdown_sections, md_quote, mock_results, percent,
 )
 from quizprep.study.stats import DEFINITIONS, Stats, compute_stats
 from quizprep.study.store import RubricMark, Store
@@ -116,7 +116,7 @@ def render_markdown(report: Report) -> str:
         "# quizprep self-assessment",
         "",
         f"Generated {report.local(stats.generated_at)}. {stats.total_answers} answers, "
-        f"accuracy {percent(stats.accuracy)}, streak {stats.streak_days} day(s).",
+        f"accuracy {percent(stats.accuracy)}, streak {days(stats.streak_days)}.",
         "",
         "## Topics",
         "",
@@ -198,7 +198,7 @@ def render_html(report: Report) -> str:
         "<title>quizprep self-assessment</title>", f"<style>{_CSS}</style></head><body>",
         "<h1>quizprep self-assessment</h1>",
         f"<p>Generated {e(report.local(stats.generated_at))}. {stats.total_answers} answers, accuracy "
-        f"{percent(stats.accuracy)}, streak {stats.streak_days} day(s).</p>",
+        f"{percent(stats.accuracy)}, streak {days(stats.streak_days)}.</p>",
         "<h2>Topics</h2>",
         _html_table(["Topic", "Questions", "Seen", "Due", "Answers", "Accuracy", "Mastery"],
                     [[t.title, t.questions, t.seen, t.due, t.attempts, percent(t.accuracy), percent(t.mastery)]

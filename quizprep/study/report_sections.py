@@ -80,6 +80,10 @@ def md_quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
 
 
+def days(count: int) -> str:
+    return f"{count} day{'' if count == 1 else 's'}"
+
+
 def percent(value: float | None) -> str:
     return "–" if value is None else f"{value * 100:.0f}%"
 
@@ -91,8 +95,8 @@ def readiness_rows(forecast: Forecast) -> list[list[object]]:
 def readiness_intro(forecast: Forecast | None) -> str:
     if forecast is None:
         return "No interview date set (`quizprep --interview YYYY-MM-DD`, or `d` on Home)."
-    days = "today" if forecast.days_left == 0 else f"in {forecast.days_left} day(s)"
-    return (f"Interview on {forecast.on.isoformat()} ({days}). FSRS's predicted recall on that morning, "
+    when = "today" if forecast.days_left == 0 else f"in {days(forecast.days_left)}"
+    return (f"Interview on {forecast.on.isoformat()} ({when}). FSRS's predicted recall on that morning, "
             "per topic, weakest first; a question never answered counts 0.")
 
 

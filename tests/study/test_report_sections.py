@@ -55,7 +55,8 @@ def test_the_report_has_readiness_exercises_mocks_and_missed_choices(report):
         ("beta-two", ("yes",), ("no",)),  # the mock's, newest first
         ("alpha-many", ("first", "second"), ("first", "third"))]
     text = render_markdown(report)
-    assert "Interview on 2025-03-20 (in 17 day(s))" in text and "| Alpha topic | 2 of 4 |" in text
+    assert "streak 1 day." in text  # not "1 day(s)"
+    assert "Interview on 2025-03-20 (in 17 days)" in text and "| Alpha topic | 2 of 4 |" in text
     assert "| mha | 2025-03-03 09:07 | 50% | heads split with a reshape but no transpose |" in text
     assert "- picked: first; second\n- right: first; third" in text
     assert '- answered: skipped ("I don\'t know")' in text and "- answered: \n" not in text

@@ -4,9 +4,11 @@
 Creates `.venv/` beside this file (once), installs PyTorch's CPU build unless a
 GPU driver is present or PyTorch is already there, installs quizprep, then runs
 the quiz app or the test suite. Extra arguments go to `quizprep` or `pytest`.
+Installing is skipped (and silent) once done, until pyproject.toml changes.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -19,6 +21,9 @@ VENV = Path(os.environ.get("QUIZPREP_VENV", ROOT / ".venv"))
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 # The CPU build the suite is tested with; override to pick another release.
 TORCH_CPU_SPEC = os.environ.get("QUIZPREP_TORCH", "torch==2.13.*")
+# The editable install follows source edits by itself; only a changed pyproject.toml
+# (dependencies, entry points, packages) needs pip again, which took 7-19 s per launch.
+STAMP = VENV / "quizprep-installed"
 
 
 def venv_python() -> Path:
@@ -36,8 +41,25 @@ def has_module(python: Path, module: str) -> bool:
     return subprocess.run([str(python), "-c", probe]).returncode == 0
 
 
+def install_stamp(extras: str) -> str:
+    """What an install covered: pyproject.toml's digest and the extras installed with it."""
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    return f"{digest} {extras or '-'}"
+
+
+def installed(extras: str) -> bool:
+    """Whether an install of these extras (or of [dev], which covers the quiz) is up to date."""
+    try:
+        done = set(STAMP.read_text(encoding="utf-8").splitlines())
+    except OSError:
+        return False
+    return bool(done & {install_stamp(extras), install_stamp("[dev]")}) and venv_python().exists()
+
+
 def ensure_environment(extras: str) -> Path:
     python = venv_python()
+    if installed(extras):
+        return python
     if not python.exists():
         venv.create(VENV, with_pip=True)
     if not has_module(python, "torch"):
@@ -46,6 +68,7 @@ def ensure_environment(extras: str) -> Path:
         else:
             run(python, "-m", "pip", "install", TORCH_CPU_SPEC, "--extra-index-url", CPU_INDEX)
     run(python, "-m", "pip", "install", "-e", f"{ROOT}{extras}")
+    STAMP.write_text(install_stamp(extras) + "\n", encoding="utf-8")
     return python
 
 

@@ -229,10 +229,12 @@ def render(config: ModelConfig, ours: ModelBudget, mha: ModelBudget | None):
     row(f"decode FLOPs per token (context {ours.seq}{attends})", lambda r: r.decode_flops_per_token, flops)
     row("  of which attention (QKᵀ and PV)", lambda r: r.decode_attention_flops_per_token, flops)
 
+    size = budget.dtype_bytes(ours.dtype)
+    per_element = f"{size} byte{'' if size == 1 else 's'}"  # fp8: "1 byte"
     notes = [
-        f"{budget.dtype_bytes(ours.dtype)} bytes per element; GiB = 2^30 bytes; "
+        f"{per_element} per element; GiB = 2^30 bytes; "
         "1 multiply-add = 2 FLOPs; causal attention counts only the pairs a query may attend.",
-        _kv_note(config, ours),
+        _kv_note(config, ours, per_element),
         f"Score matrix = B·H·n·n·bytes = {ours.batch}·{config.heads}·{ours.seq}·{ours.seq}·"
         f"{budget.dtype_bytes(ours.dtype)}: what a naive implementation holds per layer; "
         "FlashAttention never stores it.",
@@ -257,12 +259,11 @@ def render(config: ModelConfig, ours: ModelBudget, mha: ModelBudget | None):
     return Group(table, *(Text(note, style="dim") for note in notes))
 
 
-def _kv_note(config: ModelConfig, ours: ModelBudget) -> str:
-    size = budget.dtype_bytes(ours.dtype)
+def _kv_note(config: ModelConfig, ours: ModelBudget, per_element: str) -> str:
     per_token = budget.format_bytes(ours.kv_cache_bytes_per_token)
     if config.mla is not None:
         return (f"KV cache = {config.layers} layers × ({config.mla.kv_lora_rank} latent + "
-                f"{config.mla.rope_dim} RoPE key) × {size} bytes = {per_token} per token: "
+                f"{config.mla.rope_dim} RoPE key) × {per_element} = {per_token} per token: "
                 "one latent serves K and V of every head.")
     return (f"KV cache = 2 (K and V) × {config.layers} layers × {config.kv_heads} KV heads × "
-            f"{config.head_dim} × {size} bytes = {per_token} per token.")
+            f"{config.head_dim} × {per_element} = {per_token} per token.")

@@ -158,7 +158,9 @@ def test_a_bad_interview_date_or_start_is_refused(opened: list[dict], capsys: py
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--search", "no such words"], "no question matches --search 'no such words'\n"),
-    (["--tag", "rope"], "no question matches --tag rope\n"),
+    (["--tag", "rope"], "no question is tagged rope; the 3 tags are: kv-cache, masks, scaling\n"),
+    (["--tag", "mask"], "no question is tagged mask (did you mean masks?); the 3 tags are: kv-cache, masks, scaling\n"),
+    (["--tag", "masks", "--search", "variance"], "no question matches --search 'variance' --tag masks\n"),
     (["--tag", "masks", "--question", "alpha-free"], "question alpha-free does not match --tag masks\n"),
 ])
 def test_filters_that_leave_nothing_fail_before_the_app_opens(opened: list[dict], capsys: pytest.CaptureFixture[str],

@@ -112,7 +112,12 @@ def grade_command(args: argparse.Namespace) -> int:
                            perf=args.perf)
     try:
         report = grade(args.path, options)
-    except (UnknownExercise, FileNotFoundError) as error:
+    except UnknownExercise as error:
+        hint = "" if args.exercise else (f"; that name came from the file {args.path.name}: say which exercise it "
+                                         "solves with --exercise NAME (or a '# quizprep: exercise=NAME' line)")
+        print(f"quizprep grade: {error.args[0]}{hint}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as error:
         print(f"quizprep grade: {error.args[0]}", file=sys.stderr)
         return 2
     if args.format == "exercism":

@@ -69,7 +69,7 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
 def _open(args: argparse.Namespace, command: str) -> tuple[Store, LoadResult] | int:
     """The store and the banks, or an exit code after saying what went wrong."""
     from quizprep.bank.loader import load_banks
-    from quizprep.study.store import Store, StoreError
+    from quizprep.study.store import Store, StoreError, resolve_db_path
 
     missing = [str(p) for p in args.bank if not p.exists()]
     if missing:
@@ -78,6 +78,10 @@ def _open(args: argparse.Namespace, command: str) -> tuple[Store, LoadResult] | 
     result = load_banks(args.bank or None)
     for error in result.errors:
         print(f"warning: skipped: {error}", file=sys.stderr)
+    if args.db and not resolve_db_path(args.db).exists():  # a typo would read as an empty history: all zeros
+        print(f"quizprep {command}: no progress database at {args.db}; nothing was read or created "
+              "(leave out --db for your own progress)", file=sys.stderr)
+        return 1
     try:
         store = Store.open(args.db, readonly=True)  # a report never writes, nor waits for a writer
     except StoreError as error:
@@ -100,7 +104,7 @@ def run_stats(args: argparse.Namespace) -> int:
     with store:
         stats = compute_stats(store, result.questions, titles=topic_titles(result))
     console = Console()
-    for renderable in stats_renderables(stats):
+    for renderable in stats_renderables(stats, console.width):
         console.print(renderable)
     return 0
 
@@ -127,22 +131,18 @@ def run_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def stats_renderables(stats: Stats) -> list[RenderableType]:
+def stats_renderables(stats: Stats, width: int = 80) -> list[RenderableType]:
+    """What `quizprep stats` prints, laid out for a terminal `width` columns wide."""
     from rich.table import Table
     from rich.text import Text
 
-    from quizprep.study.report import percent
+    from quizprep.study.report_sections import days, percent
 
     summary = Text.assemble(
         ("Progress  ", "bold"), f"{stats.total_answers} answers · accuracy {percent(stats.accuracy)} · ",
-        (f"streak {stats.streak_days} day(s)", "bold green" if stats.streak_days else ""),
+        (f"streak {days(stats.streak_days)}", "bold green" if stats.streak_days else ""),
     )
-    topics = Table(title="Topics", title_justify="left")
-    for column in ("Topic", "Questions", "Seen", "Due", "Answers", "Accuracy", "Mastery"):
-        topics.add_column(column, justify="left" if column == "Topic" else "right")
-    for t in stats.topics:
-        topics.add_row(t.title, str(t.questions), str(t.seen), str(t.due), str(t.attempts),
-                       percent(t.accuracy), percent(t.mastery))
+    topics = topics_table(stats, width)
 
     missed = Table(title="Rubric criteria missed most often", title_justify="left")
     missed.add_column("Question")
@@ -173,6 +173,29 @@ def stats_renderables(stats: Stats) -> list[RenderableType]:
     parts.append(history if most else Text("No answers yet."))
     parts.append(due)
     return parts
+
+
+def topics_table(stats: Stats, width: int) -> RenderableType:
+    """One row per topic; titles whole when they all fit beside the numbers, else short, so that
+    80 columns take each topic in one line, or two for a long short title."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from quizprep.study.report_sections import percent
+    from quizprep.study.stats import titles_within
+
+    headers = ("Seen", "Due", "Answers", "Accuracy", "Mastery")
+    rows = [(f"{t.seen}/{t.questions}", str(t.due), str(t.attempts), percent(t.accuracy), percent(t.mastery))
+            for t in stats.topics]
+    numbers = sum(max(len(cell) for cell in column) + 2 for column in zip(headers, *rows))
+    room = width - numbers - 2 - (len(headers) + 2)  # the title's padding, then one border per column and edge
+    table = Table(title="Topics", title_justify="left")
+    table.add_column("Topic", overflow="fold")
+    for column in headers:
+        table.add_column(column, justify="right", no_wrap=True)
+    for t, title, cells in zip(stats.topics, titles_within([t.title for t in stats.topics], room), rows):
+        table.add_row(Text(title), *cells)
+    return table
 
 
 def exercises_table(stats: Stats) -> RenderableType:

@@ -10,8 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from quizprep.bank.model import Question
+from typing import TYPE_CHECKING
+
+from quizprep.bank.model import NumericQuestion, Question
 from quizprep.study.store import Store
+
+if TYPE_CHECKING:
+    from quizprep.bank.numeric import Draw
 
 
 @dataclass(frozen=True)
@@ -23,6 +28,7 @@ class HistoryEntry:
     score: float | None
     rating_name: str | None  # None when the answer moved no card (cram mode, or not yet assessed)
     due_after: datetime | None  # when the question was next due after this answer
+    seed: int | None = None  # a numeric answer's draw: the numbers it was given
 
 
 def card_history(store: Store, question_id: str) -> list[HistoryEntry]:
@@ -45,8 +51,33 @@ def card_history(store: Store, question_id: str) -> list[HistoryEntry]:
     if events and events[-1][1] is not None and actual is not None:
         due_after[events[-1][1]] = actual.due
     return [HistoryEntry(a.answered_at, a.mode, a.response, a.correct, a.score,
-                         None if a.rating is None else Rating(a.rating).name, due_after.get(i))
+                         None if a.rating is None else Rating(a.rating).name, due_after.get(i), a.seed)
             for i, a in enumerate(answers)]
+
+
+def numbers_of(question: Question, seed: int | None) -> Draw | None:
+    """The numbers a numeric question was asked with under `seed`; None when there are none (not
+    numeric, no seed, or the bank changed so that this seed no longer evaluates)."""
+    from quizprep.bank.formula import FormulaError
+    from quizprep.bank.numeric import draw
+
+    if not isinstance(question, NumericQuestion) or seed is None:
+        return None
+    try:
+        return draw(question, seed)
+    except FormulaError:
+        return None
+
+
+def prompt_summary(question: Question, numbers: Draw | None = None) -> str:
+    """The prompt's first paragraph, whole (a sentence wrapped over lines is not cut), as
+    Markdown: with the drawn numbers, or each placeholder's name as code when none were drawn."""
+    from quizprep.bank.numeric import PLACEHOLDER, fill_placeholders
+
+    paragraph = " ".join(next((p for p in question.prompt.split("\n\n") if p.strip()), "").split())
+    if numbers is not None:
+        return fill_placeholders(paragraph, numbers)
+    return PLACEHOLDER.sub(lambda m: f"`{m.group(1)}`", paragraph)
 
 
 def why_due(store: Store, question: Question, now: datetime) -> str:

@@ -1,8 +1,9 @@
 """Preparing for a date: FSRS's predicted recall of each topic on the interview day.
 
 The prediction is FSRS's retrievability of each answered question's card at INTERVIEW_HOUR on
-that date (in the timezone of `now`), averaged per topic over the questions answered so far.
-A question never answered predicts nothing: it counts in `total`, not in `recall`.
+that date (in the timezone of `now`), averaged per topic over all its questions: a question never
+answered counts 0, as nothing says it would be recalled. An exercise grade reviews a question's
+card but does not make it "seen": only an answer does (issue 21: one passing grade showed 71 %).
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ SETTING = "interview"
 class TopicForecast:
     topic: str
     title: str
-    recall: float | None  # mean predicted recall over the answered questions; None: none answered
-    seen: int
+    recall: float | None  # mean predicted recall over every question (0 if never answered); None: none answered
+    seen: int  # questions answered at least once
     total: int
 
 
@@ -51,14 +52,15 @@ def forecast(store: Store, questions: Iterable[Question], on: date, now: datetim
     """Per topic, the recall FSRS predicts for the interview on `on`, and the days left until it."""
     questions = list(questions)
     recall = predicted_recall(store, questions, interview_moment(on, now))
+    answered = store.answered_ids()
     by_topic: dict[str, list[Question]] = {}
     for question in questions:
         by_topic.setdefault(question.topic, []).append(question)
     topics = []
     for topic, members in by_topic.items():
-        known = [recall[q.id] for q in members if q.id in recall]
-        mean = sum(known) / len(known) if known else None
-        topics.append(TopicForecast(topic, titles.get(topic, topic), mean, len(known), len(members)))
+        seen = [q.id for q in members if q.id in answered]
+        mean = sum(recall.get(qid, 0.0) for qid in seen) / len(members) if seen else None
+        topics.append(TopicForecast(topic, titles.get(topic, topic), mean, len(seen), len(members)))
     topics.sort(key=lambda t: (-1.0 if t.recall is None else t.recall, t.topic))
     return Forecast(on, (on - now.date()).days, tuple(topics))
 

@@ -8,11 +8,17 @@ import html
 from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from quizprep.bank.model import FreeQuestion, NumericQuestion, Question
+from quizprep.study.report_sections import (
+    ChoiceMiss, MockResult, choice_misses, days, html_sections, interview_forecast, markdown_sections, md_quote, mock_results, percent,
+)
 from quizprep.study.stats import DEFINITIONS, Stats, compute_stats
 from quizprep.study.store import RubricMark, Store
+
+if TYPE_CHECKING:
+    from quizprep.study.interview import Forecast
 
 RECENT = 10
 TOP_MISSED = 10
@@ -46,6 +52,9 @@ class Report:
     free_responses: tuple[FreeResponse, ...]
     numeric_misses: tuple[NumericMiss, ...]
     tz: tzinfo | None = None
+    forecast: Forecast | None = None  # the interview date's predicted recall, when one is set
+    mocks: tuple[MockResult, ...] = ()
+    choice_misses: tuple[ChoiceMiss, ...] = ()
 
     def local(self, moment: datetime) -> str:
         return moment.astimezone(self.tz).strftime("%Y-%m-%d %H:%M")
@@ -80,7 +89,9 @@ def build_report(store: Store, questions: Sequence[Question], *, now: datetime |
                                       fill_placeholders(question.prompt, draw), answer.response,
                                       verdict.expected, verdict.diagnosis,
                                       tuple(worked_steps(question, draw))))
-    return Report(stats, tuple(free), tuple(misses), tz)
+    return Report(stats, tuple(free), tuple(misses), tz,
+                  interview_forecast(store, questions, now, tz, titles or {}),
+                  tuple(mock_results(answers)), tuple(choice_misses(answers, by_id)))
 
 
 def write_report(path: str | Path, report: Report) -> Path:
@@ -97,10 +108,6 @@ def write_report(path: str | Path, report: Report) -> Path:
     return path
 
 
-def percent(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.0f}%"
-
-
 # -- Markdown ------------------------------------------------------------------------------
 
 def render_markdown(report: Report) -> str:
@@ -109,7 +116,7 @@ def render_markdown(report: Report) -> str:
         "# quizprep self-assessment",
         "",
         f"Generated {report.local(stats.generated_at)}. {stats.total_answers} answers, "
-        f"accuracy {percent(stats.accuracy)}, streak {stats.streak_days} day(s).",
+        f"accuracy {percent(stats.accuracy)}, streak {days(stats.streak_days)}.",
         "",
         "## Topics",
         "",
@@ -117,6 +124,8 @@ def render_markdown(report: Report) -> str:
                   [[t.title, t.questions, t.seen, t.due, t.attempts, percent(t.accuracy), percent(t.mastery)]
                    for t in stats.topics]),
         "",
+        *markdown_sections(report.forecast, stats.exercises, report.mocks, report.choice_misses, report.local,
+                           _md_table),
         "## Rubric criteria missed most often",
         "",
     ]
@@ -138,7 +147,7 @@ def render_markdown(report: Report) -> str:
         out += ["None yet.", ""]
     for item in report.free_responses:
         out += [f"### {item.question_id} — {percent(item.score)} ({report.local(item.answered_at)})", "",
-                _md_quote(item.prompt), "", "Answer:", "", _md_quote(item.response), ""]
+                md_quote(item.prompt), "", "Answer:", "", md_quote(item.response), ""]
         out += [f"- [{'x' if mark.met else ' '}] {mark.criterion} (weight {mark.weight:g})" for mark in item.marks]
         out.append("")
     out += ["## Numeric answers missed (exact draw, from the recorded seed)", ""]
@@ -146,12 +155,16 @@ def render_markdown(report: Report) -> str:
         out += ["None.", ""]
     for miss in report.numeric_misses:
         out += [f"### {miss.question_id} (seed {miss.seed}, {report.local(miss.answered_at)})", "",
-                _md_quote(miss.prompt), "", f"- answered: {miss.response}", f"- expected: {miss.expected}"]
+                md_quote(miss.prompt), "", f"- answered: {_given(miss.response)}", f"- expected: {miss.expected}"]
         if miss.diagnosis:
             out.append(f"- likely slip: {miss.diagnosis}")
         out += ["", "```", *miss.worked, "```", ""]
     out += ["## Definitions", ""] + [f"- **{name}**: {text}" for name, text in DEFINITIONS.items()]
     return "\n".join(out) + "\n"
+
+
+def _given(response: str) -> str:
+    return response or 'skipped ("I don\'t know")'
 
 
 def _bar(count: int, most: int, width: int = 30) -> str:
@@ -166,10 +179,6 @@ def _md_table(header: list[str], rows: list[list[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
-
-
-def _md_quote(text: str) -> str:
-    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
 
 
 # -- HTML ----------------------------------------------------------------------------------
@@ -189,11 +198,13 @@ def render_html(report: Report) -> str:
         "<title>quizprep self-assessment</title>", f"<style>{_CSS}</style></head><body>",
         "<h1>quizprep self-assessment</h1>",
         f"<p>Generated {e(report.local(stats.generated_at))}. {stats.total_answers} answers, accuracy "
-        f"{percent(stats.accuracy)}, streak {stats.streak_days} day(s).</p>",
+        f"{percent(stats.accuracy)}, streak {days(stats.streak_days)}.</p>",
         "<h2>Topics</h2>",
         _html_table(["Topic", "Questions", "Seen", "Due", "Answers", "Accuracy", "Mastery"],
                     [[t.title, t.questions, t.seen, t.due, t.attempts, percent(t.accuracy), percent(t.mastery)]
                      for t in stats.topics]),
+        *html_sections(report.forecast, stats.exercises, report.mocks, report.choice_misses, report.local,
+                       _html_table),
         "<h2>Rubric criteria missed most often</h2>",
     ]
     missed = stats.missed_criteria[:TOP_MISSED]
@@ -228,7 +239,7 @@ def render_html(report: Report) -> str:
     for miss in report.numeric_misses:
         slip = f"<li>likely slip: {e(miss.diagnosis)}</li>" if miss.diagnosis else ""
         parts.append(f"<h3>{e(miss.question_id)} (seed {miss.seed}, {e(report.local(miss.answered_at))})</h3>"
-                     f"<blockquote>{e(miss.prompt)}</blockquote><ul><li>answered: {e(miss.response)}</li>"
+                     f"<blockquote>{e(miss.prompt)}</blockquote><ul><li>answered: {e(_given(miss.response))}</li>"
                      f"<li>expected: {e(miss.expected)}</li>{slip}</ul>"
                      f"<pre>{e(chr(10).join(miss.worked))}</pre>")
     parts.append("<h2>Definitions</h2><ul>" + "".join(

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from quizprep.study.grades import ExerciseStatus
 
 MASTERY_HORIZON = timedelta(days=7)
+SHORT_TITLE_MARKS = (" (", ": ", " — ")
 HISTORY_DAYS = 30
 AHEAD_DAYS = 7
 DEFINITIONS = {
@@ -40,7 +41,7 @@ class TopicStats:
     topic: str
     title: str
     questions: int
-    seen: int
+    seen: int  # questions answered at least once (an exercise grade alone does not count)
     due: int
     attempts: int
     accuracy: float | None
@@ -99,15 +100,34 @@ def compute_stats(store: Store, questions: Sequence[Question], *, now: datetime 
 
 
 def topic_overview(store: Store, questions: Sequence[Question], *, now: datetime | None = None,
-                   titles: Mapping[str, str] | None = None) -> list[TopicStats]:
+                   titles: Mapping[str, str] | None = None, filtered: bool = False) -> list[TopicStats]:
     """Per-topic counts, due cards, accuracy and mastery, for the home screen. Aggregated in
-    SQLite: the app's start-up does not grow with the learner's history."""
+    SQLite: the app's start-up does not grow with the learner's history. `filtered`: `questions`
+    is a search's result, and accuracy counts only the answers to them."""
     now = now or datetime.now(timezone.utc)
-    return _topic_stats(store, questions, now, titles or {})
+    return _topic_stats(store, questions, now, titles or {}, filtered)
 
 
 def topic_titles(result: LoadResult) -> dict[str, str]:
     return {bank.topic: bank.title for bank in result.banks}
+
+
+def titles_within(titles: Sequence[str], width: int) -> list[str]:
+    """The titles whole when every one fits `width` cells, else all in their short form (one
+    table, one kind of title); a short form still too wide is left for the table to cut or wrap."""
+    from rich.cells import cell_len
+
+    if all(cell_len(title) <= width for title in titles):
+        return list(titles)
+    return [short_title(title) for title in titles]
+
+
+def short_title(title: str) -> str:
+    """A topic's title without its detail: "Softmax: stability, saturation, gradients" is
+    "Softmax", "Memory of attention (score matrices, …)" is "Memory of attention". Tables that
+    must fit 80 columns show these; reports keep the whole title."""
+    cut = min((title.find(mark) for mark in SHORT_TITLE_MARKS if title.find(mark) > 0), default=len(title))
+    return title[:cut].rstrip()
 
 
 def bank_warnings(result: LoadResult) -> list[str]:
@@ -116,12 +136,13 @@ def bank_warnings(result: LoadResult) -> list[str]:
 
 
 def _topic_stats(store: Store, questions: Sequence[Question], now: datetime,
-                 titles: Mapping[str, str]) -> list[TopicStats]:
+                 titles: Mapping[str, str], filtered: bool = False) -> list[TopicStats]:
     from quizprep.study.scheduling import retrievability
 
     cards = store.cards()
-    scores = store.topic_scores()
+    scores = store.topic_scores([q.id for q in questions] if filtered else None)
     last_right = store.latest_correct()
+    answered = store.answered_ids()
     by_topic: OrderedDict[str, list[Question]] = OrderedDict()
     for question in questions:
         by_topic.setdefault(question.topic, []).append(question)
@@ -136,7 +157,7 @@ def _topic_stats(store: Store, questions: Sequence[Question], now: datetime,
             topic=topic,
             title=titles.get(topic, topic),
             questions=len(members),
-            seen=sum(card is not None for card in topic_cards),
+            seen=sum(q.id in answered for q in members),
             due=sum(card is not None and card.due <= now for card in topic_cards),
             attempts=attempts,
             accuracy=accuracy,

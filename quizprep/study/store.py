@@ -21,7 +21,7 @@ import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import TYPE_CHECKING, Collection, Iterator, Sequence
 
 from quizprep.study.rows import (
     ANSWER_COLUMNS, CARD_COLUMNS, GRADE_COLUMNS, MARK_COLUMNS, Answer, BadRow, Grade, RubricMark, answer_from_row,
@@ -348,10 +348,17 @@ class Store:
                           "ORDER BY answered_at, id")
         return decoded(rows, answer_from_row)
 
-    def topic_scores(self) -> dict[str, tuple[int, float | None]]:
-        """Per topic with any answer: how many answers are assessed, and their mean score."""
-        rows = self._read("SELECT topic, COUNT(score), AVG(score) FROM answers GROUP BY topic")
+    def topic_scores(self, question_ids: Collection[str] | None = None) -> dict[str, tuple[int, float | None]]:
+        """Per topic with any answer: how many answers are assessed, and their mean score; only
+        the answers to `question_ids` when given."""
+        ids = None if question_ids is None else list(question_ids)
+        where = f"WHERE question_id IN ({', '.join('?' * len(ids))})" if ids is not None else ""
+        rows = self._read(f"SELECT topic, COUNT(score), AVG(score) FROM answers {where} GROUP BY topic", ids or ())
         return {topic: (count, mean) for topic, count, mean in rows if type(topic) is str}
+
+    def answered_ids(self) -> set[str]:
+        """The questions answered at least once (an exercise grade alone answers none)."""
+        return {qid for (qid,) in self._read("SELECT DISTINCT question_id FROM answers") if type(qid) is str}
 
     def latest_correct(self) -> dict[str, bool]:
         """Per question: whether its latest assessed answer was right."""

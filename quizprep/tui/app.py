@@ -59,7 +59,7 @@ class QuizApp(App[None]):
         Binding("question_mark", "help", "Help"),
         Binding("f1", "help", "Help", show=False),
         Binding("ctrl+t", "toggle_theme", "Theme", priority=True, show=False),  # in help; footers are full
-        Binding("h", "history", "History"),
+        Binding("h", "history", "History", show=False),  # in help: a choice question's footer cut off ^f Flag
         Binding("ctrl+f", "flag", "Flag"),
     ]
 
@@ -183,7 +183,8 @@ class QuizApp(App[None]):
     def _overview(self) -> list:
         assert self.store is not None
         try:
-            return topic_overview(self.store, self.questions, now=self.now(), titles=topic_titles(self.loaded))
+            return topic_overview(self.store, self.questions, now=self.now(), titles=topic_titles(self.loaded),
+                                  filtered=bool(self.search_text or self.tags))
         except StoreError as error:
             self.store_problem(error)
             return []
@@ -231,7 +232,8 @@ class QuizApp(App[None]):
         assert self.store is not None
         pending = sessions.unassessed(self.store, self.questions)
         if pending:
-            self.notify(f"{len(pending)} free answer(s) from last time still need your rubric "
+            count = f"{len(pending)} free answer{'s' if len(pending) != 1 else ''}"
+            self.notify(f"{count} from last time still need{'s' if len(pending) == 1 else ''} your rubric "
                         "self-assessment; Esc leaves one for later.", title="Welcome back")
         for answer in pending:
             met = await self.push_screen_wait(RubricScreen(answer))
@@ -333,7 +335,8 @@ class QuizApp(App[None]):
             # As in an interview, a mock round moves straight on; its report says what was wrong.
             if session.mode != "mock" and await self.push_screen_wait(FeedbackScreen(session, given)) != NEXT:
                 break
-        await self.push_screen_wait(ReportScreen(self._end(session), awaiting=tuple(later)))
+        await self.push_screen_wait(ReportScreen(self._end(session), awaiting=tuple(later),
+                                                   titles=topic_titles(self.loaded), questions=session.questions))
         self.refresh_home()
 
     async def _assess(self, session: Session, given: PendingAssessment,

@@ -126,6 +126,14 @@ def filter_problem(loaded: LoadResult, args: argparse.Namespace) -> str | None:
     pool = [q for q in loaded.questions if not args.topic or q.topic in args.topic]
     found = {q.id for q in search(pool, args.search, args.tag)}
     asked = " ".join([f"--search {args.search!r}"] * bool(args.search) + [f"--tag {tag}" for tag in args.tag])
+    known = sorted({tag.casefold() for question in pool for tag in question.tags})
+    unknown = [tag for tag in args.tag if tag.casefold() not in known]
+    if not found and unknown:
+        import difflib
+
+        close = sorted({match for tag in unknown for match in difflib.get_close_matches(tag.casefold(), known, n=3)})
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        return f"no question is tagged {', '.join(unknown)}{hint}; the {len(known)} tags are: {', '.join(known)}"
     if not found:
         return f"no question matches {asked}"
     if args.question and args.question not in found:

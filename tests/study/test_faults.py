@@ -283,10 +283,15 @@ def test_an_empty_file_or_an_empty_sqlite_database_becomes_a_progress_database(t
         assert len(committed(path)) == 1
 
 
-def test_a_missing_database_reads_as_empty_and_is_not_created(tmp_path, capsys):
+def test_a_missing_database_reads_as_empty_and_is_not_created(tmp_path, capsys, monkeypatch):
+    """The usual database not there yet (a first run) reads as empty; one named with --db that is
+    not there is a typo (issue 21): said so, not shown as zeros. Neither is created."""
     path = tmp_path / "nothing-yet.db"
-    assert run_cli("stats", "--db", str(path), "--bank", str(DATA / "alpha.yaml")) == 0
+    monkeypatch.setenv("QUIZPREP_DB", str(path))
+    assert run_cli("stats", "--bank", str(DATA / "alpha.yaml")) == 0
     assert "0 answers" in capsys.readouterr().out and not path.exists() and list(tmp_path.iterdir()) == []
+    assert run_cli("stats", "--db", str(path), "--bank", str(DATA / "alpha.yaml")) == 1
+    assert "no progress database at" in capsys.readouterr().err and list(tmp_path.iterdir()) == []
 
 
 def test_a_damaged_quizprep_database_given_as_db_is_still_moved_aside(db_path, history):

@@ -8,7 +8,9 @@ from datetime import date, datetime, timedelta, timezone
 import pytest
 
 from quizprep.study import session, storefile
+from quizprep.study.grades import record_grade
 from quizprep.study.interview import forecast, save_date, saved_date
+from quizprep.study.stats import compute_stats
 from quizprep.study.store import Store
 from test_session import answer_right, answer_wrong
 
@@ -43,7 +45,8 @@ def test_forecast_is_fsrs_recall_on_the_interview_morning_per_topic(store, quest
     assert result.on == INTERVIEW and result.days_left == 17
     by_topic = {t.topic: t for t in result.topics}
     assert by_topic["beta"].recall == pytest.approx((recall["beta-one"] + recall["beta-two"]) / 2, rel=1e-12)
-    assert by_topic["alpha"].recall == pytest.approx(recall["alpha-one"], rel=1e-12)
+    # alpha has 4 questions, 1 answered: the 3 never answered count 0
+    assert by_topic["alpha"].recall == pytest.approx(recall["alpha-one"] / 4, rel=1e-12)
     assert (by_topic["alpha"].seen, by_topic["alpha"].total, by_topic["alpha"].title) == (1, 4, "Alpha topic")
     assert (by_topic["beta"].seen, by_topic["beta"].total) == (2, 2)
     assert [t.topic for t in result.topics] == sorted(by_topic, key=lambda topic: by_topic[topic].recall)
@@ -54,6 +57,29 @@ def test_a_topic_never_answered_predicts_nothing_and_comes_first(store, question
     answer(store, questions, clock, "beta-one", True)
     result = forecast(store, questions, INTERVIEW, clock(), TITLES)
     assert [(t.topic, t.recall is None, t.seen) for t in result.topics] == [("alpha", True, 0), ("beta", False, 1)]
+
+
+def test_recall_counts_every_unanswered_question_as_zero(store, questions, clock):
+    """Issue 21: a topic with 1 of 13 questions answered showed that one question's 71 %."""
+    answer(store, questions, clock, "alpha-one", True)
+    alpha = next(t for t in forecast(store, questions, INTERVIEW, clock(), TITLES).topics if t.topic == "alpha")
+    one = fsrs_recall(store.scheduler, store.card("alpha-one"), datetime(2025, 3, 20, 9, 0, tzinfo=timezone.utc))
+    assert (alpha.seen, alpha.total) == (1, 4)
+    assert alpha.recall == pytest.approx(one / 4, rel=1e-12) and alpha.recall < 0.25
+
+
+def test_an_exercise_grade_alone_makes_no_question_seen(store, questions, clock):
+    """Issue 21: a passing mha.py grade showed "Seen 1, Accuracy —, Recall 71 %" on a topic
+    never answered."""
+    record_grade(store, exercise="mha", file="mha.py", graded_at=clock(), score=1.0, passed=True,
+                 mistakes=(), passed_lessons=["alpha-one"])
+    assert store.card("alpha-one") is not None  # the grade did review the card
+    alpha = next(t for t in forecast(store, questions, INTERVIEW, clock(), TITLES).topics if t.topic == "alpha")
+    assert (alpha.seen, alpha.recall) == (0, None)
+    stats = {t.topic: t for t in compute_stats(store, questions, now=clock()).topics}
+    assert (stats["alpha"].seen, stats["alpha"].accuracy) == (0, None)
+    answer(store, questions, clock, "alpha-many", True)
+    assert {t.topic: t.seen for t in compute_stats(store, questions, now=clock()).topics}["alpha"] == 1
 
 
 def test_interview_practice_asks_the_lowest_predicted_recall_first(store, questions, by_id, clock):

@@ -41,7 +41,7 @@ async def test_a_half_typed_free_answer_is_saved_when_time_runs_out(make_app, cl
         await pilot.press("escape")
         await on_screen(pilot, ReportScreen)
         report = app.screen.query_one("#report").source
-        assert "**Time ran out**" in report and "- alpha-free" in report
+        assert "**Time ran out**" in report and "*(alpha-free)*" in report
     with stored() as store:
         [pending] = store.unassessed()
     assert (pending.question_id, pending.response, pending.mode) == ("alpha-free", "scores grow like d_k and then",
@@ -71,7 +71,7 @@ async def test_an_unreadable_number_is_reported_not_answered_and_a_readable_one_
             await on_screen(pilot, ReportScreen)
             report = app.screen.query_one("#report").source
             not_answered = report.split("### Not answered")[-1]
-            assert ("- alpha-numeric" in not_answered) is not saved
+            assert ("*(alpha-numeric)*" in not_answered) is not saved
             if not saved:
                 assert any("alpha-numeric was not answered" in n.message for n in app._notifications)
         with stored() as store:

@@ -31,9 +31,9 @@ async def test_later_goes_on_to_the_next_question_and_the_report_says_awaiting(m
         report = app.screen.query_one("#report").source
         awaiting = report.index("### Awaiting your self-assessment")
         not_answered = report.index("### Not answered")
-        assert "- alpha-free" in report[awaiting:not_answered]
+        assert "*(alpha-free)*" in report[awaiting:not_answered]
         assert "alpha-free" not in report[not_answered:]
-        assert "- alpha-multi" in report[not_answered:]
+        assert "*(alpha-multi)*" in report[not_answered:]
     with stored() as store:
         [pending] = store.unassessed()
     assert pending.response == "scores grow with d_k"

@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from quizprep.bank.model import ChoiceQuestion, Question
-from quizprep.study.history import HistoryEntry, card_history, why_due
+from quizprep.study.history import HistoryEntry, card_history, numbers_of, prompt_summary, why_due
 from quizprep.study.store import Store
 from quizprep.tui.screens.home import shorten
 from quizprep.tui.subject import history_subject
@@ -40,17 +40,19 @@ def response_text(entry: HistoryEntry, question: Question) -> str:
         picked = [question.choices[int(n) - 1].text for n in entry.response.split(",")
                   if n.isdigit() and 0 < int(n) <= len(question.choices)]
         return shorten("picked: " + "; ".join(picked), RESPONSE_WIDTH)
-    return shorten("answered: " + " ".join(entry.response.split()), RESPONSE_WIDTH)
+    answered = "answered: " + " ".join(entry.response.split())
+    numbers = numbers_of(question, entry.seed)
+    if numbers is not None and not entry.correct:
+        from quizprep.bank.numeric import expected_text
+
+        answered += f" (right: {expected_text(question, numbers)})"  # type: ignore[arg-type]
+    return shorten(answered, RESPONSE_WIDTH)
 
 
 def entry_line(entry: HistoryEntry, question: Question) -> str:
     due = f"  next due {entry.due_after:%Y-%m-%d %H:%M}" if entry.due_after else ""
     return (f"{entry.answered_at:%Y-%m-%d %H:%M}  {entry.mode}  {result_text(entry, question)}  "
             f"{entry.rating_name or '—'}{due}  · {response_text(entry, question)}")
-
-
-def first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
 class HistoryScreen(Screen[None]):
@@ -75,10 +77,11 @@ class HistoryScreen(Screen[None]):
         yield Footer(compact=True)
 
     def _section(self, question: Question) -> ComposeResult:
-        yield Static(inline_markdown(f"{question.id} · {first_line(question.prompt)}", ".history--code"),
+        entries = card_history(self.store, question.id)
+        latest = numbers_of(question, next((e.seed for e in reversed(entries) if e.seed is not None), None))
+        yield Static(inline_markdown(f"{question.id} · {prompt_summary(question, latest)}", ".history--code"),
                      classes="history-title")
         yield Static(why_due(self.store, question, self.now), classes="history-why", markup=False)
-        entries = card_history(self.store, question.id)
         for entry in entries:
             yield Static(entry_line(entry, question), classes="history-line", markup=False)
         if not entries:

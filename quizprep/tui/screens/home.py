@@ -12,7 +12,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from quizprep.study.stats import TopicStats
+from quizprep.study.stats import TopicStats, titles_within
 from quizprep.study.store import StoreError
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ DIAGNOSIS_WIDTH = 48
 COLUMNS = ("Seen", "Due", "Accuracy", "Mastery")
 SCROLLBAR_WIDTH = 2  # reserved whether or not it shows: the columns must not shift when it does
 NARROW = 80  # below this terminal width Home's mastery column drops its bar
+NARROW_WITH_RECALL = 100  # the same beside one more column (recall; Stats' answers), so titles keep room
 LENGTHS = (5, 10, 20, 40)  # `l` steps through these, then back to every question
 
 
@@ -59,6 +60,8 @@ def add_sized_columns(table: DataTable, headers: Sequence[str], titles: list[str
     as wide as its widest cell. Returns the title column's width."""
     widths = [max(cell_len(c) for c in column) for column in zip(headers, *cells)]
     title_width = topic_column_width(titles, widths, table.cell_padding, room)
+    # no wider than the titles shown: short ones when the whole ones did not fit
+    title_width = topic_column_width(titles_within(titles, title_width), widths, table.cell_padding, room)
     table.clear(columns=True)
     table.add_column(Text("Topic"), width=title_width)
     for name, width in zip(headers, widths):
@@ -90,11 +93,18 @@ class SearchField(Input):
     BINDINGS = [Binding("escape", "screen.clear_search", "Clear")]
 
 
-def fitted(text: str, width: int) -> Text:
-    """`text` as written (not markup), cut with an ellipsis to `width` cells."""
-    cell = Text(text)
-    cell.truncate(width, overflow="ellipsis")
-    return cell
+def fitted(titles: Sequence[str], width: int) -> list[Text]:
+    """Topic titles as written (not markup) in `width` cells: whole when all fit, else every one
+    in its short form (`short_title`), cut with an ellipsis only if even that is too wide."""
+    cells = [Text(title) for title in titles_within(titles, width)]
+    for cell in cells:
+        cell.truncate(width, overflow="ellipsis")
+    return cells
+
+
+def mastery_text(value: float | None, room: int, narrow: int = NARROW) -> str:
+    """A bar and a percentage; the percentage alone below `narrow` columns of `room`."""
+    return percent(value) if room < narrow else f"{bar(value)} {percent(value)}"
 
 
 class HomeScreen(Screen[None]):
@@ -112,6 +122,7 @@ class HomeScreen(Screen[None]):
         # Keys the footer has no room for at 80 columns; the summary line and help name them.
         Binding("l", "next_length", "Length", show=False),
         Binding("slash", "search", "Search"),
+        Binding("escape", "clear_search", "Clear filter", show=False),  # also with the topics focused
         Binding("d", "app.interview_date", "Interview date", show=False),
         Binding("h", "app.history", "History", show=False),
         # Shown in the countdown line, which is only there when an interview date is set.
@@ -166,10 +177,17 @@ class HomeScreen(Screen[None]):
         field.focus()
 
     def action_clear_search(self) -> None:
-        field = self.query_one(SearchField)
-        field.value = ""  # Changed follows, which shows every question again
-        field.display = False
+        for field in self.query(SearchField):
+            field.display = False
+            field.clear()  # Changed follows, which shows every question again
+        self.app.apply_search("")  # at once, and even without a field (a filter from the command line)
         self.query_one(DataTable).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_search":  # Esc does nothing on Home with no filter to clear or field to close
+            shown = any(field.display for field in self.query(SearchField))
+            return shown or bool(getattr(self.app, "search_text", "") or getattr(self.app, "tags", ()))
+        return True
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
@@ -210,25 +228,24 @@ class HomeScreen(Screen[None]):
         table = self.query_one(DataTable)
         row = table.cursor_row
         self.laid_out_for = self.app.size.width
-        cells = [(f"{t.seen}/{t.questions}", str(t.due), percent(t.accuracy), self._mastery(t.mastery))
+        narrow = NARROW if self.forecast is None else NARROW_WITH_RECALL
+        cells = [(f"{t.seen}/{t.questions}", str(t.due), percent(t.accuracy),
+                  mastery_text(t.mastery, self.laid_out_for, narrow))
                  + ((recall.get(t.topic, "—"),) if recall else ()) for t in topics]
-        title_width = add_sized_columns(table, headers, [t.title for t in topics], cells, self.laid_out_for)
-        for stats, row_cells in zip(topics, cells):
-            table.add_row(fitted(stats.title, title_width), *plain(*row_cells), key=stats.topic)
+        titles = [t.title for t in topics]
+        title_width = add_sized_columns(table, headers, titles, cells, self.laid_out_for)
+        for stats, title, row_cells in zip(topics, fitted(titles, title_width), cells):
+            table.add_row(title, *plain(*row_cells), key=stats.topic)
         table.move_cursor(row=min(row, max(0, len(topics) - 1)))
         self._show_summary()
         self._show_interview()
         self._show_exercises()
 
-    def _mastery(self, value: float | None) -> str:
-        """A bar and a percentage; the percentage alone when the terminal is narrow."""
-        if self.laid_out_for < NARROW:
-            return percent(value)
-        return f"{bar(value)} {percent(value)}"
-
     def _show_interview(self) -> None:
         line = self.query_one("#home-interview", Static)
         line.display = self.forecast is not None
+        # one blank line between the summary and the table, not two: 17 topics fit 80×24
+        self.set_class(self.forecast is not None, "-interview")
         if self.forecast is not None:
             line.update(f"{countdown(self.forecast.on, self.forecast.days_left)} · i: weakest first · c: cram")
 

@@ -1,7 +1,8 @@
 """The end of a session: score per topic, rubric items missed, and (for a mock) whether time ran out."""
 from __future__ import annotations
 
-from typing import Sequence
+import re
+from typing import TYPE_CHECKING, Mapping, Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -9,8 +10,12 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown
 
+from quizprep.bank.model import Question
 from quizprep.study.session import SessionReport
 from quizprep.tui.screens.question import MODE_NAMES
+
+if TYPE_CHECKING:
+    from quizprep.bank.numeric import Draw
 
 
 def clock(seconds: float) -> str:
@@ -18,17 +23,37 @@ def clock(seconds: float) -> str:
     return f"{whole // 60}:{whole % 60:02d}"
 
 
-def report_markdown(report: SessionReport, awaiting: Sequence[str] = ()) -> str:
+def first_sentence(markdown: str) -> str:
+    """The first sentence of a prompt's Markdown, unless that would cut a `code` or **bold** span."""
+    sentence = re.split(r"(?<=[.?!])\s+", markdown, maxsplit=1)[0]
+    balanced = sentence.count("`") % 2 == 0 and sentence.count("**") % 2 == 0
+    return sentence if balanced else markdown
+
+
+def question_item(qid: str, questions: Mapping[str, Question], numbers: Draw | None = None) -> str:
+    """A list item naming a question by what it asks (the numbers it was shown), its id after."""
+    from quizprep.study.history import prompt_summary
+
+    question = questions.get(qid)
+    return f"- {first_sentence(prompt_summary(question, numbers))} *({qid})*" if question else f"- {qid}"
+
+
+def report_markdown(report: SessionReport, awaiting: Sequence[str] = (), titles: Mapping[str, str] | None = None,
+                    questions: Mapping[str, Question] | None = None) -> str:
     """The report as Markdown; `awaiting` are ids of free answers saved with their rubric left
-    for later, which the session counts as not answered yet."""
+    for later, which the session counts as not answered yet; `titles` the topics' titles and
+    `questions` the session's, by id, to name them by what they ask."""
     answered = len(report.feedback)
+    titles, questions = titles or {}, questions or {}
     took = clock((report.ended_at - report.started_at).total_seconds())
-    parts = [f"## {MODE_NAMES[report.mode]}: {report.score:.0%} over {answered} answer"
-             f"{'' if answered == 1 else 's'} in {took}"]
+    result = (f"{report.score:.0%} over {answered} answer{'' if answered == 1 else 's'}" if answered
+              else "no answers")  # not "0 % over 0 answers"
+    parts = [f"## {MODE_NAMES[report.mode]}: {result} in {took}"]
     if report.out_of_time:
         parts.append("**Time ran out** before the round was over.")
     if report.topics:
-        rows = "\n".join(f"| {t.topic} | {t.answered} | {t.fraction:.0%} |" for t in report.topics)
+        rows = "\n".join(f"| {_cell(titles.get(t.topic, t.topic))} | {t.answered} | {t.fraction:.0%} |"
+                         for t in report.topics)
         parts.append(f"| Topic | Answered | Score |\n|---|--:|--:|\n{rows}")
     else:
         parts.append("No answers in this session.")
@@ -37,28 +62,38 @@ def report_markdown(report: SessionReport, awaiting: Sequence[str] = ()) -> str:
                      + "\n".join(f"- {criterion} *({qid})*" for qid, criterion in report.missed))
     wrong = [f for f in report.feedback if not f.correct]
     if wrong:
-        parts.append("### To revisit\n\n" + "\n".join(f"- {f.question.id}" for f in wrong))
+        parts.append("### To revisit\n\n" + "\n".join(question_item(f.question.id, {f.question.id: f.question},
+                                                                     f.showing.draw) for f in wrong))
     if awaiting:
-        parts.append("### Awaiting your self-assessment\n\n" + "\n".join(f"- {qid}" for qid in awaiting)
+        parts.append("### Awaiting your self-assessment\n\n"
+                     + "\n".join(question_item(qid, questions) for qid in awaiting)
                      + "\n\n*Answers saved; their rubric is offered again when quizprep next starts.*")
-    unanswered = [qid for qid in report.unanswered if qid not in awaiting]
+    revisit = {f.question.id for f in wrong}
+    unanswered = [qid for qid in report.unanswered if qid not in awaiting and qid not in revisit]  # once only
     if unanswered:
-        parts.append("### Not answered\n\n" + "\n".join(f"- {qid}" for qid in unanswered))
+        parts.append("### Not answered\n\n" + "\n".join(question_item(qid, questions) for qid in unanswered))
     parts.append("*Every answer above is saved. Your next review is scheduled from them.*")
     return "\n\n".join(parts)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
 
 
 class ReportScreen(Screen[None]):
     BINDINGS = [Binding("enter,escape", "close", "Home"), Binding("d", "debrief", "Debrief each answer")]
 
-    def __init__(self, report: SessionReport, awaiting: Sequence[str] = ()) -> None:
+    def __init__(self, report: SessionReport, awaiting: Sequence[str] = (), titles: Mapping[str, str] | None = None,
+                 questions: Mapping[str, Question] | None = None) -> None:
         super().__init__()
         self.report = report
         self.awaiting = tuple(awaiting)
+        self.titles = dict(titles or {})
+        self.questions = dict(questions or {})
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="report-body"):
-            yield Markdown(report_markdown(self.report, self.awaiting), id="report")
+            yield Markdown(report_markdown(self.report, self.awaiting, self.titles, self.questions), id="report")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:

@@ -8,7 +8,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
 from quizprep.study.stats import Stats
-from quizprep.tui.screens.home import add_sized_columns, bar, fitted, percent, plain
+from quizprep.tui.screens.home import NARROW_WITH_RECALL, add_sized_columns, fitted, mastery_text, percent, plain
 
 
 class StatsScreen(Screen[None]):
@@ -45,13 +45,14 @@ class StatsScreen(Screen[None]):
     def on_mount(self) -> None:
         table = self.query_one("#topic-stats", DataTable)
         topics = self.stats.topics
+        room = self.app.size.width - 2  # the body's padding (1 each side)
         cells = [(f"{t.seen}/{t.questions}", str(t.attempts), percent(t.accuracy),
-                  f"{bar(t.mastery)} {percent(t.mastery)}", str(t.due)) for t in topics]
-        # The body's padding (1 each side) comes off the terminal's width.
+                  mastery_text(t.mastery, room, NARROW_WITH_RECALL), str(t.due)) for t in topics]
+        titles = [t.title for t in topics]
         title_width = add_sized_columns(table, ("Seen", "Answers", "Accuracy", "Mastery", "Due"),
-                                        [t.title for t in topics], cells, self.app.size.width - 2)
-        for topic, row_cells in zip(topics, cells):
-            table.add_row(fitted(topic.title, title_width), *plain(*row_cells))
+                                        titles, cells, room)
+        for title, row_cells in zip(fitted(titles, title_width), cells):
+            table.add_row(title, *plain(*row_cells))
         self.query_one("#stats-body").focus()
 
     def action_close(self) -> None:

@@ -1,0 +1,84 @@
+"""History shows prompts as the learner saw them (issue 21, item 7): the drawn numbers, not
+`{{layers}}`; Markdown rendered, not `**`; a sentence wrapped over lines whole, not cut at the
+first line; and a wrong number beside the right one for its numbers."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from textual.widgets import Static
+
+from free_answers import on_screen
+from quizprep.bank.loader import load_banks
+from quizprep.study import session as sessions
+from quizprep.study.history import prompt_summary
+from quizprep.study.store import Store
+from quizprep.tui.screens.history import HistoryScreen
+from quizprep.tui.screens.home import HomeScreen
+from conftest import DATA
+
+WRAPPED = """\
+topic: gamma
+title: Gamma
+questions:
+  - id: gamma-mask
+    kind: choice
+    difficulty: 1
+    tags: []
+    references: ["PyTorch docs"]
+    prompt: |
+      In `scaled_dot_product_attention`, a boolean mask's **True means
+      the position takes part** in attention. What does False mean?
+
+      ```python
+      F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+      ```
+    explanation: False positions are masked out.
+    choices:
+      - text: It is masked out
+        correct: true
+        why: True means attend.
+      - text: It is kept
+        why: That is what True means.
+"""
+
+
+async def test_a_numeric_history_shows_the_drawn_numbers_and_the_right_answer(make_app, db, clock):
+    questions = load_banks([DATA / "alpha.yaml"]).questions
+    with Store.open(db) as store:
+        run = sessions.practice(store, questions, now=clock, rng=random.Random(3))
+        run.queue = ["alpha-numeric"]
+        showing = run.next()
+        run.answer_numeric(showing, "1 GiB")
+        run.end()
+    seq = showing.draw.values["seq"]
+    app = make_app(banks=[DATA / "alpha.yaml"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await on_screen(pilot, HomeScreen)
+        app.push_screen(HistoryScreen(app.store, [q for q in questions if q.id == "alpha-numeric"], clock(), "x"))
+        await on_screen(pilot, HistoryScreen)
+        await pilot.pause()
+        text = " ".join(str(s.content) for s in app.screen.query(".history-title, .history-line"))
+        assert "{{" not in text and f"32 layers, 8 KV heads of dim 128, {seq:,} tokens" in text.replace("\n", " ")
+        assert "answered: 1 GiB (right: " in text
+
+
+def test_a_prompt_summary_is_its_whole_first_paragraph_with_placeholders_named(tmp_path: Path):
+    (tmp_path / "gamma.yaml").write_text(WRAPPED, encoding="utf-8")
+    gamma = load_banks([tmp_path]).questions[0]
+    assert prompt_summary(gamma) == ("In `scaled_dot_product_attention`, a boolean mask's **True means the "
+                                     "position takes part** in attention. What does False mean?")
+    numeric = next(q for q in load_banks([DATA / "alpha.yaml"]).questions if q.id == "alpha-numeric")
+    assert prompt_summary(numeric).startswith("KV cache in bf16 for `layers` layers, `kv_heads` KV heads")
+
+
+async def test_history_renders_the_markdown_of_a_wrapped_prompt(make_app, tmp_path: Path):
+    (tmp_path / "gamma.yaml").write_text(WRAPPED, encoding="utf-8")
+    app = make_app(banks=[tmp_path])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_screen(pilot, HomeScreen)
+        await pilot.press("h")
+        await on_screen(pilot, HistoryScreen)
+        title = str(app.screen.query_one(".history-title", Static).content)
+        assert "**" not in title and "`" not in title
+        assert "True means the position takes part in attention. What does False mean?" in " ".join(title.split())

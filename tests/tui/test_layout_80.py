@@ -1,0 +1,75 @@
+"""The shipped banks at 80×24 and 100×30 (issue 21, item 9): Home with an interview date shows
+every topic and titles longer than 23 characters; in-app Stats shows every topic in the screen's
+own scroll, not a box scrolling inside it; footers end with a whole key, not "^f Fl"."""
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from textual.widgets import DataTable, Footer
+from textual.widgets._footer import FooterKey
+
+from free_answers import on_screen
+from quizprep.bank.loader import load_banks
+from quizprep.study.stats import short_title
+from quizprep.tui.screens.home import HomeScreen
+from quizprep.tui.screens.question import QuestionScreen
+from quizprep.tui.screens.stats import StatsScreen
+
+SIZES = pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=lambda size: f"{size[0]}x{size[1]}")
+SHIPPED = load_banks(None)
+TITLES = {bank.topic: bank.title for bank in SHIPPED.banks}
+
+
+def shown_titles(table: DataTable) -> dict[str, str]:
+    return {str(key.value): str(table.get_row(key)[0]) for key in table.rows}
+
+
+def assert_readable(shown: dict[str, str]) -> None:
+    """Each title whole or short; cut (…) only where even the short form is wider than 30."""
+    for topic, text in shown.items():
+        if text.endswith("…"):
+            assert len(text) > 30 and short_title(TITLES[topic]).startswith(text[:-1]), text
+        else:
+            assert text in (TITLES[topic], short_title(TITLES[topic])), text
+
+
+@SIZES
+async def test_home_with_a_date_shows_every_topic_with_readable_titles(make_app, size):
+    app = make_app(loaded=SHIPPED, banks=None, interview=date(2025, 3, 24))
+    async with app.run_test(size=size) as pilot:
+        await on_screen(pilot, HomeScreen)
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == len(TITLES) == 17
+        assert table.max_scroll_y == 0  # the last topic is on screen without scrolling
+        assert_readable(shown_titles(table))
+
+
+@SIZES
+async def test_stats_shows_every_topic_without_a_nested_scroll(make_app, size):
+    app = make_app(loaded=SHIPPED, banks=None)
+    async with app.run_test(size=size) as pilot:
+        await on_screen(pilot, HomeScreen)
+        await pilot.press("s")
+        await on_screen(pilot, StatsScreen)
+        await pilot.pause()
+        table = app.screen.query_one("#topic-stats", DataTable)
+        assert table.row_count == 17
+        assert table.max_scroll_y == 0 and table.size.height == 17 + 1  # rows and the header
+        topics = [t.topic for t in app.screen.stats.topics]
+        assert_readable({topic: str(table.get_row_at(row)[0]) for row, topic in enumerate(topics)})
+
+
+async def test_a_choice_question_footer_ends_with_a_whole_key_at_80_columns(make_app):
+    app = make_app(mode="practice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_screen(pilot, QuestionScreen)
+        footer = app.screen.query_one(Footer)
+        for _ in range(100):  # the footer lays its keys out after the screen's first refresh
+            await pilot.pause(0.02)
+            keys = list(footer.query(FooterKey))
+            if keys and all(key.virtual_region.width for key in keys):
+                break
+        assert [key.description for key in keys][-1] == "Flag"
+        assert all(key.virtual_region.right <= footer.size.width for key in keys)

@@ -1,0 +1,71 @@
+"""Small texts of issue 21, item 11: a session summary names topics by title and questions by what
+they asked (not ids), lists a question once, and says "no answers" rather than "0 % over 0
+answers"; "1 free answer", not "1 free answer(s)"."""
+from __future__ import annotations
+
+import random
+
+from quizprep.bank.loader import load_banks
+from quizprep.study.session import practice
+from quizprep.study.store import Store
+from quizprep.tui.screens.report import report_markdown
+from conftest import DATA
+
+TITLES = {"alpha": "Alpha — a small bank | for tests"}
+
+
+def test_a_summary_names_topics_by_title_and_an_empty_one_says_no_answers(db, clock):
+    questions = load_banks([DATA / "alpha.yaml"]).questions
+    with Store.open(db) as store:
+        empty = practice(store, questions, now=clock, rng=random.Random(1)).end()
+        run = practice(store, questions, now=clock, rng=random.Random(1))
+        run.queue = ["alpha-choice"]
+        run.answer_choice(run.next(), {0})
+        one = run.end()
+    text = report_markdown(empty, titles=TITLES)
+    assert text.startswith("## Practice: no answers in 0:00") and "0%" not in text
+    assert "| Alpha — a small bank \\| for tests | 1 | 100% |" in report_markdown(one, titles=TITLES)
+
+
+async def test_one_left_over_free_answer_is_one_answer_not_answers(make_app, db, clock):
+    questions = load_banks([DATA / "alpha.yaml"]).questions
+    with Store.open(db) as store:
+        run = practice(store, questions, now=clock, rng=random.Random(1))
+        run.queue = ["alpha-free"]
+        run.answer_free(run.next(), "it saturates")
+    app = make_app(banks=[DATA / "alpha.yaml"])
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if app._notifications:
+                break
+        (note,) = list(app._notifications)
+        assert note.message.startswith("1 free answer from last time still needs your rubric")
+
+
+def test_a_requeued_question_left_unasked_is_listed_to_revisit_only(db, clock):
+    questions = load_banks([DATA / "alpha.yaml"]).questions
+    with Store.open(db) as store:
+        run = practice(store, questions, now=clock, rng=random.Random(1))
+        run.queue = ["alpha-choice"]
+        run.answer_choice(run.next(), {1})  # wrong: asked again at the end
+        assert run.queue == ["alpha-choice"]
+        report = run.end()
+    text = report_markdown(report)
+    assert "### To revisit\n\n- Why is `softmax(QKᵀ/√d_k)` scaled by **1/√d_k**? *(alpha-choice)*" in text
+    assert "Not answered" not in text
+
+
+def test_questions_are_named_by_what_they_asked_with_their_numbers(db, clock):
+    questions = load_banks([DATA / "alpha.yaml"]).questions
+    by_id = {q.id: q for q in questions}
+    with Store.open(db) as store:
+        run = practice(store, questions, now=clock, rng=random.Random(1))
+        run.queue = ["alpha-numeric", "alpha-multi"]
+        shown = run.next()
+        run.skip(shown)
+        report = run.end()
+    text = report_markdown(report, questions=by_id)
+    seq = shown.draw.values["seq"]
+    assert f"- KV cache in bf16 for 32 layers, 8 KV heads of dim 128, {seq:,} tokens? *(alpha-numeric)*" in text
+    assert "### Not answered\n\n- Which of these are causal-mask implementations? *(alpha-multi)*" in text

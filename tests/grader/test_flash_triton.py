@@ -54,6 +54,14 @@ def test_kernel_mutant_fails_with_its_one_name(bug: KernelEdit, triton_worker, t
     assert result.hint and result.quiz
 
 
+def test_divide_in_loop_is_named_where_causal_tiles_stop_at_the_diagonal(triton_worker, tmp_path):
+    """Each query tile stops after its diagonal block, so its earlier rows are divided fewer times
+    than a replay over every key block would say (it once fell through to `some-rows-wrong`)."""
+    bug = next(bug for bug in BUGS if bug.name == "divide_in_loop")
+    report = _grade(triton_worker, _written(bug, tmp_path), only=("float16",))
+    assert report.checks[-1].diagnosis_id == "triton-divide-in-loop", report.checks[-1].message
+
+
 @pytest.mark.parametrize("style", STYLES, ids=[style.name for style in STYLES])
 def test_correct_kernels_in_other_styles_pass(style: KernelEdit, triton_worker, tmp_path):
     report = _grade(triton_worker, _written(style, tmp_path))

@@ -61,16 +61,22 @@ def padded_keys(q: Tensor, k: Tensor, v: Tensor, block_n: int) -> dict[str, Tens
 
 
 def online(q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None, block_n: int, *, rescale_acc: bool = True,
-           shift: bool = True, divide_in_loop: bool = False, dtype: torch.dtype = F64) -> dict[str, Tensor]:
-    """The online-softmax loop over key blocks, with a slip in the rescale, the shift or the divide."""
+           shift: bool = True, divide_in_loop: bool = False, dtype: torch.dtype = F64,
+           block_m: int | None = None) -> dict[str, Tensor]:
+    """The online-softmax loop over key blocks, with a slip in the rescale, the shift or the divide.
+
+    With `block_m` and a causal mask, a query tile stops after its diagonal key block, as the
+    kernel's loop does: it matters only where a slip acts on blocks with no visible key."""
     q, k, v = q.to(dtype), k.to(dtype), v.to(dtype)
     n = k.shape[-2]
     scale = 1.0 / math.sqrt(q.shape[-1])
     row_max = torch.full((*q.shape[:-1], 1), float("-inf"), dtype=dtype)
     row_sum = torch.zeros_like(row_max)
     acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=dtype)
+    tile_end = (torch.arange(q.shape[-2]).unsqueeze(-1) // block_m + 1) * block_m if block_m else None
     for start in range(0, n, block_n):
         stop = min(start + block_n, n)
+        looped = torch.tensor(True) if tile_end is None or allowed is None else start < tile_end
         scores = q @ k[..., start:stop, :].transpose(-2, -1) * scale
         if allowed is not None:
             scores = scores.masked_fill(~allowed[..., start:stop], float("-inf"))
@@ -80,7 +86,7 @@ def online(q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None, block_n: int
         row_sum = row_sum * alpha + weights.sum(-1, keepdim=True)
         acc = acc * (alpha if rescale_acc else 1.0) + weights @ v[..., start:stop, :]
         if divide_in_loop:
-            acc = acc / row_sum
+            acc = torch.where(looped, acc / row_sum, acc)
         row_max = new_max
     out = acc if divide_in_loop else acc / row_sum
     return {"out": out.double(), "lse": (row_max + row_sum.log()).squeeze(-1).double()}

@@ -113,3 +113,24 @@ def test_compiled_kernel_passes_on_a_gpu():
 
     report = grade(SOLUTIONS / "flash_triton.py", GradeOptions(device="cuda"))
     assert report.passed, [(c.id, c.message) for c in report.checks if c.status != "pass"]
+
+
+def test_perf_phase_is_skipped_with_its_reason_when_interpreted():
+    from types import SimpleNamespace
+
+    from quizprep.grader.exercises.flash_triton import perf_on_gpu
+
+    (row,) = perf_on_gpu(SimpleNamespace(device="cpu")).checks
+    assert (row.id, row.status) == ("perf", "skip") and "CUDA GPU only" in row.message
+
+
+@pytest.mark.cuda
+def test_perf_phase_times_the_kernel_against_sdpa_on_a_gpu():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA: the perf phase")
+    from quizprep.grader.grade import GradeOptions, grade
+
+    report = grade(SOLUTIONS / "flash_triton.py", GradeOptions(device="cuda", perf=True))
+    rows = {c.id: c for c in report.checks}
+    assert rows["perf"].status == "pass" and rows["perf-recheck"].status == "pass", rows["perf"].message

@@ -6,7 +6,8 @@ import torch
 import triton
 import triton.language as tl
 
-BLOCK_M, BLOCK_N = 16, 16
+BLOCK_M, BLOCK_N = 16, 16  # interpreted (no CUDA): small tiles keep each Python-run program cheap
+GPU_TILES = {64: (128, 64, 4, 3), 128: (128, 64, 8, 3)}  # d -> BLOCK_M, BLOCK_N, num_warps, num_stages
 
 
 @triton.jit
@@ -51,7 +52,9 @@ def flash_attention(q, k, v, causal=False):
     B, H, N, D = q.shape
     out = torch.empty_like(q)
     lse = torch.empty((B, H, N), device=q.device, dtype=torch.float32)
-    grid = (triton.cdiv(N, BLOCK_M), B * H)
+    block_m, block_n, *launch = GPU_TILES[D] if q.is_cuda else (BLOCK_M, BLOCK_N)
+    tuning = dict(zip(("num_warps", "num_stages"), launch))
+    grid = (triton.cdiv(N, block_m), B * H)
     _forward[grid](q, k, v, out, lse, *q.stride(), *k.stride(), *v.stride(), *out.stride(),
-                   H, N, 1.0 / math.sqrt(D), CAUSAL=causal, D=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+                   H, N, 1.0 / math.sqrt(D), CAUSAL=causal, D=D, BLOCK_M=block_m, BLOCK_N=block_n, **tuning)
     return out, lse

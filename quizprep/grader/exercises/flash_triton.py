@@ -21,7 +21,8 @@ from quizprep.grader.exercises import _kernel_sim as sim
 from quizprep.grader.exercises.attention import LOGIT_VARIANCE, expect_dtype_and_device
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, first_output_checks, verify
-from quizprep.grader.spec import Check, ExerciseSpec
+from quizprep.grader.perf import perf_phase
+from quizprep.grader.spec import Check, CheckResult, ExerciseSpec, PhaseResult
 
 TARGET = "flash_attention"
 F32 = torch.float32
@@ -215,6 +216,14 @@ def check_half(ctx: CheckContext) -> str:
     return "float16 in, float16 out"
 
 
+def perf_on_gpu(ctx: CheckContext) -> PhaseResult:
+    """Timed against SDPA only when compiled: the interpreter runs each program in Python."""
+    if ctx.device != "cuda":
+        return PhaseResult([CheckResult("perf", "speed against PyTorch SDPA", "skip",
+                                        "the Triton track is timed on a CUDA GPU only (here it runs interpreted)")])
+    return perf_phase("flash-triton")(ctx)
+
+
 SPEC = ExerciseSpec(
     name="flash-triton",
     title="FlashAttention forward kernel in Triton",
@@ -227,4 +236,5 @@ SPEC = ExerciseSpec(
         Check("strides", "strided inputs: every stride used", check_strides),
         Check("float16", "float16 inputs", check_half),
     ),
+    perf=perf_on_gpu,
 )

@@ -62,6 +62,10 @@ class Worker:
         sys.meta_path.insert(0, QuizprepBlocker(self))
         protections["ptrace_capability_dropped"] = self.sandbox.drop_ptrace_capability()
         protections["writes"] = self._confine_writes()
+        # after Landlock, before seccomp: the broker writes only where the worker may, and can exec
+        ptxas = _load_sibling("ptxas_broker.py").open_for_triton(self.config.get("private_dir") or "")
+        if ptxas:
+            protections["ptxas"] = ptxas
         refused = self.sandbox.install_syscall_filter()
         protections["syscall_filter"] = "installed" if not refused else f"not installed: {refused}"
         return protections

@@ -113,6 +113,7 @@ def test_compiled_kernel_passes_on_a_gpu():
 
     report = grade(SOLUTIONS / "flash_triton.py", GradeOptions(device="cuda"))
     assert report.passed, [(c.id, c.message) for c in report.checks if c.status != "pass"]
+    assert report.environment["sandbox"]["ptxas"].startswith("through a broker")  # compiled, not interpreted
 
 
 def test_perf_phase_is_skipped_with_its_reason_when_interpreted():

@@ -17,7 +17,9 @@ grid and passes every stride (inputs may be strided views).
 Things the grader names when they go wrong, each on its own line of a kernel:
 - the ragged edge: load K and V with a mask; scores of columns ≥ n must be -inf and V's rows 0;
 - causal: stop the key loop after the diagonal tile, and mask that tile element by element;
-- accumulate tl.dot in float32 (its default), even when P is cast to fp16 for the dot;
+- accumulate tl.dot in float32 (its default), even when P is cast to fp16 for the dot; float32
+  inputs are checked at float32 precision, and on a GPU tl.dot rounds them to TF32 unless you
+  pass input_precision="ieee" (fp16/bf16 inputs need nothing);
 - tl.exp2 with scores scaled by log2(e) is fine, but lse is stored in natural-log units.
 
 Without a GPU the grader runs your kernel through Triton's interpreter (TRITON_INTERPRET=1) on

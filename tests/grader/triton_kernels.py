@@ -42,7 +42,7 @@ class KernelEdit:
 
 BUGS = (
     KernelEdit("no_rescale", "forward", "triton-no-rescale", (
-        ("acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)", "acc = acc + tl.dot(p.to(v.dtype), v)"),
+        ("acc = acc * alpha[:, None] + tl.dot(", "acc = acc + tl.dot("),
     )),
     KernelEdit("no_max_shift", "stability", "no-max-shift", (
         ("m_new = tl.maximum(m_i, tl.max(s, 1))", "m_new = tl.zeros([BLOCK_M], tl.float32)"),
@@ -66,7 +66,8 @@ BUGS = (
          "*out.stride(), *out.stride(), *out.stride(), *out.stride()"),
     )),
     KernelEdit("half_dot", "forward", "triton-half-dot", (
-        ("tl.dot(p.to(v.dtype), v)", "tl.dot(p.to(tl.float16), v.to(tl.float16), out_dtype=tl.float16)"),
+        ("tl.dot(p.to(v.dtype), v, input_precision=PRECISION)",
+         "tl.dot(p.to(tl.float16), v.to(tl.float16), out_dtype=tl.float16)"),
     )),
     KernelEdit("divide_in_loop", "forward", "triton-divide-in-loop", (
         ("    acc = acc / l_i[:, None]\n", "        acc = acc / l_i[:, None]\n"),
@@ -80,13 +81,14 @@ BUGS = (
 STYLES = (
     KernelEdit("exp2", "", "", (  # log2(e) folded into the scale; 32-row query tiles
         ("BLOCK_M, BLOCK_N = 16, 16", "BLOCK_M, BLOCK_N = 32, 16"),
-        ("s = tl.dot(q, k) * scale", "s = tl.dot(q, k) * (scale * 1.4426950408889634)"),
+        ("s = tl.dot(q, k, input_precision=PRECISION) * scale",
+         "s = tl.dot(q, k, input_precision=PRECISION) * (scale * 1.4426950408889634)"),
         ("alpha = tl.exp(m_i - m_new)", "alpha = tl.exp2(m_i - m_new)"),
         ("p = tl.exp(s - m_new[:, None])", "p = tl.exp2(s - m_new[:, None])"),
         ("m_i + tl.log(l_i)", "(m_i + tl.log2(l_i)) * 0.6931471805599453"),
     )),
     KernelEdit("two_pass", "", "", (  # the row max and sum first, then the normalised output
-        (V_TILE + """        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        (V_TILE + """        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
         m_i = m_new
     acc = acc / l_i[:, None]
 """, """        m_i = m_new
@@ -94,11 +96,11 @@ STYLES = (
         cols = start_n + offs_n
         k = tl.load(K + b * skb + h * skh + cols[None, :] * skn + offs_d[:, None] * skd,
                     mask=cols[None, :] < N, other=0.0)
-        s = tl.where(cols[None, :] < N, tl.dot(q, k) * scale, float("-inf"))
+        s = tl.where(cols[None, :] < N, tl.dot(q, k, input_precision=PRECISION) * scale, float("-inf"))
         if CAUSAL:
             """ + CAUSAL_MASK + """
         p = tl.exp(s - m_i[:, None]) / l_i[:, None]
-""" + V_TILE + """        acc += tl.dot(p.to(v.dtype), v)
+""" + V_TILE + """        acc += tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
 """),
     )),
 )

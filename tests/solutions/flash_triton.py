@@ -7,13 +7,15 @@ import triton
 import triton.language as tl
 
 BLOCK_M, BLOCK_N = 16, 16  # interpreted (no CUDA): small tiles keep each Python-run program cheap
+# float32 inputs are graded at float32 precision: a GPU's tl.dot would round them to TF32 by default
 GPU_TILES = {64: (128, 64, 4, 3), 128: (128, 64, 8, 3)}  # d -> BLOCK_M, BLOCK_N, num_warps, num_stages
 
 
 @triton.jit
 def _forward(Q, K, V, Out, Lse,
              sqb, sqh, sqn, sqd, skb, skh, skn, skd, svb, svh, svn, svd, sob, soh, son, sod,
-             H, N, scale, CAUSAL: tl.constexpr, D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+             H, N, scale, CAUSAL: tl.constexpr, D: tl.constexpr, PRECISION: tl.constexpr,
+             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     start_m = tl.program_id(0)
     bh = tl.program_id(1)
     b, h = bh // H, bh % H
@@ -30,7 +32,7 @@ def _forward(Q, K, V, Out, Lse,
         cols = start_n + offs_n
         k = tl.load(K + b * skb + h * skh + cols[None, :] * skn + offs_d[:, None] * skd,
                     mask=cols[None, :] < N, other=0.0)
-        s = tl.dot(q, k) * scale
+        s = tl.dot(q, k, input_precision=PRECISION) * scale
         s = tl.where(cols[None, :] < N, s, float("-inf"))
         if CAUSAL:
             s = tl.where(cols[None, :] <= offs_m[:, None], s, float("-inf"))
@@ -40,7 +42,7 @@ def _forward(Q, K, V, Out, Lse,
         l_i = l_i * alpha + tl.sum(p, 1)
         v = tl.load(V + b * svb + h * svh + cols[:, None] * svn + offs_d[None, :] * svd,
                     mask=cols[:, None] < N, other=0.0)
-        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
         m_i = m_new
     acc = acc / l_i[:, None]
     tl.store(Out + b * sob + h * soh + offs_m[:, None] * son + offs_d[None, :] * sod,
@@ -54,7 +56,9 @@ def flash_attention(q, k, v, causal=False):
     lse = torch.empty((B, H, N), device=q.device, dtype=torch.float32)
     block_m, block_n, *launch = GPU_TILES[D] if q.is_cuda else (BLOCK_M, BLOCK_N)
     tuning = dict(zip(("num_warps", "num_stages"), launch))
+    precision = "ieee" if q.dtype == torch.float32 else "tf32"
     grid = (triton.cdiv(N, block_m), B * H)
     _forward[grid](q, k, v, out, lse, *q.stride(), *k.stride(), *v.stride(), *out.stride(),
-                   H, N, 1.0 / math.sqrt(D), CAUSAL=causal, D=D, BLOCK_M=block_m, BLOCK_N=block_n, **tuning)
+                   H, N, 1.0 / math.sqrt(D), CAUSAL=causal, D=D, PRECISION=precision, BLOCK_M=block_m,
+                   BLOCK_N=block_n, **tuning)
     return out, lse

@@ -13,7 +13,8 @@ BLOCK_M, BLOCK_N = 16, 32
 @triton.jit
 def _forward(Q, K, V, Out, Lse,
              sqb, sqh, sqn, sqd, skb, skh, skn, skd, svb, svh, svn, svd, sob, soh, son, sod,
-             H, N, scale, CAUSAL: tl.constexpr, D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+             H, N, scale, CAUSAL: tl.constexpr, D: tl.constexpr, PRECISION: tl.constexpr,
+             BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     start_m = tl.program_id(0)
     bh = tl.program_id(1)
     b, h = bh // H, bh % H
@@ -32,13 +33,13 @@ def _forward(Q, K, V, Out, Lse,
         visible = cols[None, :] < N
         if CAUSAL:
             visible = visible & (cols[None, :] <= rows[:, None])
-        s = tl.where(visible, tl.dot(q, tl.trans(k)) * scale, float("-inf"))
+        s = tl.where(visible, tl.dot(q, tl.trans(k), input_precision=PRECISION) * scale, float("-inf"))
         m_new = tl.maximum(m_i, tl.max(s, 1))
         alpha = tl.exp(m_i - m_new)
         p = tl.exp(s - m_new[:, None])
         l_i = l_i * alpha + tl.sum(p, 1)
         v = v_desc.load([start_n, 0])
-        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v)
+        acc = acc * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
         m_i = m_new
     o_desc = tl.make_tensor_descriptor(Out + b * sob + h * soh, [N, D], [son, 1], [BLOCK_M, D])
     o_desc.store([start_m * BLOCK_M, 0], (acc / l_i[:, None]).to(Out.dtype.element_ty))
@@ -53,5 +54,6 @@ def flash_attention(q, k, v, causal=False):
     grid = (triton.cdiv(N, BLOCK_M), B * H)
     triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device=q.device))
     _forward[grid](q, k, v, out, lse, *q.stride(), *k.stride(), *v.stride(), *out.stride(),
-                   H, N, 1.0 / math.sqrt(D), CAUSAL=causal, D=D, BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
+                   H, N, 1.0 / math.sqrt(D), CAUSAL=causal, D=D, PRECISION="ieee" if q.dtype == torch.float32 else "tf32",
+                   BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N)
     return out, lse

@@ -19,6 +19,7 @@ import re
 import socket
 import struct
 import subprocess
+import tempfile
 from typing import Any
 
 FLAGS = frozenset({"-lineinfo", "-suppress-debug-info", "-g", "--fmad=false", "-v", "--opt-level", "0", "1",
@@ -137,6 +138,8 @@ def open_for_triton(private_dir: str) -> str:
         from triton.backends.nvidia import compiler
     except ImportError:
         return ""
+    # make_cubin writes its .ptx and .o here, where the broker accepts them (a fork server may set no TMPDIR)
+    tempfile.tempdir = private_dir
     arch = triton.runtime.driver.active.get_current_target().arch
     compiler.get_ptxas_version(arch)  # cached: the one other run of ptxas, done before the filter
     programs = tuple(sorted({compiler.get_ptxas(80).path, compiler.get_ptxas(arch).path}))

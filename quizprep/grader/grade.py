@@ -32,6 +32,7 @@ FORBIDDEN_QUIZ = "sdpa-is-causal-vs-attn-mask"
 STOPPING_KINDS = ("timeout", "crash", "exit", "memory")  # failures the rest of the checks would repeat
 HALF_OVERFLOW = re.compile(r"cannot be converted to type (c10::Half|c10::BFloat16|at::Half|at::BFloat16) "
                            r"without overflow")
+MISSING_TRITON = "No module named 'triton'"
 BROADCAST = re.compile(r"must match the size of tensor b|is not broadcastable|expanded size of the tensor|"
                        r"shape mismatch|shapes cannot be multiplied|invalid for input of size")
 
@@ -242,6 +243,9 @@ def _runtime_hint(failure: LearnerFailure, mask_layout: str) -> tuple[str, str]:
     if HALF_OVERFLOW.search(failure.message):
         return ("A fill such as -1e9 does not fit in float16 (largest ≈ 65504): use float('-inf') or "
                 "torch.finfo(scores.dtype).min, which fit every dtype.", "masking-additive-constants")
+    if MISSING_TRITON in failure.message:
+        return ("This exercise needs Triton (Linux): pip install 'quizprep[triton]'. No GPU is needed: without "
+                "one the grader runs your kernel through Triton's interpreter.", "")
     if failure.kind == "exception" and BROADCAST.search(failure.message):
         layout = f" The checks pass {mask_layout}; use them as given, without adding dimensions." if mask_layout \
             else ""

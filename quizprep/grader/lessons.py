@@ -32,6 +32,12 @@ LESSONS: dict[str, str] = {
     "gqa-kv-cache-savings": "GQA caches G KV heads, not H: the cache shrinks by H/G",
     "masking-sliding-window-count": "a causal window of W keys includes the query itself and W − 1 before it",
     "kv-cache-free-sliding-window": "sliding windows: W keys per layer, about k·W after k layers",
+    "triton-ragged-edges": "masked loads at a ragged edge: scores of missing keys must be -inf, values 0",
+    "triton-strides": "pointer arithmetic with every stride: a transposed or strided tensor is not contiguous",
+    "triton-fp32-accumulate": "tl.dot keeps its inputs in fp16/bf16 but accumulates in float32",
+    "triton-lse-backward": "the forward pass stores the row log-sum-exp m + log ℓ for the backward pass",
+    "triton-exp2": "kernels use exp2 with scores pre-scaled by log2(e): the same softmax, a cheaper instruction",
+    "triton-tile-sram": "tile sizes are bounded by one SM's shared memory: Q, K, V tiles of BLOCK × d elements",
 }
 
 

@@ -55,12 +55,17 @@ class Worker:
         faulthandler.enable(file=sys.stderr, all_threads=True)
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
         import_torch(int(self.config.get("threads", 1)))
+        configure_triton(self.config.get("private_dir"))
         self._limit_memory()
         self._install_guards()
         self._wrap_os_exit()
         sys.meta_path.insert(0, QuizprepBlocker(self))
         protections["ptrace_capability_dropped"] = self.sandbox.drop_ptrace_capability()
         protections["writes"] = self._confine_writes()
+        # after Landlock, before seccomp: the broker writes only where the worker may, and can exec
+        ptxas = _load_sibling("ptxas_broker.py").open_for_triton(self.config.get("private_dir") or "")
+        if ptxas:
+            protections["ptxas"] = ptxas
         refused = self.sandbox.install_syscall_filter()
         protections["syscall_filter"] = "installed" if not refused else f"not installed: {refused}"
         return protections
@@ -354,6 +359,17 @@ def import_torch(threads: int) -> None:
     # The first autograd.grad imports torch.fx's symbolic shapes and sympy (about 1 s): done here,
     # it counts against no check's time limit and a fork server's children start with it.
     torch.autograd.grad(out, warm, torch.ones_like(out))
+
+
+def configure_triton(private_dir: str | None) -> None:
+    """Triton kernels (the flash-triton track) run through Triton's interpreter where there is no
+    CUDA, and cache compiled kernels in the only directory the worker may write."""
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    if private_dir:
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(private_dir, "triton")
 
 
 def run(config: dict[str, Any]) -> None:

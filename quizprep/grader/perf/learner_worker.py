@@ -40,7 +40,16 @@ def _first_output(fn: Callable) -> Callable:
     return attend
 
 
-TARGETS = {"attention": Target("scaled_dot_product_attention", _first_output)}
+def _causal_flag(fn: Callable) -> Callable:
+    """The Triton track's flash_attention(q, k, v, causal) -> (out, lse): the mask is causal or None."""
+    def attend(q, k, v, mask):
+        return fn(q, k, v, causal=mask is not None)[0]
+
+    return attend
+
+
+TARGETS = {"attention": Target("scaled_dot_product_attention", _first_output),
+           "flash-triton": Target("flash_attention", _causal_flag)}
 
 
 class PerfOps:

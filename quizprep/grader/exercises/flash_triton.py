@@ -1,0 +1,246 @@
+"""Checks for exercises/flash_triton.py: a Triton forward kernel, flash_attention(q, k, v, causal=False)
+-> (out, lse) on (B, H, n, d) inputs.
+
+Without CUDA the learner's process runs the kernel through Triton's interpreter (the worker sets
+TRITON_INTERPRET=1), so every check keeps to small shapes: the interpreter runs each program in
+Python. The named bugs are replayed in float64 by :mod:`._kernel_sim`; their titles name the line
+of the kernel each one lives on.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from quizprep.grader.compare import Tolerance, close_elements, precision_explaining
+from quizprep.grader.context import CheckContext
+from quizprep.grader.exercises import _kernel_sim as sim
+from quizprep.grader.exercises.attention import LOGIT_VARIANCE, expect_dtype_and_device
+from quizprep.grader.lessons import lesson
+from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, first_output_checks, verify
+from quizprep.grader.perf import perf_phase
+from quizprep.grader.spec import Check, CheckResult, ExerciseSpec, PhaseResult
+
+TARGET = "flash_attention"
+F32 = torch.float32
+DIMS = ("batch", "head", "query")
+
+
+def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
+    generator = torch.Generator().manual_seed(seed)
+    dtype, causal = variant.get("dtype", F32), bool(variant.get("causal"))
+    shape = (sizes["batch"], sizes["heads"], sizes["n"], sizes["d"])
+    spread = math.sqrt(LOGIT_VARIANCE[variant.get("logits", "mild")])
+    q, k = ((torch.randn(shape, generator=generator, dtype=torch.float64) * spread).to(dtype) for _ in range(2))
+    v = torch.randn(shape, generator=generator, dtype=torch.float64).to(dtype)
+    allowed = sim.causal_allowed(sizes["n"]) if causal else None
+    expected = sim.exact(q, k, v, allowed)
+    logit_scale = float(sim.scaled_scores(q, k).abs().max())
+    layout = ", strided inputs" if variant.get("noncontiguous") else ""
+    label = (f"q, k, v {shape}, {str(dtype).removeprefix('torch.')}, causal={causal}, "
+             f"{variant.get('logits', 'mild')} logits{layout}")
+    return Case(label=label, sizes=dict(sizes), variant=dict(variant),
+                data={"q": q, "k": k, "v": v, "causal": causal}, expected=expected,
+                tolerance={"out": Tolerance.working(dtype, logit_scale, float(v.double().abs().max())),
+                           "lse": Tolerance.working(dtype, logit_scale, logit_scale)},
+                dims={"out": (*DIMS, "feature"), "lse": DIMS})
+
+
+def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> dict[str, Tensor]:
+    data = case.data
+    if case.variant.get("noncontiguous"):
+        options = {**(options or {}), "noncontiguous": True}
+    reply = ctx.call(TARGET, data["q"], data["k"], data["v"], causal=data["causal"], options=options)
+    return first_output_checks(reply.value, ("out", "lse"), TARGET)
+
+
+def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
+    """Smaller batch, heads and length; d stays (tl.dot wants at least 16, the contract 64 or 128)."""
+    return [{**sizes, key: smaller} for key in ("batch", "heads", "n")
+            for smaller in (1, sizes[key] // 2, sizes[key] - 1) if 1 <= smaller < sizes[key]]
+
+
+def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
+    return [{**sizes, "n": n} for n in (23, 50)]
+
+
+def _allowed(case: Case) -> Tensor | None:
+    return sim.causal_allowed(case.sizes["n"]) if case.data["causal"] else None
+
+
+def _tensors(case: Case) -> tuple[Tensor, Tensor, Tensor]:
+    return case.data["q"], case.data["k"], case.data["v"]
+
+
+def _per_tile(slip):
+    """A prediction for every key-tile size in TILES."""
+    def predict(case: Case) -> list[dict[str, Tensor]]:
+        return [form for block in sim.TILES if (form := slip(case, block))]
+
+    return predict
+
+
+def _online(**mistake: Any):
+    return _per_tile(lambda case, block: sim.online(*_tensors(case), _allowed(case), block, **mistake))
+
+
+def _divide_in_loop(case: Case) -> list[dict[str, Tensor]]:
+    return [sim.online(*_tensors(case), _allowed(case), bn, divide_in_loop=True, block_m=bm)
+            for bm in sim.TILES for bn in sim.TILES if bn <= bm]
+
+
+def _overflow(case: Case) -> dict[str, Tensor]:
+    return sim.online(*_tensors(case), _allowed(case), sim.TILES[0], shift=False, dtype=F32)
+
+
+def _causal_rules(*rules: str):
+    def predict(case: Case) -> list[dict[str, Tensor]] | None:
+        if not case.data["causal"]:
+            return None
+        n = case.sizes["n"]
+        return [sim.exact(*_tensors(case), sim.block_rule_allowed(n, bm, bn, rule))
+                for rule in rules for bm in sim.TILES for bn in sim.TILES if bn <= bm and bm < 2 * n]
+
+    return predict
+
+
+def _ragged(case: Case) -> list[dict[str, Tensor]] | None:
+    if case.data["causal"]:
+        return None  # phantom keys lie in every query's future: the causal mask hides them anyway
+    return [form for block in sim.TILES if (form := sim.padded_keys(*_tensors(case), block))]
+
+
+def _contiguous_strides(case: Case) -> list[dict[str, Tensor]] | None:
+    if not case.variant.get("noncontiguous"):
+        return None
+    return [sim.exact(*(sim.strided_as_contiguous(t, keep_rows) for t in _tensors(case)), _allowed(case))
+            for keep_rows in (False, True)]
+
+
+def _lse_forms(case: Case) -> list[dict[str, Tensor]]:
+    expected = case.expected
+    scores = sim.scaled_scores(case.data["q"], case.data["k"])
+    allowed = _allowed(case)
+    if allowed is not None:
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    return [{"out": expected["out"], "lse": lse} for lse in sim.wrong_lse(expected["lse"], scores.amax(-1))]
+
+
+@dataclass(frozen=True)
+class HalfDot(Hypothesis):
+    """Rounding cannot be replayed bit for bit (the interpreter's tl.dot and a GPU's differ), so
+    this bug is named by the size of its errors: float16-sized on float32 inputs."""
+
+    def explains(self, case: Case, actual: dict[str, Tensor]) -> bool:
+        if case.data["q"].dtype != F32 or not torch.isfinite(actual["out"]).all():
+            return False
+        return all(_at_half_precision(case, actual, name) for name in ("out", "lse")) and not \
+            close_elements(actual["out"], case.expected["out"], case.tolerance["out"]).all()
+
+
+def _at_half_precision(case: Case, actual: dict[str, Tensor], name: str) -> bool:
+    """Within float32's tolerance, or off by float16-sized errors (TF32 rounds to the same 10 bits)."""
+    got, want, tolerance = actual[name], case.expected[name], case.tolerance[name]
+    return bool(close_elements(got, want, tolerance).all()) or precision_explaining(got, want, tolerance) == torch.float16
+
+
+HYPOTHESES = (
+    Hypothesis("triton-no-rescale", "`acc = acc * alpha[:, None] + tl.dot(p, v)`: the accumulator is not "
+               "multiplied by alpha = exp(m_old − m_new) when a key block raises the running max",
+               "Rescale acc (and ℓ) by alpha before adding the block's tl.dot(p, v).",
+               lesson("flash-online-softmax-bug"), _online(rescale_acc=False)),
+    Hypothesis("triton-divide-in-loop", "`acc = acc / l_i[:, None]` sits inside the key loop: the output is "
+               "normalised block by block instead of once after the loop",
+               "Keep acc unnormalised in the loop; divide by l_i once, after it.", lesson("flash-online-output"),
+               _divide_in_loop),
+    Hypothesis("no-max-shift", "`p = tl.exp(s - m_new[:, None])` without the max: exp of large scores "
+               "overflows to inf and the output to NaN",
+               "Subtract the running max before tl.exp (and rescale by alpha when it grows).",
+               lesson("softmax-max-shift"), _overflow, nonfinite_must_match=True),
+    Hypothesis("triton-causal-loop-bound", "the causal loop's upper bound is one key block off: the diagonal "
+               "block is skipped, or the block past it is computed without the mask",
+               "Loop over key blocks up to and including the diagonal one: `hi = (start_m + 1) * BLOCK_M`.",
+               lesson("flash-causal-tiles"), _causal_rules("stops early", "one past")),
+    Hypothesis("triton-diagonal-unmasked", "`s = tl.where(cols[None, :] <= rows[:, None], s, float('-inf'))` "
+               "is missing: the diagonal key block is used whole, future keys included",
+               "Mask the diagonal block element by element: key j is visible to query i when j ≤ i.",
+               lesson("flash-causal-tiles"), _causal_rules("diagonal unmasked")),
+    Hypothesis("triton-ragged-edge", "the last key block reads past n: the masked `tl.load` of K has no "
+               "`other` and the scores are not set to -inf there, so phantom keys join the softmax",
+               "Mask the scores of columns ≥ n with -inf (or load K with other=-inf-producing scores) and load V "
+               "with other=0.", lesson("triton-ragged-edges"), _ragged),
+    Hypothesis("triton-contiguous-strides", "pointer offsets assume contiguous inputs (row·d + col): the "
+               "kernel reads the wrong elements of a strided tensor",
+               "Pass q.stride(), k.stride(), v.stride() to the kernel and use every stride in the offsets.",
+               lesson("triton-strides"), _contiguous_strides),
+    HalfDot("triton-half-dot", "`tl.dot(p.to(tl.float16), v...)` with float32 inputs: P·V is computed at "
+               "float16 precision (or, compiled, at TF32, tl.dot's GPU default for float32)",
+               "Keep tl.dot's inputs in the input dtype, accumulate in float32 (the default out_dtype), and for "
+               "float32 inputs pass input_precision=\"ieee\".",
+               lesson("triton-fp32-accumulate"), lambda case: None),
+    Hypothesis("triton-wrong-lse", "`tl.store(Lse + ..., m_i + tl.log(l_i))` stores something else: log2 "
+               "units, log ℓ without the max, or the max alone",
+               "Store m_i + log(l_i) in natural-log units (with exp2, convert: (m₂ + log2 ℓ)·ln 2).",
+               lesson("triton-lse-backward"), _lse_forms),
+)
+
+PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink, alternatives)
+
+
+def _sizes(batch: int, heads: int, n: int, d: int) -> dict[str, int]:
+    return {"batch": batch, "heads": heads, "n": n, "d": d}
+
+
+def check_forward(ctx: CheckContext) -> str:
+    for i, (sizes, logits) in enumerate(((_sizes(1, 2, 37, 64), "peaky"), (_sizes(2, 1, 21, 128), "mild"))):
+        verify(ctx, PROBLEM, sizes, {"logits": logits}, ctx.seed + i)
+    return "n = 37 and 21 (not multiples of a tile), d = 64 and 128"
+
+
+def check_causal(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(1, 2, 45, 64), {"causal": True, "logits": "peaky"}, ctx.seed + 10)
+    return "n = 45, keys j ≤ i"
+
+
+def check_stability(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(1, 1, 24, 64), {"logits": "huge"}, ctx.seed + 20)
+    return "scaled logits in the hundreds, float32"
+
+
+def check_strides(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(1, 2, 19, 64), {"noncontiguous": True}, ctx.seed + 30)
+    return "inputs whose feature stride is 2"
+
+
+def check_half(ctx: CheckContext) -> str:
+    case, actual = verify(ctx, PROBLEM, _sizes(1, 1, 33, 64), {"dtype": torch.float16, "causal": True},
+                          ctx.seed + 40)
+    expect_dtype_and_device(ctx, "out", actual["out"], torch.float16, case.label)
+    return "float16 in, float16 out"
+
+
+def perf_on_gpu(ctx: CheckContext) -> PhaseResult:
+    """Timed against SDPA only when compiled: the interpreter runs each program in Python."""
+    if ctx.device != "cuda":
+        return PhaseResult([CheckResult("perf", "speed against PyTorch SDPA", "skip",
+                                        "the Triton track is timed on a CUDA GPU only (here it runs interpreted)")])
+    return perf_phase("flash-triton")(ctx)
+
+
+SPEC = ExerciseSpec(
+    name="flash-triton",
+    title="FlashAttention forward kernel in Triton",
+    entry_points=(TARGET,),
+    forbidden=("sdpa", "mha", "softmax"),
+    checks=(
+        Check("forward", "out and log-sum-exp, ragged n, d = 64 and 128", check_forward),
+        Check("causal", "causal: block skipping and the diagonal mask", check_causal),
+        Check("stability", "numerical stability: logits in the hundreds", check_stability),
+        Check("strides", "strided inputs: every stride used", check_strides),
+        Check("float16", "float16 inputs", check_half),
+    ),
+    perf=perf_on_gpu,
+)

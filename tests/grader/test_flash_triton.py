@@ -1,0 +1,137 @@
+"""The Triton track (issue 23): kernels graded through Triton's interpreter on CPU.
+
+Each mutant is the example solution with one planted bug (triton_kernels.BUGS); each must fail
+its check with exactly its name. Correct kernels in other styles pass."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import HERE, SOLUTIONS
+from triton_kernels import BUGS, STYLES, KernelEdit
+
+pytest.importorskip("triton")
+
+CORRECT_FILES = [SOLUTIONS / "flash_triton.py", *sorted((HERE / "triton_variants").glob("*.py"))]
+STUB = HERE.parents[1] / "exercises" / "flash_triton.py"
+KERNEL_BUGS = {"triton-no-rescale", "no-max-shift", "triton-causal-loop-bound", "triton-diagonal-unmasked",
+               "triton-ragged-edge", "triton-contiguous-strides", "triton-half-dot", "triton-divide-in-loop",
+               "triton-wrong-lse"}
+
+
+@pytest.fixture(scope="module")
+def triton_worker():
+    from quizprep.grader.session import Limits, WorkerSession
+
+    session = WorkerSession(SOLUTIONS / "flash_triton.py", limits=Limits(check_seconds=60))
+    yield session
+    session.close()
+
+
+def _grade(session, path: Path, only: tuple[str, ...] = ()):
+    from quizprep.grader.grade import GradeOptions, grade
+
+    return grade(path, GradeOptions(only=only, limits=session.limits), session)
+
+
+def _written(edit: KernelEdit, folder: Path) -> Path:
+    path = folder / f"flash_triton_{edit.name}.py"
+    path.write_text(edit.source())
+    return path
+
+
+def test_catalogue_plants_every_named_kernel_bug():
+    assert {bug.diagnosis for bug in BUGS} == KERNEL_BUGS
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=[bug.name for bug in BUGS])
+def test_kernel_mutant_fails_with_its_one_name(bug: KernelEdit, triton_worker, tmp_path):
+    report = _grade(triton_worker, _written(bug, tmp_path), only=(bug.check,))
+    result = next(c for c in report.checks if c.id == bug.check)
+    assert result.status == "fail", result.message
+    assert result.diagnosis_id == bug.diagnosis, f"{result.diagnosis!r}\n{result.where}"
+    assert result.hint and result.quiz
+
+
+def test_divide_in_loop_is_named_where_causal_tiles_stop_at_the_diagonal(triton_worker, tmp_path):
+    """Each query tile stops after its diagonal block, so its earlier rows are divided fewer times
+    than a replay over every key block would say (it once fell through to `some-rows-wrong`)."""
+    bug = next(bug for bug in BUGS if bug.name == "divide_in_loop")
+    report = _grade(triton_worker, _written(bug, tmp_path), only=("float16",))
+    assert report.checks[-1].diagnosis_id == "triton-divide-in-loop", report.checks[-1].message
+
+
+@pytest.mark.parametrize("style", STYLES, ids=[style.name for style in STYLES])
+def test_correct_kernels_in_other_styles_pass(style: KernelEdit, triton_worker, tmp_path):
+    report = _grade(triton_worker, _written(style, tmp_path))
+    assert report.passed, [(c.id, c.message) for c in report.checks if c.status != "pass"]
+
+
+@pytest.mark.parametrize("path", CORRECT_FILES, ids=[p.stem for p in CORRECT_FILES])
+def test_example_and_descriptor_kernels_pass(path: Path, triton_worker):
+    report = _grade(triton_worker, path)
+    assert report.passed, [(c.id, c.message) for c in report.checks if c.status != "pass"]
+
+
+def test_untouched_stub_says_what_to_do(triton_worker):
+    import io
+
+    from rich.console import Console
+
+    from quizprep.grader.report import render
+
+    report = _grade(triton_worker, STUB)
+    console = Console(file=io.StringIO(), width=100, color_system=None)
+    render(report, console)
+    text = console.file.getvalue()
+    assert "Not started yet" in text and "flash_triton.py:" in text and "raise NotImplementedError" in text
+    assert not report.passed
+
+
+def test_without_triton_the_grade_says_how_to_get_it(tmp_path, monkeypatch):
+    """A `triton` package that cannot be imported stands in for a machine without Triton."""
+    from quizprep.grader.grade import GradeOptions, grade
+    from quizprep.grader.session import Limits
+
+    fake = tmp_path / "triton"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'triton'\", name='triton')\n")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
+    report = grade(SOLUTIONS / "flash_triton.py", GradeOptions(limits=Limits(check_seconds=60)))
+    load = report.checks[0]
+    assert load.status == "fail" and "No module named 'triton'" in load.message
+    assert "pip install 'quizprep[triton]'" in load.hint
+
+
+@pytest.mark.cuda
+def test_compiled_kernel_passes_on_a_gpu():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA: the compiled path")
+    from quizprep.grader.grade import GradeOptions, grade
+
+    report = grade(SOLUTIONS / "flash_triton.py", GradeOptions(device="cuda"))
+    assert report.passed, [(c.id, c.message) for c in report.checks if c.status != "pass"]
+    assert report.environment["sandbox"]["ptxas"].startswith("through a broker")  # compiled, not interpreted
+
+
+def test_perf_phase_is_skipped_with_its_reason_when_interpreted():
+    from types import SimpleNamespace
+
+    from quizprep.grader.exercises.flash_triton import perf_on_gpu
+
+    (row,) = perf_on_gpu(SimpleNamespace(device="cpu")).checks
+    assert (row.id, row.status) == ("perf", "skip") and "CUDA GPU only" in row.message
+
+
+@pytest.mark.cuda
+def test_perf_phase_times_the_kernel_against_sdpa_on_a_gpu():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs CUDA: the perf phase")
+    from quizprep.grader.grade import GradeOptions, grade
+
+    report = grade(SOLUTIONS / "flash_triton.py", GradeOptions(device="cuda", perf=True))
+    rows = {c.id: c for c in report.checks}
+    assert rows["perf"].status == "pass" and rows["perf-recheck"].status == "pass", rows["perf"].message

@@ -62,12 +62,13 @@ def test_a_changed_pyproject_installs_again(dev):
     assert pip_installs(dev, "") == []
 
 
-def test_the_test_extras_are_installed_even_after_a_quiz_install_and_cover_the_quiz(dev):
+@pytest.mark.parametrize("extras", ["[dev]", "[dev,triton]"])
+def test_the_test_extras_are_installed_even_after_a_quiz_install_and_cover_the_quiz(dev, extras):
     pip_installs(dev, "")
-    assert [c for c in pip_installs(dev, "[dev]") if "-e" in c] == \
-        [f"{dev.venv_python()} -m pip install -e {dev.ROOT}[dev]"]
-    assert pip_installs(dev, "[dev]") == []
-    assert pip_installs(dev, "") == []  # [dev] includes everything the quiz needs
+    assert [c for c in pip_installs(dev, extras) if "-e" in c] == \
+        [f"{dev.venv_python()} -m pip install -e {dev.ROOT}{extras}"]
+    assert pip_installs(dev, extras) == []
+    assert pip_installs(dev, "") == []  # the test extras include everything the quiz needs
 
 
 def test_a_deleted_venv_is_rebuilt_whatever_the_stamp_says(dev):

@@ -147,10 +147,9 @@ def _predict(**mistake: Any):
             mistake_here = {**mistake, "compute_dtype": data["q"].dtype}
         else:
             mistake_here = mistake
-        if "scale_of" in mistake_here:
-            mistake_here = dict(mistake_here)
-            scale_of = mistake_here.pop("scale_of")
-            mistake_here["scale"] = scale_of(data)
+        # `<argument>_of` computes that argument from the case's data (a scale from d_k, an axis from the rank)
+        mistake_here = {key.removesuffix("_of"): value(data) if key.endswith("_of") else value
+                        for key, value in mistake_here.items()}
         out, weights = mistakes.attention(data["q"], data["k"], data["v"], data["mask"], **mistake_here)
         return {"out": out, "weights": weights}
 
@@ -173,6 +172,14 @@ HYPOTHESES = (
     Hypothesis("softmax-axis", "softmax taken over the query axis (dim=-2) instead of the keys (dim=-1)",
                "Each query's weights over the keys must sum to 1: softmax(scores, dim=-1).",
                lesson("softmax-axis"), _predict(softmax_dim=-2)),
+    Hypothesis("scale-one-side", "scores scaled by d_k^-1/4 only: the factor was applied to q but not to k",
+               "Whisper-style code scales q and k by d_k^-1/4 each, so that their product carries 1/√d_k; "
+               "scale both, or the scores once by 1/math.sqrt(d_k).", lesson("scaling-why-sqrt-dk"),
+               _predict(scale_of=lambda d: d["q"].shape[-1] ** -0.25)),
+    Hypothesis("softmax-all-axes", "the softmax normalises over every element of the array, not each query's "
+               "keys: SciPy's softmax with its default axis=None", "Pass the key axis: softmax(scores, axis=-1); "
+               "scipy.special.softmax normalises over all elements when axis is None.", lesson("softmax-axis"),
+               _predict(softmax_dim_of=lambda d: tuple(range(d["q"].dim())))),
     Hypothesis("mask-inverted", "mask inverted: attends where the mask is False",
                "True means 'may attend': fill the scores where the mask is False (~mask).",
                lesson("masking-before-softmax"), _predict(mask_mode="inverted")),

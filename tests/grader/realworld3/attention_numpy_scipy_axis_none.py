@@ -1,9 +1,14 @@
 # quizprep: exercise=attention-numpy
-# style: SciPy's softmax, called without an axis
+# style: a SciPy-style softmax helper (axis defaults to None, as scipy.special.softmax's does)
 # expect: fail diagnosis=softmax-all-axes
-# bug: scipy.special.softmax normalises over every element when axis is left at None
+# bug: the helper is called without an axis, so it normalises over every element
 import numpy as np
-from scipy.special import softmax
+
+
+def softmax(x, axis=None):
+    x_max = np.amax(x, axis=axis, keepdims=True)
+    exp_x_shifted = np.exp(x - x_max)
+    return exp_x_shifted / np.sum(exp_x_shifted, axis=axis, keepdims=True)
 
 
 def scaled_dot_product_attention(q, k, v, mask=None):

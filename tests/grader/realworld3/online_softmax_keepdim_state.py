@@ -14,16 +14,17 @@ def online_update(row_max, row_sum, chunk):
 
 
 def merge_states(max_a, sum_a, max_b, sum_b):
-    m = torch.maximum(max_a, max_b)
-    safe = torch.where(torch.isneginf(m), torch.zeros_like(m), m)
-    return m, sum_a * torch.exp(max_a - safe) + sum_b * torch.exp(max_b - safe)
+    top = torch.max(max_a, max_b)
+    finite_top = top.nan_to_num(neginf=0.0)
+    scale_a, scale_b = (max_a - finite_top).exp(), (max_b - finite_top).exp()
+    return top, scale_a * sum_a + scale_b * sum_b
 
 
 def online_softmax(x, chunk_size):
-    work = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
-    m = torch.full(work.shape[:-1], float("-inf"), dtype=work.dtype, device=x.device)
-    s = torch.zeros_like(m)
-    for start in range(0, work.shape[-1], chunk_size):
-        m, s = online_update(m, s, work[..., start:start + chunk_size])
-        m, s = m.squeeze(-1), s.squeeze(-1)
-    return (torch.exp(work - m.unsqueeze(-1)) / s.unsqueeze(-1)).to(x.dtype)
+    x32 = x.to(torch.float32) if x.element_size() < 4 else x
+    state = (x32.new_full(x32.shape[:-1], -float("inf")), x32.new_zeros(x32.shape[:-1]))
+    for chunk in x32.split(chunk_size, dim=-1):
+        big, total = online_update(*state, chunk)
+        state = (big[..., 0], total[..., 0])
+    big, total = state
+    return ((x32 - big[..., None]).exp() / total[..., None]).type(x.dtype)

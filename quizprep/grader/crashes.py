@@ -36,7 +36,8 @@ BROADCAST = re.compile(r"size of tensor a \((\d+)\) must match the size of tenso
 NUMPY_BROADCAST = re.compile(r"operands could not be broadcast together with (?:remapped )?shapes")
 SHAPE_ERROR = re.compile(f"{BROADCAST.pattern}|{NUMPY_BROADCAST.pattern}|{NUMPY_MATMUL.pattern}|{MATMUL.pattern}|"
                          r"expanded size of the tensor|is not broadcastable|shape mismatch|invalid for input of size|"
-                         r"shapes cannot be multiplied")
+                         r"shapes cannot be multiplied|Expected size for first two dimensions of batch2|"
+                         r"size mismatch|cannot reshape array")
 SHAPE_INDEX = re.compile(r"\.shape\[(-?\d+)\]")
 FULL_TRANSPOSE = re.compile(r"\b\w+\.T\b")
 EXPANSION = re.compile(r"\brepeat_interleave\(|\.repeat\(|\.expand\(")

@@ -29,6 +29,8 @@ FAILURE_HINTS = {
     "exit": "Return your result; never exit the process from an exercise.",
     "memory": "Your code asked for more memory than the inputs need; look for a huge allocation.",
     "forbidden": "This exercise is about writing that part yourself; basic torch operations are fine.",
+    "exception": "Your code raised this at the line shown: check the shapes, dtypes and types there against "
+                 "the contract in the exercise's docstring.",
 }
 FORBIDDEN_QUIZ = "sdpa-is-causal-vs-attn-mask"
 STOPPING_KINDS = ("timeout", "crash", "exit", "memory")  # failures the rest of the checks would repeat

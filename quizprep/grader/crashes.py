@@ -104,6 +104,15 @@ def _full_transpose(message: str, code: str, frames: list[Frame]) -> Diagnosis |
                      "k.transpose(-2, -1) (k.mT in torch).", lesson("multihead-split-transpose"))
 
 
+def _view_of_a_view(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    if "view size is not compatible with input tensor's size and stride" not in message:
+        return None
+    return Diagnosis("view-non-contiguous", "`.view` needs memory laid out in order, and this tensor is a "
+                     "transposed or expanded view (strides, not a copy)", "Use .reshape(...), which copies only "
+                     "when it must, or .contiguous() before .view: inputs split into heads with .transpose or shared "
+                     "with .expand arrive as views.", lesson("multihead-split-transpose"))
+
+
 def _transposed_weight(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
     match = MATMUL.search(message)
     if not match:
@@ -178,4 +187,4 @@ def _source(frames: list[Frame]) -> str:
 
 
 RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (
-    _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _transposed_weight, _unexpanded_heads)
+    _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _view_of_a_view, _transposed_weight, _unexpanded_heads)

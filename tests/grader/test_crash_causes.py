@@ -29,6 +29,9 @@ def frames(code: str, file: str = "/nonexistent/learner.py") -> list[Frame]:
     ("raised ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
      "(n?,k),(k,m?)->(n?,m?) (size 6 is different from 8)", "scores = q @ k.T / np.sqrt(q.shape[-1])",
      "transpose-all-axes", ("`.T`", "swapaxes")),
+    ("raised RuntimeError: view size is not compatible with input tensor's size and stride (at least one dimension "
+     "spans across two contiguous subspaces). Use .reshape(...) instead.", "qf = q.view(-1, n, d)",
+     "view-non-contiguous", (".reshape", "transposed or expanded")),
     ("raised RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x16 and 8x16)", "key = (x @ W_k).view(b, t, g, d)",
      "weight-transposed", ("16 columns", "8 rows", "W.T")),
 ])

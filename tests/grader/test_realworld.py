@@ -62,3 +62,14 @@ def test_third_corpus_covers_every_exercise_and_issue_20_class():
                   "scale-one-side", "weight-transposed", "kept-dim", "causal-offset-sign", "weights-are-logits",
                   "causal-flops-no-diagonal", "softmax-all-axes", "online-empty-chunk-counted"):
         assert cause in named, cause
+
+
+def test_every_check_says_which_real_world_use_it_stands_for():
+    import importlib
+
+    from quizprep.grader.exercises import available, load_spec
+
+    for name in available():
+        usage = importlib.import_module(f"quizprep.grader.exercises.{name}").USAGE
+        checks = {check.id for check in load_spec(name).checks}
+        assert checks <= set(usage) and all(usage[c] for c in checks), (name, checks - set(usage))

@@ -332,6 +332,14 @@ def _check(formula: Formula) -> Check:
     return Check(id=formula.function.replace("_", "-"), title=formula.title, run=run)
 
 
+# The real-world use each check stands for.
+USAGE = {
+    "attention-scores-bytes": "sizing the n × m score matrix a naive kernel materialises",
+    "kv-cache-bytes": "capacity planning for serving: the KV cache of real model configs",
+    "attention-params": "checkpoint sizes of GQA layers (Llama 3, GPT-2)",
+    "attention-flops": "roofline and MFU estimates: forward FLOPs, causal pairs only",
+}
+
 SPEC = ExerciseSpec(
     name="budget",
     title="Memory and FLOP budget of attention",

@@ -342,6 +342,19 @@ def _without(shape: list[int], size: int) -> list[int]:
     return rest
 
 
+# The real-world use each check stands for.
+USAGE = {
+    "shapes": "batched heads, cross-attention (n ≠ m), d_k ≠ d_v, decoding's single query",
+    "block-sizes": "kernels tuned per GPU: block sizes that do or do not divide the sequence",
+    "defaults": "a caller that relies on the documented defaults",
+    "causal": "a decoder's prefill: the diagonal tile masked element by element",
+    "causal-cache": "chunked prefill and decoding: queries are the last n of m positions",
+    "stability": "large logits in long contexts: the running maximum must shift every block",
+    "dtypes": "inference in float32, bfloat16 and float16",
+    "no-mutation": "q, k, v reused by the caller",
+    "memory": "the point of FlashAttention: O(n) extra memory, never the n × m scores",
+}
+
 SPEC = ExerciseSpec(
     name="flash",
     title="FlashAttention-style tiled forward pass",

@@ -280,6 +280,17 @@ def check_dtypes(ctx: CheckContext) -> str:
     return "fp32, bf16, fp16"
 
 
+# The real-world use each check stands for.
+USAGE = {
+    "update": "FlashAttention's inner loop folding a key block into the row statistics",
+    "update-empty": "the first block of a causal or padded row: all logits masked, the state stays (−inf, 0)",
+    "merge": "Flash-Decoding's split-KV combine and ring attention: two partial states merged",
+    "softmax-splits": "any tiling: the result must not depend on the chunk size",
+    "stability": "logits of ±1e4 in float32",
+    "masked": "masked logits, whole chunks of them, as causal and padding masks produce",
+    "dtypes": "half-precision inputs, returned in their dtype",
+}
+
 SPEC = ExerciseSpec(
     name="online-softmax",
     title="Online softmax: the streaming normaliser and the merge of two states",

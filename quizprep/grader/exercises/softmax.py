@@ -175,6 +175,17 @@ def check_not_mutated(ctx: CheckContext) -> None:
                      "`x -= x.max(...)` or `x.exp_()` change the caller's tensor; use x - ... instead.")
 
 
+# The real-world use each check stands for.
+USAGE = {
+    "values": "softmax over any axis of a batched tensor",
+    "default-dim": "callers that rely on dim=-1 (attention's key axis)",
+    "large-fp32": "unnormalised logits of ±1e4 in float32",
+    "large-fp16": "the same in float16, where exp overflows above 11",
+    "dtypes": "half-precision inputs returned in their dtype",
+    "gradients": "training: backward through the softmax",
+    "no-mutation": "logits reused by the caller (sampling, logging)",
+}
+
 SPEC = ExerciseSpec(
     name="softmax",
     title="Numerically stable softmax",

@@ -67,8 +67,8 @@ def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
                 dims={"out": ("batch", "query", "feature")})
 
 
-def expected_cache(case: Case) -> dict[str, Tensor]:
-    params, kv_heads = case.data["params"], case.sizes["kv_heads"]
+def expected_cache(case: Case, params: dict[str, Tensor] | None = None) -> dict[str, Tensor]:
+    params, kv_heads = params or case.data["params"], case.sizes["kv_heads"]
     return {f"cache_{name[-1].lower()}": reference.split_heads(reference.linear(case.data["x"], params, name), kv_heads)
             for name in ("W_k", "W_v")}
 
@@ -109,13 +109,16 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
 
 def simulate(case: Case, *, prompt_causal: bool = True, offset: bool = True, use_cache: str = "always",
              expand: str = "interleave", scale_by: str = "d_head", diagonal: bool = True,
-             values: str = "cache_v", out_projection: bool = True) -> dict[str, Tensor]:
+             values: str = "cache_v", out_projection: bool = True,
+             transposed_weights: bool = False) -> dict[str, Tensor]:
     """The generation loop in float64 with one mistake."""
     data, sizes = case.data, case.sizes
     heads, group = sizes["heads"], sizes["heads"] // sizes["kv_heads"]
     x, params = data["x"], data["params"]
+    if transposed_weights:  # x @ W: runs only where every weight is square, i.e. G = H and d_model = H·d
+        params = {name: weight.T for name, weight in params.items()}
     q_all = reference.split_heads(reference.linear(x, params, "W_q"), heads)
-    cache = expected_cache(case)
+    cache = expected_cache(case, params)
     scale = {"d_head": None, "one": 1.0, "d_model": 1.0 / math.sqrt(x.shape[-1])}[scale_by]
     outs = []
     for start, stop in data["chunks"]:
@@ -142,6 +145,8 @@ def simulate(case: Case, *, prompt_causal: bool = True, offset: bool = True, use
 def _mistake(**mistake: Any):
     def predict(case: Case) -> dict[str, Tensor] | None:
         if mistake.get("expand") and case.sizes["kv_heads"] in (1, case.sizes["heads"]):
+            return None
+        if mistake.get("transposed_weights") and case.sizes["kv_heads"] != case.sizes["heads"]:
             return None
         return simulate(case, **mistake)
 
@@ -176,6 +181,10 @@ HYPOTHESES = (
                _mistake(scale_by="d_model")),
     Hypothesis("k-for-v", "the values are the keys (W_k used where W_v belongs)", "Values go through W_v.",
                lesson("multihead-output-projection"), _mistake(values="cache_k")),
+    Hypothesis("weight-transposed", "the projections multiply by W, not W.T: x @ W as GPT-2's Conv1D (in, out) "
+               "layout, on weights given in nn.Linear's (out, in) layout", "q = x @ W_q.T: the weights are "
+               "(out_features, in_features), as nn.Linear stores them.", lesson("multihead-output-projection"),
+               _mistake(transposed_weights=True)),
     Hypothesis("no-output-projection", "the output projection W_o is missing",
                "Merge the heads back to (B, t, H·d_head), then multiply by W_o.T.",
                lesson("multihead-output-projection"), _mistake(out_projection=False)),

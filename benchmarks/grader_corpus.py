@@ -1,11 +1,13 @@
 """The grader's verdicts on code in real-world styles, and its time per file against `import torch`.
 
 Grades every file of tests/grader/realworld and realworld2 (held out: written without reading the
-grader) and tests/grader/production, each with its `# expect:` header, in one worker as a coach would, and
-prints per corpus: correct files that pass, buggy files that fail, buggy files named correctly
-with no other name anywhere in the report, and files where every failing check carries that name.
+grader), realworld3 (issue 20's classes) and tests/grader/production, each with its `# expect:`
+header, in one worker as a coach would, and prints per corpus and per exercise: correct files that
+pass (accepted), buggy files that fail (caught), buggy files named correctly with no other name
+anywhere in the report (named), files whose report carries a wrong name (contradictory), files
+with an internal grader error, and files where every failing check carries the right name.
 
-    python benchmarks/grader_corpus.py [--corpus realworld realworld2 production] [--verbose]
+    python benchmarks/grader_corpus.py [--corpus realworld realworld2 realworld3 production] [--verbose]
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPECT = re.compile(r"^# expect: (?:pass|fail diagnosis=(\S+))\s*$", re.MULTILINE)
+EXERCISE = re.compile(r"^#\s*quizprep:\s*exercise\s*=\s*([\w-]+)", re.MULTILINE)
+COUNTS = ("correct", "passed", "buggy", "failed", "named", "named_everywhere", "contradictory", "errors")
 
 
 def import_torch_seconds(repeat: int = 3) -> float:
@@ -30,39 +34,59 @@ def import_torch_seconds(repeat: int = 3) -> float:
     return statistics.median(times)
 
 
-def grade_corpus(folder: Path, verbose: bool) -> dict[str, int]:
+def grade_corpus(folder: Path, verbose: bool) -> dict[str, dict[str, int]]:
+    """Counts per exercise (and under "all")."""
     from quizprep.grader.grade import GradeOptions, grade
     from quizprep.grader.session import Limits, WorkerSession
 
     files = sorted(folder.glob("*.py"))
-    tally = dict.fromkeys(("correct", "passed", "buggy", "failed", "named", "named_everywhere"), 0)
+    tallies: dict[str, dict[str, int]] = {}
     session = WorkerSession(files[0], limits=Limits(check_seconds=30))
     try:
         for path in files:
-            wanted = EXPECT.search(path.read_text()).group(1)
+            text = path.read_text()
+            wanted = EXPECT.search(text).group(1)
             report = grade(path, GradeOptions(limits=session.limits), session)
-            failing = [c for c in report.checks if c.status in {"fail", "error"}]
-            names = {c.diagnosis_id for c in failing if c.diagnosis_id}
-            if wanted is None:
-                tally["correct"] += 1
-                tally["passed"] += report.passed
-                verdict = "pass" if report.passed else "WRONGLY FAILED"
-            else:
-                tally["buggy"] += 1
-                tally["failed"] += not report.passed
-                tally["named"] += names == {wanted}
-                tally["named_everywhere"] += all(c.diagnosis_id == wanted for c in failing) and bool(failing)
-                verdict = f"named {sorted(names) or '-'} (want {wanted})"
+            outcome = _outcome(report, wanted)
+            for key in ("all", EXERCISE.search(text).group(1)):
+                tally = tallies.setdefault(key, dict.fromkeys(COUNTS, 0))
+                for name, value in outcome.items():
+                    tally[name] += value
             if verbose:
-                print(f"  {path.name}: {verdict}")
+                print(f"  {path.name}: {_verdict(report, wanted)}")
     finally:
         session.close()
-    return tally
+    return tallies
+
+
+def _outcome(report, wanted: str | None) -> dict[str, int]:
+    failing = [c for c in report.checks if c.status in {"fail", "error"}]
+    names = {c.diagnosis_id for c in failing if c.diagnosis_id}
+    errors = int(any(c.status == "error" for c in report.checks))
+    if wanted is None:
+        return {"correct": 1, "passed": int(report.passed), "errors": errors,
+                "contradictory": int(bool(names))}
+    return {"buggy": 1, "failed": int(not report.passed), "named": int(names == {wanted}),
+            "named_everywhere": int(bool(failing) and all(c.diagnosis_id == wanted for c in failing)),
+            "contradictory": int(bool(names - {wanted})), "errors": errors}
+
+
+def _verdict(report, wanted: str | None) -> str:
+    names = sorted({c.diagnosis_id for c in report.checks if c.status in {"fail", "error"} and c.diagnosis_id})
+    if wanted is None:
+        return "pass" if report.passed else f"WRONGLY FAILED {names or ''}"
+    return f"named {names or '-'} (want {wanted})"
+
+
+def _line(label: str, tally: dict[str, int]) -> str:
+    return (f"{label:<16} accepted {tally['passed']}/{tally['correct']}  caught {tally['failed']}/{tally['buggy']}  "
+            f"named {tally['named']}/{tally['buggy']}  every check named {tally['named_everywhere']}/"
+            f"{tally['buggy']}  contradictory {tally['contradictory']}  internal errors {tally['errors']}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", nargs="+", default=["realworld", "realworld2", "production"])
+    parser.add_argument("--corpus", nargs="+", default=["realworld", "realworld2", "realworld3", "production"])
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     baseline = import_torch_seconds()
@@ -70,13 +94,13 @@ def main() -> None:
     for name in args.corpus:
         folder = ROOT / "tests" / "grader" / name
         started = time.perf_counter()
-        tally = grade_corpus(folder, args.verbose)
-        per_file = (time.perf_counter() - started) / (tally["correct"] + tally["buggy"])
-        print(f"{name}: correct files passing {tally['passed']}/{tally['correct']}; buggy files failing "
-              f"{tally['failed']}/{tally['buggy']}; named with no other name {tally['named']}/{tally['buggy']}; "
-              f"every failing check named {tally['named_everywhere']}/{tally['buggy']}; "
-              f"{per_file:.2f} s per file in a warm worker ({per_file / baseline:.2f}× import torch)")
-
+        tallies = grade_corpus(folder, args.verbose)
+        total = tallies.pop("all")
+        per_file = (time.perf_counter() - started) / (total["correct"] + total["buggy"])
+        print(f"{name}: {_line('all', total)}; {per_file:.2f} s per file in a warm worker "
+              f"({per_file / baseline:.2f}× import torch)")
+        for exercise in sorted(tallies):
+            print("  " + _line(exercise, tallies[exercise]))
 
 if __name__ == "__main__":
     main()

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from quizprep.grader.crashes import SHAPE_ERROR, crash_diagnosis
 from quizprep.grader.exercises import load_spec
+from quizprep.grader.problem import Diagnosis
 from quizprep.grader.session import LearnerFailure, Limits, WorkerSession
 from quizprep.grader.spec import CheckFailure, CheckResult, CheckSkipped, ExerciseSpec
 
@@ -27,14 +29,11 @@ FAILURE_HINTS = {
     "exit": "Return your result; never exit the process from an exercise.",
     "memory": "Your code asked for more memory than the inputs need; look for a huge allocation.",
     "forbidden": "This exercise is about writing that part yourself; basic torch operations are fine.",
+    "exception": "Your code raised this at the line shown: check the shapes, dtypes and types there against "
+                 "the contract in the exercise's docstring.",
 }
 FORBIDDEN_QUIZ = "sdpa-is-causal-vs-attn-mask"
 STOPPING_KINDS = ("timeout", "crash", "exit", "memory")  # failures the rest of the checks would repeat
-HALF_OVERFLOW = re.compile(r"cannot be converted to type (c10::Half|c10::BFloat16|at::Half|at::BFloat16) "
-                           r"without overflow")
-MISSING_TRITON = "No module named 'triton'"
-BROADCAST = re.compile(r"must match the size of tensor b|is not broadcastable|expanded size of the tensor|"
-                       r"shape mismatch|shapes cannot be multiplied|invalid for input of size")
 
 
 @dataclass
@@ -182,7 +181,7 @@ def _point_shape_errors_to_the_named_cause(checks: list[CheckResult]) -> None:
         return
     first = named[0]
     for check in checks:
-        if check.status == "fail" and not check.diagnosis_id and BROADCAST.search(check.message):
+        if check.status == "fail" and not check.diagnosis_id and SHAPE_ERROR.search(check.message):
             check.hint = (f"Probably a consequence of the mistake named in {first.id} ({first.diagnosis}): "
                           f"fix that first. {check.hint}")
             check.quiz = check.quiz or first.quiz
@@ -224,33 +223,23 @@ def run_check(check_id: str, title: str, body: Any, ctx: Any, mask_layout: str =
 
 def _failed(check_id: str, title: str, failure: LearnerFailure, started: float,
             mask_layout: str = "") -> CheckResult:
-    hint, quiz = _runtime_hint(failure, mask_layout)
     frames = [str(frame) for frame in failure.frames]
+    where = f"{failure.kind} at {frames[-1]}" if frames else f"{failure.kind}: {failure.message}"
+    cause = crash_diagnosis(failure.message, failure.frames, mask_layout) if failure.kind == "exception" else None
+    if cause is None:
+        cause = Diagnosis("", "", FAILURE_HINTS.get(failure.kind, ""),
+                          FORBIDDEN_QUIZ if failure.kind == "forbidden" else "")
     return CheckResult(
         check_id, title, "fail", failure.message,
-        diagnosis="",
-        hint=hint,
-        quiz=quiz,
+        diagnosis=cause.title,
+        hint=cause.hint,
+        quiz=cause.quiz,
         traceback=frames,
         output=failure.output,
         seconds=time.monotonic() - started,
-        cause=f"{failure.kind} at {frames[-1]}" if frames else f"{failure.kind}: {failure.message}",
+        diagnosis_id=cause.id,
+        cause=cause.id or where,
     )
-
-
-def _runtime_hint(failure: LearnerFailure, mask_layout: str) -> tuple[str, str]:
-    """A plain hint for the errors attention code commonly raises, else the one for its kind."""
-    if HALF_OVERFLOW.search(failure.message):
-        return ("A fill such as -1e9 does not fit in float16 (largest ≈ 65504): use float('-inf') or "
-                "torch.finfo(scores.dtype).min, which fit every dtype.", "masking-additive-constants")
-    if MISSING_TRITON in failure.message:
-        return ("This exercise needs Triton (Linux): pip install 'quizprep[triton]'. No GPU is needed: without "
-                "one the grader runs your kernel through Triton's interpreter.", "")
-    if failure.kind == "exception" and BROADCAST.search(failure.message):
-        layout = f" The checks pass {mask_layout}; use them as given, without adding dimensions." if mask_layout \
-            else ""
-        return "Two shapes do not line up: print the shapes at the line above." + layout, ""
-    return FAILURE_HINTS.get(failure.kind, ""), FORBIDDEN_QUIZ if failure.kind == "forbidden" else ""
 
 
 def _run_perf(spec: ExerciseSpec, ctx: Any, report: GradeReport) -> None:

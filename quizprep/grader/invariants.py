@@ -26,7 +26,10 @@ MASKED_REGION = "at masked-out keys (should be 0)"
 def explain(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, Tensor],
             options: dict[str, Any] | None) -> Diagnosis | None:
     """The first structural property that `actual` breaks, the most specific first: at large logits
-    any wrong answer is within a coarse precision's reach, so precision comes after the others."""
+    any wrong answer is within a coarse precision's reach, so precision comes after the others.
+    Every property compares element by element: outputs of another shape have none of them."""
+    if any(actual[name].shape != expected.shape for name, expected in case.expected.items()):
+        return None
     return (_dropout(ctx, problem, case, actual, options) or _masked_keys(case, actual)
             or _unnormalised(case, actual) or _precision(case, actual) or _partial(case, actual))
 
@@ -151,21 +154,24 @@ def _unnormalised(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
 
 
 def _partial(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
-    for name, expected in case.expected.items():
-        dims = case.dims.get(name, ())
-        bad = ~close_elements(actual[name], expected, case.tolerance[name])
-        for axis_name, diagnosis_id, hint in (
-                ("head", "some-heads-wrong", "Check what differs between heads: the slice of features each head "
-                                             "gets ([h·d, (h+1)·d)), a loop bound, or a reshape."),
-                ("query", "some-rows-wrong", "Check what is special about those positions: how the mask lines up "
-                                             "with them, or an off-by-one in a slice.")):
+    """Differences confined to some heads or queries, in every output that has that axis: a name
+    the other outputs contradict (their every row differs) is not given."""
+    for axis_name, diagnosis_id, hint in (
+            ("head", "some-heads-wrong", "Check what differs between heads: the slice of features each head "
+                                         "gets ([h·d, (h+1)·d)), a loop bound, or a reshape."),
+            ("query", "some-rows-wrong", "Check what is special about those positions: how the mask lines up "
+                                         "with them, or an off-by-one in a slice.")):
+        wrong: set[int] = set()
+        size = 0
+        for name, expected in case.expected.items():
+            dims = case.dims.get(name, ())
+            bad = ~close_elements(actual[name], expected, case.tolerance[name])
             if axis_name not in dims or bad.dim() != len(dims):
                 continue
             size = bad.shape[dims.index(axis_name)]
-            wrong = indices_along(bad, dims.index(axis_name))
-            if 0 < len(wrong) < size:
-                return _diagnosis(diagnosis_id, f"only {plural(axis_name)} {index_ranges(wrong)} of "
-                                  f"0–{size - 1} differ: the others are right", hint,
-                                  lesson("multihead-split-transpose" if axis_name == "head"
-                                         else "masking-before-softmax"))
+            wrong.update(indices_along(bad, dims.index(axis_name)))
+        if 0 < len(wrong) < size:
+            return _diagnosis(diagnosis_id, f"only {plural(axis_name)} {index_ranges(sorted(wrong))} of "
+                              f"0–{size - 1} differ: the others are right", hint,
+                              lesson("multihead-split-transpose" if axis_name == "head" else "masking-before-softmax"))
     return None

@@ -236,9 +236,10 @@ def failure_for(ctx: CheckContext, problem: Problem, case: Case, actual: dict[st
     if diagnosis is None and shrunk is not None:
         diagnosis = diagnose(problem, *shrunk, ctx, seed, options)
     if diagnosis is None:
+        from quizprep.grader.fitting import fit
         from quizprep.grader.invariants import explain
 
-        diagnosis = explain(ctx, problem, case, actual, options)
+        diagnosis = fit(case, actual) or explain(ctx, problem, case, actual, options)
     smallest = describe_small(*shrunk) if shrunk is not None else f"no smaller case fails than: {case.label}"
     return CheckFailure(
         message=message or found[0].summary.split(";")[0],

@@ -44,9 +44,12 @@ def wants_grad(value: Any) -> bool:
 
 
 class Preparer:
-    """Moves tensors to the device and makes them non-contiguous or differentiable on request."""
+    """Moves tensors to the device and makes them non-contiguous or differentiable on request.
+    `noncontiguous` is True (strided along the last axis), "transposed" (the last two axes stored
+    column-major, as after .transpose(-2, -1)) or "expanded" (an axis whose slices are all equal
+    handed over as a stride-0 expand(), as GQA's expanded KV heads are)."""
 
-    def __init__(self, device: str, noncontiguous: bool, requires_grad: bool) -> None:
+    def __init__(self, device: str, noncontiguous: bool | str, requires_grad: bool) -> None:
         self.device, self.noncontiguous, self.requires_grad = device, noncontiguous, requires_grad
 
     def __call__(self, value: Any) -> Any:
@@ -57,10 +60,23 @@ class Preparer:
         if not isinstance(value, torch.Tensor):
             return value
         tensor = value.to(self.device)
-        if self.noncontiguous and tensor.dim() >= 1 and tensor.numel() > 1:
+        if self.noncontiguous == "transposed" and tensor.dim() >= 2:
+            tensor = tensor.transpose(-2, -1).contiguous().transpose(-2, -1)
+        elif self.noncontiguous == "expanded":
+            tensor = _expanded(tensor)
+        elif self.noncontiguous and tensor.dim() >= 1 and tensor.numel() > 1:
             wide = torch.zeros(*tensor.shape[:-1], tensor.shape[-1] * 2, dtype=tensor.dtype, device=tensor.device)
             wide[..., ::2] = tensor
             tensor = wide[..., ::2]
         if self.requires_grad and tensor.is_floating_point():
             tensor = tensor.detach().requires_grad_(True)
         return tensor
+
+
+def _expanded(tensor: Any) -> Any:
+    """The same values as a stride-0 view along the first leading axis whose slices are all equal."""
+    for axis in range(tensor.dim() - 2):
+        first = tensor.narrow(axis, 0, 1)
+        if tensor.shape[axis] > 1 and bool((tensor == first).all()):
+            return first.expand_as(tensor)
+    return tensor

@@ -255,7 +255,7 @@ class Worker:
              parameters: dict[str, Any] | None = None) -> dict[str, Any]:
         import torch
 
-        prepare = self.values.Preparer(request.get("device", "cpu"), bool(request.get("noncontiguous")),
+        prepare = self.values.Preparer(request.get("device", "cpu"), request.get("noncontiguous") or False,
                                        bool(request.get("requires_grad")))
         args = [prepare(a) for a in request.get("args", [])]
         kwargs = {k: prepare(v) for k, v in request.get("kwargs", {}).items()}

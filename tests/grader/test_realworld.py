@@ -3,7 +3,8 @@ einsum, loops): every correct file passes, every buggy file fails with exactly i
 check may fail unnamed, e.g. a shape error, but never under another name) and a hint.
 
 `production/` was written alongside the grader's changes; `realworld/` and `realworld2/` were
-written separately, without reading the grader, as held-out sets (see their READMEs). All use
+written separately, without reading the grader, as held-out sets; `realworld3/` covers issue 20's
+classes (crashes, probes, idioms of public code; see the READMEs). All use
 the same header:
 `# expect: pass` or `# expect: fail diagnosis=<id>`.
 """
@@ -17,7 +18,7 @@ import pytest
 from conftest import HERE
 
 EXPECT = re.compile(r"^# expect: (?:pass|fail diagnosis=(\S+))\s*$", re.MULTILINE)
-CORPUS = [path for folder in ("production", "realworld", "realworld2") for path in sorted((HERE / folder).glob("*.py"))]
+CORPUS = [path for folder in ("production", "realworld", "realworld2", "realworld3") for path in sorted((HERE / folder).glob("*.py"))]
 
 
 def expected_diagnosis(path: Path) -> str | None:
@@ -43,6 +44,32 @@ def test_verdict_and_single_name(path: Path, grade_file):
         assert report.passed and not failing, failing
         return
     assert not report.passed
+    assert not [c.id for c in report.checks if c.status == "error"], "internal grader error"
     named = {c.diagnosis_id for c in report.checks if c.status == "fail" and c.diagnosis_id}
     assert named == {wanted}, failing
     assert all(c.hint for c in report.checks if c.status == "fail"), failing
+
+
+def test_third_corpus_covers_every_exercise_and_issue_20_class():
+    from quizprep.grader.exercises import available
+
+    files = sorted((HERE / "realworld3").glob("*.py"))
+    exercises = {re.search(r"exercise=([\w-]+)", p.read_text()).group(1).replace("-", "_") for p in files}
+    assert exercises == set(available())
+    named = {expected_diagnosis(p) for p in files}
+    for cause in ("padding-width-from-lengths", "kv-chunk-ignores-cache", "fill-overflow", "cat-wrong-axis",
+                  "repeat-wrong-axis", "transpose-all-axes", "hard-coded-axis", "weights-head-averaged",
+                  "scale-one-side", "weight-transposed", "kept-dim", "causal-offset-sign", "weights-are-logits",
+                  "causal-flops-no-diagonal", "softmax-all-axes", "online-empty-chunk-counted"):
+        assert cause in named, cause
+
+
+def test_every_check_says_which_real_world_use_it_stands_for():
+    import importlib
+
+    from quizprep.grader.exercises import available, load_spec
+
+    for name in available():
+        usage = importlib.import_module(f"quizprep.grader.exercises.{name}").USAGE
+        checks = {check.id for check in load_spec(name).checks}
+        assert checks <= set(usage) and all(usage[c] for c in checks), (name, checks - set(usage))

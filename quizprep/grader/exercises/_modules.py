@@ -88,8 +88,11 @@ def module_attention(query: Tensor, key: Tensor, value: Tensor, params: dict[str
                      mask: Tensor | None, *, split: Callable[[Tensor, int], Tensor] = reference.split_heads,
                      merge: Callable[[Tensor], Tensor] = reference.merge_heads, out_projection: bool = True,
                      value_projection: str = "W_v", values_are_keys: bool = False, kv_expand: str = "interleave",
-                     **attention_mistake: Any) -> tuple[Tensor, Tensor]:
+                     transposed_weights: bool = False, **attention_mistake: Any) -> tuple[Tensor, Tensor]:
     """Multi-/grouped-query attention in float64 with the given mistakes."""
+    if transposed_weights:  # x @ W as GPT-2's Conv1D stores it; only a square weight lets that run at all
+        params = {name: value.T if name.endswith(".weight") and value.shape[0] == value.shape[-1] else value
+                  for name, value in params.items()}
     q = split(reference.linear(query, params, "W_q"), layout.n_heads)
     k = split(reference.linear(key, params, "W_k"), layout.n_kv_heads)
     v = k if values_are_keys else split(reference.linear(value, params, value_projection), layout.n_kv_heads)
@@ -151,6 +154,13 @@ def attention_hypotheses(predict: Callable[..., Callable[[Case], dict[str, Tenso
         Hypothesis("softmax-axis", "softmax taken over the query axis instead of the keys",
                    "softmax(scores, dim=-1): each query's weights over the keys sum to 1.",
                    lesson("softmax-axis"), predict(softmax_dim=-2)),
+        Hypothesis("scale-one-side", "scores scaled by d_head^-1/4 only: the factor was applied to q but not "
+                   "to k", "Whisper-style code scales q and k by d_head^-1/4 each; scale both, or the scores once "
+                   "by 1/√d_head.", scaling, predict(scale_by="quarter")),
+        Hypothesis("weight-transposed", "the projections multiply by W, not W.T: x @ W as GPT-2's Conv1D (in, out) "
+                   "layout, on nn.Linear's (out, in) weights", "Call the nn.Linear (self.W_q(x)) or multiply by "
+                   "W.T: nn.Linear stores (out_features, in_features).", lesson("multihead-output-projection"),
+                   predict(transposed_weights=True)),
         Hypothesis("split-no-transpose", "heads split with a reshape but no transpose: (B, T, D) viewed as "
                    "(B, H, T, d) mixes positions across heads",
                    "Reshape to (B, T, H, d) first, then .transpose(1, 2) (and transpose back before merging).",
@@ -184,7 +194,7 @@ def attention_hypotheses(predict: Callable[..., Callable[[Case], dict[str, Tenso
 
 def scale_value(scale_by: str, layout: Layout, length: int) -> float:
     return {"one": 1.0, "d_head": 1.0 / layout.d_head, "d_model": 1.0 / math.sqrt(layout.d_model),
-            "length": 1.0 / math.sqrt(length)}[scale_by]
+            "length": 1.0 / math.sqrt(length), "quarter": layout.d_head ** -0.25}[scale_by]
 
 
 def translate_mistake(mistake: dict[str, Any], layout: Layout, length: int) -> dict[str, Any]:

@@ -74,6 +74,8 @@ def _build_once(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Ca
     q = (torch.randn(*lead, n, dk, generator=generator, dtype=torch.float64) * spread).to(dtype)
     k = (torch.randn(*lead, m, dk, generator=generator, dtype=torch.float64) * spread).to(dtype)
     v = torch.randn(*lead, m, dv, generator=generator, dtype=torch.float64).to(dtype)
+    if variant.get("shared_kv_heads") and len(lead) >= 2:  # GQA: one KV head read by every query head
+        k, v = (t[:, :1].expand_as(t).clone() for t in (k, v))
     mask = make_mask(variant.get("mask"), lead, n, m, generator)
     return make_case(q, k, v, mask, sizes, variant)
 
@@ -147,10 +149,9 @@ def _predict(**mistake: Any):
             mistake_here = {**mistake, "compute_dtype": data["q"].dtype}
         else:
             mistake_here = mistake
-        if "scale_of" in mistake_here:
-            mistake_here = dict(mistake_here)
-            scale_of = mistake_here.pop("scale_of")
-            mistake_here["scale"] = scale_of(data)
+        # `<argument>_of` computes that argument from the case's data (a scale from d_k, an axis from the rank)
+        mistake_here = {key.removesuffix("_of"): value(data) if key.endswith("_of") else value
+                        for key, value in mistake_here.items()}
         out, weights = mistakes.attention(data["q"], data["k"], data["v"], data["mask"], **mistake_here)
         return {"out": out, "weights": weights}
 
@@ -173,6 +174,14 @@ HYPOTHESES = (
     Hypothesis("softmax-axis", "softmax taken over the query axis (dim=-2) instead of the keys (dim=-1)",
                "Each query's weights over the keys must sum to 1: softmax(scores, dim=-1).",
                lesson("softmax-axis"), _predict(softmax_dim=-2)),
+    Hypothesis("scale-one-side", "scores scaled by d_k^-1/4 only: the factor was applied to q but not to k",
+               "Whisper-style code scales q and k by d_k^-1/4 each, so that their product carries 1/√d_k; "
+               "scale both, or the scores once by 1/math.sqrt(d_k).", lesson("scaling-why-sqrt-dk"),
+               _predict(scale_of=lambda d: d["q"].shape[-1] ** -0.25)),
+    Hypothesis("softmax-all-axes", "the softmax normalises over every element of the array, not each query's "
+               "keys: SciPy's softmax with its default axis=None", "Pass the key axis: softmax(scores, axis=-1); "
+               "scipy.special.softmax normalises over all elements when axis is None.", lesson("softmax-axis"),
+               _predict(softmax_dim_of=lambda d: tuple(range(d["q"].dim())))),
     Hypothesis("mask-inverted", "mask inverted: attends where the mask is False",
                "True means 'may attend': fill the scores where the mask is False (~mask).",
                lesson("masking-before-softmax"), _predict(mask_mode="inverted")),
@@ -298,6 +307,14 @@ def check_noncontiguous(ctx: CheckContext) -> str:
     return "strided (non-contiguous) q, k, v and mask"
 
 
+def check_layouts(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes((2, 3), 5, 6, 4, 3), {"dtype": F32, "mask": "random"}, ctx.seed + 85,
+           options={"noncontiguous": "transposed"})
+    verify(ctx, PROBLEM, _sizes((2, 3), 5, 6, 4, 3), {"dtype": F32, "shared_kv_heads": True}, ctx.seed + 86,
+           options={"noncontiguous": "expanded"})
+    return "column-major q, k, v (after .transpose); k, v expanded over heads with stride 0 (GQA's expand)"
+
+
 def _learner_outputs(ctx: CheckContext, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> dict[str, Tensor]:
     kwargs = {"mask": mask} if mask is not None else {}
     return first_output_checks(ctx.call(TARGET, q, k, v, **kwargs).value, ("out", "weights"), TARGET)
@@ -383,6 +400,30 @@ def check_empty_row(ctx: CheckContext) -> str:
     return "other rows correct; the fully masked row is undefined and not compared"
 
 
+# The real-world use each check stands for.
+USAGE = {
+    "shapes": "a single head (no leading dims), batched heads (B, H), cross-attention (n ≠ m), d_k ≠ d_v as in "
+              "MLA-style value widths, and decoding's one query",
+    "values": "the plain forward pass of any transformer layer at float64 precision",
+    "mask-causal": "a decoder's training pass (GPT, Llama)",
+    "mask-kv-cache": "decoding or chunked prefill: n new queries after m − n cached keys",
+    "mask-padding": "a padded batch from a tokenizer: (B, 1, 1, m) key masks",
+    "mask-arbitrary": "document masks, prefix-LM and packed sequences: any broadcastable boolean mask",
+    "mask-empty-row": "a padded query row that sees no key at all",
+    "causal-leakage": "training with teacher forcing: a future token must not move an earlier output",
+    "stability": "large logits from unnormalised q and k (no QK-norm), long contexts",
+    "dtypes": "inference in float32, bfloat16 and float16, on the input's device",
+    "gradients": "training: backward through q, k and v",
+    "no-mutation": "a caller that reuses q, k, v afterwards (a KV cache, a residual stream)",
+    "deterministic": "inference and evaluation: no dropout or other randomness",
+    "noncontiguous": "strided inputs: slices of a wider buffer (a fused QKV projection split in three)",
+    "layouts": "transposed and expanded inputs: heads split with .transpose(1, 2), KV heads shared through "
+               "GQA's expand() (stride 0)",
+    "masked-keys-irrelevant": "padding tokens of any value: masked keys must not matter",
+    "key-permutation": "attention is a set operation over keys: their order must not matter",
+    "causal-append": "incremental decoding: appending tokens keeps earlier outputs",
+}
+
 SPEC = ExerciseSpec(
     name="attention",
     title="Scaled dot-product attention",
@@ -405,6 +446,7 @@ SPEC = ExerciseSpec(
         Check("no-mutation", "inputs are not modified", check_not_mutated),
         Check("deterministic", "same inputs, same outputs", check_deterministic),
         Check("noncontiguous", "non-contiguous inputs", check_noncontiguous),
+        Check("layouts", "transposed inputs and KV heads expanded with stride 0", check_layouts),
         Check("masked-keys-irrelevant", "metamorphic: masked keys do not matter", check_masked_keys_replaced),
         Check("key-permutation", "metamorphic: key order does not matter", check_permutation),
         Check("causal-append", "metamorphic: appending tokens keeps earlier outputs", check_append),

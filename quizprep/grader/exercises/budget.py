@@ -40,6 +40,7 @@ class Slip:
     diagnosis: str
     hint: str
     quiz: str
+    id: str = ""  # the report's diagnosis id, given when the slip fits every wrong case
 
 
 @dataclass(frozen=True)
@@ -60,11 +61,13 @@ def _size(dtype: str) -> int:
 def _unit_slips(reference: Callable[..., int]) -> tuple[Slip, ...]:
     return (
         Slip(lambda *a: reference(*a) / 2**30, "returned GiB (bytes / 2^30) instead of bytes",
-             "Return plain bytes; convert only when you print.", QUIZ_UNITS),
+             "Return plain bytes; convert only when you print.", QUIZ_UNITS,
+             "gib-not-bytes"),
         Slip(lambda *a: reference(*a) / 1e9, "returned GB (bytes / 10^9) instead of bytes",
-             "Return plain bytes; GB is 10^9 and GiB 2^30 — neither is asked for.", QUIZ_UNITS),
+             "Return plain bytes; GB is 10^9 and GiB 2^30 — neither is asked for.", QUIZ_UNITS,
+             "gb-not-bytes"),
         Slip(lambda *a: reference(*a) * 8, "counted bits, not bytes (8× too large)",
-             "A bfloat16 element is 16 bits = 2 bytes.", QUIZ_DTYPE),
+             "A bfloat16 element is 16 bits = 2 bytes.", QUIZ_DTYPE, "bits-not-bytes"),
     )
 
 
@@ -78,7 +81,7 @@ def _dtype_slips(reference: Callable[..., int], dtype_index: int) -> tuple[Slip,
     return tuple(
         Slip(with_size(size), f"used {size} byte(s) per element whatever the dtype",
              "Bytes per element: float64 8, float32 4, bfloat16 and float16 2, int8 and fp8 1.",
-             QUIZ_DTYPE)
+             QUIZ_DTYPE, "fixed-dtype-size")
         for size in sorted(WRONG_SIZES)
     )
 
@@ -124,6 +127,13 @@ def _top_left(batch: int, heads: int, n: int, m: int, d: int, causal: bool) -> i
     if not causal or m == n:
         return None
     pairs = sum(min(i + 1, m) for i in range(n))  # query i sees keys 0..i, ignoring the cache
+    return 4 * batch * heads * d * pairs
+
+
+def _causal_no_diagonal(batch: int, heads: int, n: int, m: int, d: int, causal: bool) -> int | None:
+    if not causal:
+        return None
+    pairs = n * (m - n) + n * (n - 1) // 2  # query i sees the m − n cached keys and the i before it
     return 4 * batch * heads * d * pairs
 
 
@@ -223,15 +233,18 @@ FORMULAS = (
         slips=(
             Slip(lambda *a: budget.attention_flops(*a) / 2,
                  "counted multiply-adds (MACs), or only one of the two matmuls: half the FLOPs",
-                 "One multiply-add is 2 FLOPs, and there are two matmuls: Q·Kᵀ and P·V.", QUIZ_FLOPS),
+                 "One multiply-add is 2 FLOPs, and there are two matmuls: Q·Kᵀ and P·V.", QUIZ_FLOPS, "flops-macs"),
             Slip(lambda *a: budget.attention_flops(*a) * 2, "counted 4 FLOPs per multiply-add, or the backward pass",
-                 "Forward only, 2 FLOPs per multiply-add.", QUIZ_FLOPS),
+                 "Forward only, 2 FLOPs per multiply-add.", QUIZ_FLOPS, "flops-doubled"),
             Slip(_exact_half, "took causal as exactly half of n·m; the diagonal is attended too",
-                 "With n = m there are n(n+1)/2 allowed pairs, not n²/2.", QUIZ_FLOPS),
+                 "With n = m there are n(n+1)/2 allowed pairs, not n²/2.", QUIZ_FLOPS, "causal-exact-half"),
+            Slip(_causal_no_diagonal, "counted the causal pairs without the diagonal: a query attends to its own key",
+                 "Query i (0-based) sees m − n + i + 1 keys, itself included: n(n+1)/2 pairs when n = m, not "
+                 "n(n−1)/2.", QUIZ_FLOPS, "causal-flops-no-diagonal"),
             Slip(_causal_ignored, "ignored causal: counted every (query, key) pair",
-                 "A causal query attends only the keys at or before its position.", QUIZ_FLOPS),
+                 "A causal query attends only the keys at or before its position.", QUIZ_FLOPS, "causal-ignored"),
             Slip(_top_left, "aligned the causal mask top-left: with a cache, the queries are the last n positions",
-                 "Query i (0-based) sees m - n + i + 1 keys when m ≥ n.", QUIZ_FLOPS),
+                 "Query i (0-based) sees m - n + i + 1 keys when m ≥ n.", QUIZ_FLOPS, "causal-top-left"),
         ),
         quiz=QUIZ_FLOPS,
     ),
@@ -306,6 +319,7 @@ def check_formula(formula: Formula, call: Callable[..., Any], seed: int) -> str:
         smallest=_describe(formula.function, case.args),
         where=f"off by a factor of {value / expected:.4g}" if expected else "",
         diagnosis=diagnosis,
+        diagnosis_id=slip.id if slip is not None and matched == len(failures) else "",
         hint=slip.hint if slip else "Write the formula out with every factor named.",
         quiz=slip.quiz if slip else formula.quiz,
     )
@@ -317,6 +331,14 @@ def _check(formula: Formula) -> Check:
 
     return Check(id=formula.function.replace("_", "-"), title=formula.title, run=run)
 
+
+# The real-world use each check stands for.
+USAGE = {
+    "attention-scores-bytes": "sizing the n × m score matrix a naive kernel materialises",
+    "kv-cache-bytes": "capacity planning for serving: the KV cache of real model configs",
+    "attention-params": "checkpoint sizes of GQA layers (Llama 3, GPT-2)",
+    "attention-flops": "roofline and MFU estimates: forward FLOPs, causal pairs only",
+}
 
 SPEC = ExerciseSpec(
     name="budget",

@@ -185,6 +185,20 @@ def _exact(causal_rule=None, *, offset_only: bool = False, scale_of=None):
     return predict
 
 
+def _offset_sign(case: Case) -> list[dict[str, Tensor]] | None:
+    """Queries at i + (n − m): the first m − n of them see no key at all, which code returns as NaN
+    (0/0), as the mean of V (a finite fill) or as zeros (a guarded division)."""
+    data = case.data
+    n, m = data["q"].shape[-2], data["k"].shape[-2]
+    if not data["causal"] or n == m:
+        return None
+    allowed = torch.arange(m).unsqueeze(0) <= torch.arange(n).unsqueeze(-1) + (n - m)
+    out = reference.attention(data["q"], data["k"], data["v"], allowed)[0]
+    blind = ~allowed.any(dim=-1, keepdim=True)
+    uniform = data["v"].double().mean(dim=-2, keepdim=True).expand_as(out)
+    return [{"out": out}, {"out": torch.where(blind, uniform, out)}, {"out": out.masked_fill(blind, 0.0)}]
+
+
 HYPOTHESES = (
     Hypothesis("flash-no-rescale", "the running max is updated without rescaling the accumulator and the "
                "denominator by exp(m_old − m_new)",
@@ -212,6 +226,10 @@ HYPOTHESES = (
     Hypothesis("causal-no-offset", "with m > n the queries were placed at positions 0 … n − 1 instead of the last n",
                "Query i sits at position i + (m − n), as in causal_mask(n, m).", lesson("masking-kv-cache-offset"),
                _exact(lambda n, m: torch.arange(m).unsqueeze(0) <= torch.arange(n).unsqueeze(-1), offset_only=True)),
+    Hypothesis("causal-offset-sign", "the causal offset has the wrong sign: queries placed at i + (n − m), "
+               "before the cache, instead of i + (m − n)", "With m > n the queries are the LAST n positions: key j "
+               "is visible to query i when j ≤ i + (m − n).", lesson("masking-kv-cache-offset"),
+               _offset_sign, nonfinite_must_match=True),
     Hypothesis("no-scale", "missing the 1/√d_k scaling", "Multiply the scores by 1/math.sqrt(q.shape[-1]).",
                lesson("scaling-why-sqrt-dk"), _exact(scale_of=lambda d: 1.0)),
     Hypothesis("scale-dk", "scores divided by d_k instead of √d_k",
@@ -323,6 +341,19 @@ def _without(shape: list[int], size: int) -> list[int]:
     rest.remove(size)
     return rest
 
+
+# The real-world use each check stands for.
+USAGE = {
+    "shapes": "batched heads, cross-attention (n ≠ m), d_k ≠ d_v, decoding's single query",
+    "block-sizes": "kernels tuned per GPU: block sizes that do or do not divide the sequence",
+    "defaults": "a caller that relies on the documented defaults",
+    "causal": "a decoder's prefill: the diagonal tile masked element by element",
+    "causal-cache": "chunked prefill and decoding: queries are the last n of m positions",
+    "stability": "large logits in long contexts: the running maximum must shift every block",
+    "dtypes": "inference in float32, bfloat16 and float16",
+    "no-mutation": "q, k, v reused by the caller",
+    "memory": "the point of FlashAttention: O(n) extra memory, never the n × m scores",
+}
 
 SPEC = ExerciseSpec(
     name="flash",

@@ -161,6 +161,18 @@ def check_not_mutated(ctx: CheckContext) -> None:
     expect_unchanged(reply, (("x", case.data["query"]),), case.label, "Avoid in-place ops on the input.")
 
 
+# The real-world use each check stands for.
+USAGE = {
+    "structure": "loading Llama/Mistral checkpoints: W_k and W_v of n_kv_heads·d_head outputs",
+    "grouped": "a GQA layer (Llama 2 70B, Llama 3, Mistral) with random weights",
+    "mha-and-mqa": "the extremes: multi-head (G = H) and multi-query (G = 1, PaLM, Falcon)",
+    "causal": "a decoder's causal pass",
+    "causal-leakage": "teacher-forced training: no future token moves an earlier output",
+    "dtypes": "inference in float32, bfloat16 and float16",
+    "gradients": "training: backward into the input and every weight",
+    "no-mutation": "a residual stream reused after the layer",
+}
+
 SPEC = ExerciseSpec(
     name="gqa",
     title="Grouped-query attention",

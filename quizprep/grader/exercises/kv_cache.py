@@ -32,8 +32,10 @@ APPEND, STEP = "append_kv", "decode_step"
 WEIGHTS = ("W_q", "W_k", "W_v", "W_o")
 
 
-def _chunks(tokens: int, prompt: int) -> list[tuple[int, int]]:
-    return [(0, prompt)] + [(position, position + 1) for position in range(prompt, tokens)]
+def _chunks(tokens: int, prompt: int, step: int = 1) -> list[tuple[int, int]]:
+    """A prompt, then calls of `step` tokens (chunked prefill, speculative verification); the last
+    call takes what is left."""
+    return [(0, prompt)] + [(position, min(position + step, tokens)) for position in range(prompt, tokens, step)]
 
 
 def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
@@ -52,9 +54,12 @@ def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
     q = reference.split_heads(reference.linear(x, params, "W_q"), heads)
     logits = q @ cache["W_k"].repeat_interleave(heads // kv_heads, dim=1).transpose(-2, -1) / math.sqrt(d)
     logit_scale = float(logits.abs().max()) + math.sqrt(width)
-    chunks = _chunks(tokens, sizes["prompt"])
+    step = sizes.get("step", 1)
+    chunks = _chunks(tokens, sizes["prompt"], step)
+    after = f"{tokens - sizes['prompt']} single tokens" if step == 1 else \
+        f"calls of {step} tokens on the filled cache ({', '.join(str(b - a) for a, b in chunks[1:])})"
     label = (f"B={batch}, H={heads}, G={kv_heads}, d_head={d}, a prompt of {sizes['prompt']} then "
-             f"{tokens - sizes['prompt']} single tokens, {str(dtype).removeprefix('torch.')}")
+             f"{after}, {str(dtype).removeprefix('torch.')}")
     return Case(label=label, sizes=dict(sizes), variant=dict(variant),
                 data={"x": x, "weights": weights, "params": params, "chunks": chunks},
                 expected={"out": out},
@@ -62,8 +67,8 @@ def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
                 dims={"out": ("batch", "query", "feature")})
 
 
-def expected_cache(case: Case) -> dict[str, Tensor]:
-    params, kv_heads = case.data["params"], case.sizes["kv_heads"]
+def expected_cache(case: Case, params: dict[str, Tensor] | None = None) -> dict[str, Tensor]:
+    params, kv_heads = params or case.data["params"], case.sizes["kv_heads"]
     return {f"cache_{name[-1].lower()}": reference.split_heads(reference.linear(case.data["x"], params, name), kv_heads)
             for name in ("W_k", "W_v")}
 
@@ -102,19 +107,23 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
     return candidates
 
 
-def simulate(case: Case, *, prompt_causal: bool = True, offset: bool = True, use_cache: bool = True,
+def simulate(case: Case, *, prompt_causal: bool = True, offset: bool = True, use_cache: str = "always",
              expand: str = "interleave", scale_by: str = "d_head", diagonal: bool = True,
-             values: str = "cache_v", out_projection: bool = True) -> dict[str, Tensor]:
+             values: str = "cache_v", out_projection: bool = True,
+             transposed_weights: bool = False) -> dict[str, Tensor]:
     """The generation loop in float64 with one mistake."""
     data, sizes = case.data, case.sizes
     heads, group = sizes["heads"], sizes["heads"] // sizes["kv_heads"]
     x, params = data["x"], data["params"]
+    if transposed_weights:  # x @ W: runs only where every weight is square, i.e. G = H and d_model = H·d
+        params = {name: weight.T for name, weight in params.items()}
     q_all = reference.split_heads(reference.linear(x, params, "W_q"), heads)
-    cache = expected_cache(case)
+    cache = expected_cache(case, params)
     scale = {"d_head": None, "one": 1.0, "d_model": 1.0 / math.sqrt(x.shape[-1])}[scale_by]
     outs = []
     for start, stop in data["chunks"]:
-        first = 0 if use_cache else start
+        own_only = use_cache == "never" or (use_cache == "single_tokens" and stop - start > 1)
+        first = start if own_only else 0
         k, v = (cache[name][:, :, first:stop] for name in ("cache_k", values))
         if expand == "interleave":
             k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
@@ -137,6 +146,8 @@ def _mistake(**mistake: Any):
     def predict(case: Case) -> dict[str, Tensor] | None:
         if mistake.get("expand") and case.sizes["kv_heads"] in (1, case.sizes["heads"]):
             return None
+        if mistake.get("transposed_weights") and case.sizes["kv_heads"] != case.sizes["heads"]:
+            return None
         return simulate(case, **mistake)
 
     return predict
@@ -152,7 +163,11 @@ HYPOTHESES = (
                "visible to new token i when j ≤ T + i.", lesson("masking-kv-cache-offset"), _mistake(offset=False)),
     Hypothesis("kv-cache-unused", "the cache is not attended to: each call attends only to its own new tokens",
                "Append the new keys and values to the cache, then attend over the whole cache.",
-               lesson("kv-cache-prefill-vs-decode"), _mistake(use_cache=False)),
+               lesson("kv-cache-prefill-vs-decode"), _mistake(use_cache="never")),
+    Hypothesis("kv-chunk-ignores-cache", "a call of several tokens on a filled cache attends only to its own "
+               "tokens, as if it were the prompt", "Only the cache's length says where the new tokens sit: "
+               "chunked prefill and speculative verification pass t > 1 tokens after T cached ones, and they "
+               "must see all T + i keys.", lesson("kv-cache-prefill-vs-decode"), _mistake(use_cache="single_tokens")),
     Hypothesis("gqa-repeat", "KV heads expanded with repeat (tiled) instead of repeat_interleave",
                "Query head h reads KV head h // (H/G): k.repeat_interleave(H // G, dim=1).",
                lesson("gqa-head-mapping"), _mistake(expand="tile")),
@@ -166,6 +181,10 @@ HYPOTHESES = (
                _mistake(scale_by="d_model")),
     Hypothesis("k-for-v", "the values are the keys (W_k used where W_v belongs)", "Values go through W_v.",
                lesson("multihead-output-projection"), _mistake(values="cache_k")),
+    Hypothesis("weight-transposed", "the projections multiply by W, not W.T: x @ W as GPT-2's Conv1D (in, out) "
+               "layout, on weights given in nn.Linear's (out, in) layout", "q = x @ W_q.T: the weights are "
+               "(out_features, in_features), as nn.Linear stores them.", lesson("multihead-output-projection"),
+               _mistake(transposed_weights=True)),
     Hypothesis("no-output-projection", "the output projection W_o is missing",
                "Merge the heads back to (B, t, H·d_head), then multiply by W_o.T.",
                lesson("multihead-output-projection"), _mistake(out_projection=False)),
@@ -176,8 +195,9 @@ PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink)
 
 
 def _sizes(heads: int = 4, kv_heads: int = 2, tokens: int = 8, prompt: int = 1, batch: int = 2,
-           d: int = 4) -> dict[str, int]:
-    return {"batch": batch, "heads": heads, "kv_heads": kv_heads, "d": d, "tokens": tokens, "prompt": prompt}
+           d: int = 4, step: int = 1) -> dict[str, int]:
+    return {"batch": batch, "heads": heads, "kv_heads": kv_heads, "d": d, "tokens": tokens, "prompt": prompt,
+            "step": step}
 
 
 def check_append(ctx: CheckContext) -> str:
@@ -206,6 +226,11 @@ def check_decode(ctx: CheckContext) -> str:
 def check_prompt_then_decode(ctx: CheckContext) -> str:
     verify(ctx, PROBLEM, _sizes(prompt=5, tokens=9), {}, ctx.seed + 20)
     return "a prompt of 5 in one call, then 4 single tokens"
+
+
+def check_chunks_on_filled_cache(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(prompt=2, tokens=9, step=3), {}, ctx.seed + 25)
+    return "a prompt of 2, then calls of 3, 3 and 1 tokens on the filled cache"
 
 
 def check_head_extremes(ctx: CheckContext) -> str:
@@ -273,6 +298,18 @@ def check_memory_per_token(ctx: CheckContext) -> str:
     return f"{figure} bytes per token per layer in bf16, as quizprep budget's kv-cache figure"
 
 
+# The real-world use each check stands for.
+USAGE = {
+    "append": "the cache update of every decoder layer: an empty cache, one token, a prefill chunk",
+    "decode": "greedy generation: a one-token prompt, then one token per step",
+    "prompt-then-decode": "a chat turn: the prompt in one parallel call, then generated tokens one by one",
+    "chunks-on-cache": "chunked prefill of a long prompt and speculative decoding's verification of draft "
+                       "tokens: t > 1 new tokens after T cached ones",
+    "head-extremes": "multi-head (GPT-2, Llama 1) and multi-query (PaLM, Falcon) layers, G = H and G = 1",
+    "cache-growth": "memory planning: one position per step, G heads, no expansion stored",
+    "memory-per-token": "serving in bfloat16: the cache's bytes per token as `quizprep budget` counts them",
+}
+
 SPEC = ExerciseSpec(
     name="kv-cache",
     title="KV cache and decode step for causal grouped-query attention",
@@ -282,6 +319,7 @@ SPEC = ExerciseSpec(
         Check("append", "append_kv grows the cache along the sequence axis", check_append),
         Check("decode", "token by token equals the full causal pass", check_decode),
         Check("prompt-then-decode", "a prompt in one call, then single tokens", check_prompt_then_decode),
+        Check("chunks-on-cache", "calls of several tokens on a filled cache", check_chunks_on_filled_cache),
         Check("head-extremes", "MHA and MQA extremes", check_head_extremes),
         Check("cache-growth", "the cache grows by one position per step and holds G heads", check_cache_growth),
         Check("memory-per-token", "bytes per token match quizprep budget (bf16)", check_memory_per_token),

@@ -64,8 +64,11 @@ class PaddingProblem:
     def build(self, sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
         generator = torch.Generator().manual_seed(seed)
         batch, max_len = sizes["batch"], sizes["max_len"]
-        lengths = torch.randint(0, max_len + 1, (batch,), generator=generator)
-        lengths[0] = max_len
+        if variant.get("all_short"):  # a batch padded to a fixed width: every sequence is shorter
+            lengths = torch.randint(1, max_len, (batch,), generator=generator)
+        else:
+            lengths = torch.randint(0, max_len + 1, (batch,), generator=generator)
+            lengths[0] = max_len
         if batch > 1:
             lengths[1] = max(1, max_len // 2)
         return _bool_case(f"padding_mask(lengths={lengths.tolist()}, max_len={max_len})", sizes, variant,
@@ -96,6 +99,11 @@ class PaddingProblem:
                    lesson("masking-padding-keys"),
                    lambda case: {"mask": reference.padding_mask(case.data["lengths"], case.data["max_len"])
                                  .reshape(len(case.data["lengths"]), -1)}),
+        Hypothesis("padding-width-from-lengths", "the mask is as wide as the longest given length, not max_len",
+                   "Build positions with torch.arange(max_len): a batch padded to a fixed width (static shapes, "
+                   "pad_to_multiple_of) has every sequence shorter than max_len.", lesson("masking-padding-keys"),
+                   lambda case: {"mask": reference.padding_mask(case.data["lengths"],
+                                                                int(case.data["lengths"].max()))}),
     )
 
 
@@ -127,6 +135,12 @@ def check_padding(ctx: CheckContext) -> str:
     for i, (batch, max_len) in enumerate(((4, 6), (3, 9), (1, 5))):
         verify(ctx, PADDING, {"batch": batch, "max_len": max_len}, {}, seed=ctx.seed + i)
     return "lengths from 0 to max_len"
+
+
+def check_padding_fixed_width(ctx: CheckContext) -> str:
+    for i, (batch, max_len) in enumerate(((3, 8), (1, 6))):
+        verify(ctx, PADDING, {"batch": batch, "max_len": max_len}, {"all_short": True}, seed=ctx.seed + 7 + i)
+    return "every length below max_len"
 
 
 def check_padding_device_and_inputs(ctx: CheckContext) -> str:
@@ -166,6 +180,17 @@ def check_masks_in_attention(ctx: CheckContext) -> str:
     return "causal & padding broadcast to (2, 2, 4, 4)"
 
 
+# The real-world use each check stands for.
+USAGE = {
+    "causal-square": "a decoder's training pass or prefill: n queries over their own n positions",
+    "causal-kv-cache": "decoding and chunked prefill with a KV cache: n new queries after m − n cached keys",
+    "padding": "a tokenizer batch padded to its longest sequence (padding='longest')",
+    "padding-fixed-width": "a batch padded to a fixed width (padding='max_length', pad_to_multiple_of, static "
+                           "shapes for torch.compile or TPUs): no sequence fills the width",
+    "padding-device": "lengths that live on the GPU with the batch; a collate function reusing its tensors",
+    "combined": "an encoder-decoder's causal & padding masks broadcast against (B, H, n, m) scores",
+}
+
 SPEC = ExerciseSpec(
     name="masking",
     title="Causal and padding masks",
@@ -174,6 +199,8 @@ SPEC = ExerciseSpec(
         Check("causal-square", "causal_mask(n): lower triangle with the diagonal", check_causal_square),
         Check("causal-kv-cache", "causal_mask(n, m): the last n of m positions", check_causal_cache),
         Check("padding", "padding_mask: (B, 1, 1, max_len), True inside each sequence", check_padding),
+        Check("padding-fixed-width", "padding_mask: every sequence shorter than max_len",
+              check_padding_fixed_width),
         Check("padding-device", "padding_mask: device and inputs", check_padding_device_and_inputs),
         Check("combined", "both masks combine and broadcast in attention", check_masks_in_attention),
     ),

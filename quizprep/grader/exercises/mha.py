@@ -214,6 +214,20 @@ def check_deterministic(ctx: CheckContext) -> None:
     expect_deterministic(ctx, PROBLEM, case)
 
 
+# The real-world use each check stands for.
+USAGE = {
+    "structure": "loading a checkpoint: four nn.Linear(d_model, d_model) projections by name",
+    "self-attention": "an encoder or decoder layer's self-attention",
+    "cross-attention": "an encoder-decoder's cross-attention (T5, Whisper): key/value from another sequence",
+    "masks": "causal decoding and padded batches through the module's mask argument",
+    "shapes": "other head counts and lengths, one token included",
+    "causal-leakage": "teacher-forced training: no future token moves an earlier output",
+    "dtypes": "inference in float32, bfloat16 and float16",
+    "gradients": "training: backward into the inputs and every weight",
+    "no-mutation": "a residual stream reused after the layer",
+    "deterministic": "evaluation mode: dropout off",
+}
+
 SPEC = ExerciseSpec(
     name="mha",
     title="Multi-head attention",

@@ -177,6 +177,19 @@ def _unguarded(case: Case) -> dict[str, Tensor] | None:
     return None
 
 
+def _masked_counted(case: Case) -> dict[str, Tensor] | None:
+    """A guard that shifts by 0 while the maximum is −inf, applied to the logits too: each masked
+    logit of an all −inf chunk adds exp(0) = 1 to a sum that should stay 0."""
+    if case.variant["op"] != "update":
+        return None
+    expected = case.expected
+    blind = torch.isneginf(expected["max"])
+    if not bool(blind.any()):
+        return None
+    counted = torch.isneginf(case.data["chunk"].double()).sum(dim=-1).double()
+    return {"max": expected["max"], "sum": torch.where(blind, expected["sum"] + counted, expected["sum"])}
+
+
 def _no_shift(case: Case) -> dict[str, Tensor] | None:
     if case.variant["op"] != "softmax":
         return None
@@ -202,6 +215,12 @@ HYPOTHESES = (
                "gives exp(−inf − (−inf)) = NaN", "While the running maximum is still −inf, use 0 in its place "
                "for the shift (or skip the rescale): exp(−inf − 0) = 0 is what the empty state needs.",
                lesson("masking-before-softmax"), _unguarded, nonfinite_must_match=True),
+    Hypothesis("online-empty-chunk-counted", "on a chunk of all −inf logits the state's sum counts exp(0) = 1 "
+               "per masked logit: the contract's empty state is (−inf, 0), and the sum stays 0 until a finite "
+               "logit arrives", "The −inf guard belongs to the shift only: exp(−inf − 0) = 0 for a masked logit. "
+               "Your softmax can still come out right, since the next finite chunk rescales the sum by "
+               "exp(−inf) = 0, but a merge or a caller reading the state sees the count.",
+               lesson("masking-before-softmax"), _masked_counted),
     Hypothesis("no-max-shift", "exp of the logits without the max shift: they overflow to inf and NaN",
                "Keep the running maximum and subtract it before exp.", lesson("softmax-max-shift"), _no_shift,
                nonfinite_must_match=True),
@@ -260,6 +279,17 @@ def check_dtypes(ctx: CheckContext) -> str:
                                hint="Return the input's dtype (compute in float32 if you like, then cast back).")
     return "fp32, bf16, fp16"
 
+
+# The real-world use each check stands for.
+USAGE = {
+    "update": "FlashAttention's inner loop folding a key block into the row statistics",
+    "update-empty": "the first block of a causal or padded row: all logits masked, the state stays (−inf, 0)",
+    "merge": "Flash-Decoding's split-KV combine and ring attention: two partial states merged",
+    "softmax-splits": "any tiling: the result must not depend on the chunk size",
+    "stability": "logits of ±1e4 in float32",
+    "masked": "masked logits, whole chunks of them, as causal and padding masks produce",
+    "dtypes": "half-precision inputs, returned in their dtype",
+}
 
 SPEC = ExerciseSpec(
     name="online-softmax",

@@ -164,6 +164,15 @@ def check_dtypes(ctx: CheckContext) -> str:
     return "fp64, bf16, fp16"
 
 
+# The real-world use each check stands for.
+USAGE = {
+    "mask": "Mistral-7B-v0.1 / Longformer-style local attention masks",
+    "mask-cache": "a rolling KV cache: queries are the last n of m positions",
+    "attention": "a sliding-window layer's forward pass",
+    "attention-cache": "decoding with a sliding window over a cache",
+    "dtypes": "inference in float32, bfloat16 and float16",
+}
+
 SPEC = ExerciseSpec(
     name="sliding-window",
     title="Sliding-window causal attention",

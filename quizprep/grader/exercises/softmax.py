@@ -96,6 +96,11 @@ HYPOTHESES = (
                "Use `dim` everywhere: amax(dim=dim, keepdim=True) and sum(dim=dim, keepdim=True).",
                lesson("softmax-axis"), lambda case: {"out": reference.softmax(case.data["x"], -1)}
                if case.data["dim"] not in (-1, case.data["x"].dim() - 1) else None),
+    Hypothesis("softmax-all-axes", "normalised over every element of the tensor, not along `dim`: SciPy's "
+               "softmax with its default axis=None", "Reduce along `dim` only; scipy.special.softmax normalises "
+               "over all elements when axis is None.", lesson("softmax-axis"),
+               lambda case: {"out": reference.softmax(case.data["x"].reshape(-1), -1).reshape(case.data["x"].shape)}
+               if case.data["x"].dim() > 1 else None),
     Hypothesis("no-keepdim", "the max or sum is taken without keepdim=True and broadcasts along the wrong axis",
                "Keep the reduced axis (keepdim=True) so it lines up with x.", lesson("softmax-axis"),
                either(lambda case: _no_keepdim(case), lambda case: _no_keepdim(case, on_sum=False))),
@@ -174,6 +179,17 @@ def check_not_mutated(ctx: CheckContext) -> None:
     expect_unchanged(reply, (("x", case.data["x"]),), case.label,
                      "`x -= x.max(...)` or `x.exp_()` change the caller's tensor; use x - ... instead.")
 
+
+# The real-world use each check stands for.
+USAGE = {
+    "values": "softmax over any axis of a batched tensor",
+    "default-dim": "callers that rely on dim=-1 (attention's key axis)",
+    "large-fp32": "unnormalised logits of ±1e4 in float32",
+    "large-fp16": "the same in float16, where exp overflows above 11",
+    "dtypes": "half-precision inputs returned in their dtype",
+    "gradients": "training: backward through the softmax",
+    "no-mutation": "logits reused by the caller (sampling, logging)",
+}
 
 SPEC = ExerciseSpec(
     name="softmax",

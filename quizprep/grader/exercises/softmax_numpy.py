@@ -21,6 +21,9 @@ def check_dtypes(ctx: CheckContext) -> str:
     return "float64, float32, float16"
 
 
+# The real-world use each check stands for: the torch exercise's, on arrays.
+USAGE = {**softmax.USAGE, "dtypes": "float64, float32 and float16 arrays (NumPy has no bfloat16)"}
+
 SPEC = ExerciseSpec(
     name="softmax-numpy",
     title="Numerically stable softmax in NumPy",

@@ -1,0 +1,199 @@
+"""Causes for exceptions raised in the learner's code, read from the message and the learner's line.
+
+A crash gives no outputs to compare, but its message names the sizes, axes and dtypes involved
+and the learner's line names the tensors. Each rule reads one family of messages and returns a
+:class:`~quizprep.grader.problem.Diagnosis` like a numeric mismatch's, naming only tensors that
+appear in the failing line. A rule with a specific cause gives an id; one that can only say
+where two shapes part (a bare broadcast error) gives a title but no id, so that a named mistake
+elsewhere in the report stays the one name.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from quizprep.grader.lessons import lesson
+from quizprep.grader.output import Frame
+from quizprep.grader.problem import Diagnosis
+
+OVERFLOW = re.compile(r"value cannot be converted to type (\S+) without overflow")
+DTYPES = {"float": torch.float32, "double": torch.float64, "c10::Half": torch.float16, "at::Half": torch.float16,
+          "c10::BFloat16": torch.bfloat16, "at::BFloat16": torch.bfloat16}
+FILL = re.compile(r"torch\.finfo\([^()]*\)\.(?:min|max)|np\.finfo\([^()]*\)\.(?:min|max)|-?\d+(?:\.\d*)?e[+-]?\d+|"
+                  r"-?\d{5,}(?:\.\d*)?")
+CAT = re.compile(r"Sizes of tensors must match except in dimension (-?\d+)\. Expected size (\d+) but got size (\d+)")
+NUMPY_AXIS = re.compile(r"axis (-?\d+) is out of bounds for array of dimension (\d+)")
+TORCH_AXIS = re.compile(r"Dimension out of range \(expected to be in range of \[(-?\d+), (-?\d+)\], but got (-?\d+)\)")
+MATMUL = re.compile(r"mat1 and mat2 shapes cannot be multiplied \((\d+)x(\d+) and (\d+)x(\d+)\)")
+NUMPY_MATMUL = re.compile(r"matmul: Input operand \d has a mismatch in its core dimension \d.*\(size (\d+) is "
+                          r"different from (\d+)\)")
+BROADCAST = re.compile(r"size of tensor a \((\d+)\) must match the size of tensor b \((\d+)\) at non-singleton "
+                       r"dimension (-?\d+)")
+NUMPY_BROADCAST = re.compile(r"operands could not be broadcast together with (?:remapped )?shapes")
+SHAPE_ERROR = re.compile(f"{BROADCAST.pattern}|{NUMPY_BROADCAST.pattern}|{NUMPY_MATMUL.pattern}|{MATMUL.pattern}|"
+                         r"expanded size of the tensor|is not broadcastable|shape mismatch|invalid for input of size|"
+                         r"shapes cannot be multiplied|Expected size for first two dimensions of batch2|"
+                         r"size mismatch|cannot reshape array")
+SHAPE_INDEX = re.compile(r"\.shape\[(-?\d+)\]")
+FULL_TRANSPOSE = re.compile(r"\b\w+\.T\b")
+EXPANSION = re.compile(r"\brepeat_interleave\(|\.repeat\(|\.expand\(")
+
+
+def crash_diagnosis(message: str, frames: list[Frame], mask_layout: str = "") -> Diagnosis | None:
+    """The cause of an exception the learner's code raised, or None for one no rule reads."""
+    code = frames[-1].code if frames else ""
+    for rule in RULES:
+        found = rule(message, code, frames)
+        if found is not None:
+            return found
+    return _shape_mismatch(message, code, mask_layout)
+
+
+def _missing_triton(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    if "No module named 'triton'" not in message:
+        return None
+    return Diagnosis("", "Triton is not installed",
+                     "This exercise needs Triton (Linux): pip install 'quizprep[triton]'. No GPU is needed: "
+                     "without one the grader runs your kernel through Triton's interpreter.", "")
+
+
+def _overflow(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    match = OVERFLOW.search(message)
+    if not match:
+        return None
+    dtype = DTYPES.get(match.group(1))
+    name = str(dtype).removeprefix("torch.") if dtype else match.group(1)
+    limit = f" (largest ≈ {torch.finfo(dtype).max:.5g})" if dtype else ""
+    fill = FILL.search(code)
+    what = f"the fill `{fill.group(0)}`" if fill else "a constant on this line"
+    return Diagnosis("fill-overflow", f"{what} does not fit in {name}{limit}: a buffer or score tensor of that dtype "
+                     "cannot hold it", "Use float('-inf') or torch.finfo(tensor.dtype).min of the tensor you fill: "
+                     "a constant taken from a wider dtype (float64's finfo, -1e9 in float16) overflows the narrower "
+                     "one.", lesson("masking-additive-constants"))
+
+
+def _cat_axis(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    match = CAT.search(message)
+    if not match or "cat(" not in code:
+        return None
+    axis, first, second = match.groups()
+    return Diagnosis("cat-wrong-axis", f"torch.cat joins along dim {axis}, but the pieces differ along another axis "
+                     f"({first} vs {second} positions): that other axis is the one that grows",
+                     "Concatenate the cache and the new keys/values on the sequence axis, dim=-2 of (B, G, T, d); "
+                     "every other axis must already match.", lesson("kv-cache-prefill-vs-decode"))
+
+
+def _hard_coded_axis(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    numpy, torch_axis = NUMPY_AXIS.search(message), TORCH_AXIS.search(message)
+    index = SHAPE_INDEX.search(code) if "tuple index out of range" in message else None
+    if numpy:
+        axis, rank = numpy.group(1), f"{numpy.group(2)} dimension(s)"
+    elif torch_axis:
+        axis, rank = torch_axis.group(3), f"{int(torch_axis.group(2)) + 1} dimension(s)"
+    elif index:
+        axis, rank = index.group(1), "fewer dimensions"
+    else:
+        return None
+    return Diagnosis("hard-coded-axis", f"axis {axis} is hard-coded, but this input has {rank}: the "
+                     "contract allows any number of leading dimensions", "Count axes from the end (-1 is the last, "
+                     "-2 the one before) or use the dim argument you were given, never a fixed index from the front.",
+                     lesson("softmax-axis"))
+
+
+def _full_transpose(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    if not SHAPE_ERROR.search(message) or not FULL_TRANSPOSE.search(code):
+        return None
+    return Diagnosis("transpose-all-axes", "`.T` reverses every axis: on a batched (…, m, d) array it is not the "
+                     "transpose of the last two", "Swap only the last two axes: np.swapaxes(k, -1, -2) or "
+                     "k.transpose(-2, -1) (k.mT in torch).", lesson("multihead-split-transpose"))
+
+
+def _view_of_a_view(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    if "view size is not compatible with input tensor's size and stride" not in message:
+        return None
+    return Diagnosis("view-non-contiguous", "`.view` needs memory laid out in order, and this tensor is a "
+                     "transposed or expanded view (strides, not a copy)", "Use .reshape(...), which copies only "
+                     "when it must, or .contiguous() before .view: inputs split into heads with .transpose or shared "
+                     "with .expand arrive as views.", lesson("multihead-split-transpose"))
+
+
+def _transposed_weight(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    match = MATMUL.search(message)
+    if not match:
+        return None
+    _, inner, rows, cols = (int(g) for g in match.groups())
+    if inner == rows or inner != cols:
+        return None
+    return Diagnosis("weight-transposed", f"the right operand is transposed: its {cols} columns match the left's "
+                     f"{inner} features, its {rows} rows do not (x @ W where the layout needs x @ W.T)",
+                     "nn.Linear stores weights as (out_features, in_features): multiply by W.T (GPT-2's Conv1D "
+                     "stores (in, out), so code ported from it multiplies by W as is).",
+                     lesson("multihead-output-projection"))
+
+
+def _unexpanded_heads(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    match = BROADCAST.search(message)
+    if not match or match.group(3) not in {"1", "-3"} or not EXPANSION.search(_source(frames)):
+        return None
+    first, second = int(match.group(1)), int(match.group(2))
+    if min(first, second) < 1 or max(first, second) % min(first, second):
+        return None
+    return Diagnosis("repeat-wrong-axis", f"at this line the head axis has {max(first, second)} heads on one side and "
+                     f"{min(first, second)} on the other: the KV heads were expanded along another axis (the sequence "
+                     "one, after the transpose)", "Expand the head axis: repeat_interleave(H // G, dim=1) on "
+                     "(B, G, T, d), or dim=2 on (B, T, G, d) before the transpose.", lesson("gqa-head-mapping"))
+
+
+def _shape_mismatch(message: str, code: str, mask_layout: str) -> Diagnosis | None:
+    if not SHAPE_ERROR.search(message):
+        return None
+    operands = _operands(code)
+    match = BROADCAST.search(message)
+    if operands and match and operands[2]:  # in `a op b`, torch's "tensor a" is the left operand
+        where = (f"axis {match.group(3)} of `{operands[0]}` has {match.group(1)} and of `{operands[1]}` "
+                 f"{match.group(2)}")
+    elif operands and match:
+        where = f"`{operands[0]}` and `{operands[1]}` differ on axis {match.group(3)} ({match.group(1)} vs " \
+                f"{match.group(2)})"
+    else:
+        where = f"`{operands[0]}` and `{operands[1]}` do not line up" if operands else "two operands do not line up"
+    layout = f" The checks pass {mask_layout}; use them as given, without adding dimensions." if mask_layout else ""
+    return Diagnosis("", f"at `{code}`: {where}",
+                     "Print the shapes of the tensors on this line and trace which axis went astray." + layout, "")
+
+
+def _operands(code: str) -> tuple[str, str, bool] | None:
+    """The two tensors of the first binary operation (True) or two-tensor call (False) on the line."""
+    try:
+        tree = ast.parse(code.removeprefix("return ").strip())
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp):
+            return ast.unparse(node.left), ast.unparse(node.right), True
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            args = [ast.unparse(a) for a in node.args]
+            if node.func.attr in {"matmul", "bmm", "where", "cat"} and len(args) >= 2:
+                return args[-2], args[-1], False
+            if node.func.attr in {"masked_fill", "masked_fill_"} and args:
+                return ast.unparse(node.func.value), args[0], False
+    return None
+
+
+def _source(frames: list[Frame]) -> str:
+    """The learner's file, read where the traceback points (empty when it cannot be read)."""
+    if not frames:
+        return ""
+    try:
+        return Path(frames[-1].file).read_text()
+    except OSError:
+        return ""
+
+
+RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (
+    _missing_triton, _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _view_of_a_view, _transposed_weight,
+    _unexpanded_heads)

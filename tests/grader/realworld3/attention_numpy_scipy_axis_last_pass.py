@@ -1,0 +1,18 @@
+# quizprep: exercise=attention-numpy
+# style: the same SciPy-style helper, called with axis=-1
+# expect: pass
+import numpy as np
+
+
+def softmax(x, axis=None):
+    x_max = np.amax(x, axis=axis, keepdims=True)
+    exp_x_shifted = np.exp(x - x_max)
+    return exp_x_shifted / np.sum(exp_x_shifted, axis=axis, keepdims=True)
+
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    scores = np.matmul(q, np.swapaxes(k, -1, -2)) / np.sqrt(q.shape[-1])
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1)
+    return np.matmul(weights, v).astype(q.dtype), weights.astype(q.dtype)

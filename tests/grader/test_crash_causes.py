@@ -1,0 +1,76 @@
+"""Issue 20: every crash in learner code gets a cause read from its message and the learner's line,
+and every cause names only what the line and the message show."""
+from __future__ import annotations
+
+import pytest
+
+from quizprep.grader.crashes import crash_diagnosis
+from quizprep.grader.output import Frame
+
+
+def frames(code: str, file: str = "/nonexistent/learner.py") -> list[Frame]:
+    return [Frame(file, 12, "forward", code)]
+
+
+@pytest.mark.parametrize("message, code, cause, says", [
+    ("raised RuntimeError: value cannot be converted to type float without overflow",
+     "m_i = torch.full(shape, torch.finfo(torch.float64).min, dtype=torch.float32)", "fill-overflow",
+     ("torch.finfo(torch.float64).min", "float32")),
+    ("raised RuntimeError: value cannot be converted to type c10::Half without overflow",
+     "scores = scores.masked_fill(~mask, -1e9)", "fill-overflow", ("-1e9", "float16", "65504")),
+    ("raised RuntimeError: Sizes of tensors must match except in dimension 1. Expected size 0 but got size 3 for "
+     "tensor number 1 in the list.", "return torch.cat([cache_k, k], dim=1), torch.cat([cache_v, v], dim=1)",
+     "cat-wrong-axis", ("dim 1", "0 vs 3")),
+    ("raised AxisError: axis 3 is out of bounds for array of dimension 3", "m = np.max(x, axis=3, keepdims=True)",
+     "hard-coded-axis", ("axis 3", "3 dimension")),
+    ("raised IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+     "shifted = x - x.amax(dim=1, keepdim=True)", "hard-coded-axis", ("axis 1", "1 dimension")),
+    ("raised IndexError: tuple index out of range", "d = q.shape[3]", "hard-coded-axis", ("axis 3",)),
+    ("raised ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+     "(n?,k),(k,m?)->(n?,m?) (size 6 is different from 8)", "scores = q @ k.T / np.sqrt(q.shape[-1])",
+     "transpose-all-axes", ("`.T`", "swapaxes")),
+    ("raised RuntimeError: view size is not compatible with input tensor's size and stride (at least one dimension "
+     "spans across two contiguous subspaces). Use .reshape(...) instead.", "qf = q.view(-1, n, d)",
+     "view-non-contiguous", (".reshape", "transposed or expanded")),
+    ("raised RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x16 and 8x16)", "key = (x @ W_k).view(b, t, g, d)",
+     "weight-transposed", ("16 columns", "8 rows", "W.T")),
+])
+def test_a_crash_gets_its_cause(message, code, cause, says):
+    found = crash_diagnosis(message, frames(code))
+    assert found is not None and found.id == cause, found
+    assert found.hint and found.quiz
+    for words in says:
+        assert words in found.title + found.hint, (words, found.title)
+
+
+def test_unexpanded_kv_heads_are_traced_to_the_repeat_in_the_file(tmp_path):
+    learner = tmp_path / "gqa.py"
+    learner.write_text("xk = torch.repeat_interleave(xk, n_rep, dim=2)\nscores = torch.matmul(xq, xk.transpose(2, 3))\n")
+    message = "raised RuntimeError: The size of tensor a (4) must match the size of tensor b (2) at non-singleton " \
+              "dimension 1"
+    found = crash_diagnosis(message, frames("scores = torch.matmul(xq, xk.transpose(2, 3))", str(learner)))
+    assert found.id == "repeat-wrong-axis" and "4 heads" in found.title and "2 on the other" in found.title
+    learner.write_text("scores = torch.matmul(xq, xk.transpose(2, 3))\n")  # nothing expanded: no such claim
+    found = crash_diagnosis(message, frames("scores = torch.matmul(xq, xk.transpose(2, 3))", str(learner)))
+    assert found.id == "" and "`xq`" in found.title and "`xk.transpose(2, 3)`" in found.title
+
+
+def test_a_bare_broadcast_error_names_the_operands_and_axis_of_the_line():
+    message = "raised RuntimeError: The size of tensor a (5) must match the size of tensor b (3) at non-singleton " \
+              "dimension 2"
+    found = crash_diagnosis(message, frames("out = weights @ values"), "boolean masks of shape (B, 1, 1, m)")
+    assert found.id == ""  # where shapes part is no named mistake: a named one elsewhere stays the only name
+    assert "axis 2 of `weights` has 5 and of `values` 3" in found.title
+    assert "(B, 1, 1, m)" in found.hint
+    masked = crash_diagnosis(message, frames("scores = scores.masked_fill(mask == 0, float('-inf'))"))
+    assert "`scores` and `mask == 0` differ on axis 2 (5 vs 3)" in masked.title
+
+
+def test_a_weight_that_is_merely_wrong_sized_is_not_called_transposed():
+    message = "raised RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x16 and 12x8)"
+    found = crash_diagnosis(message, frames("y = x @ W"))
+    assert found is not None and found.id != "weight-transposed"
+
+
+def test_an_unknown_exception_gets_no_invented_cause():
+    assert crash_diagnosis("raised KeyError: 'W_q'", frames("w = params['W_q']")) is None

@@ -10,7 +10,7 @@ from datetime import date, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding
 
@@ -20,6 +20,7 @@ from quizprep.study.stats import compute_stats, topic_overview, topic_titles
 from quizprep.study.store import Store, StoreBusy, StoreError
 from quizprep.tui.outcome import NEXT
 from quizprep.tui.screens.home import HomeScreen
+from quizprep.tui.screens.step import KeyHold, end_flow, show_step
 from quizprep.tui.subject import history_subject, shown_question
 
 if TYPE_CHECKING:
@@ -87,6 +88,11 @@ class QuizApp(App[None]):
         self.preloaded = loaded is not None
         self.questions: list[Question] = []
         self.warned_time_low = False  # the mock round's "2 minutes left" is said once per round
+        self.key_hold = KeyHold(self)
+
+    async def on_event(self, event: events.Event) -> None:
+        if not self.key_hold.take(event):
+            await super().on_event(event)
 
     def on_load(self) -> None:
         # Load runs before the first screen is built, so Home can be that screen (no second one
@@ -234,7 +240,7 @@ class QuizApp(App[None]):
             self.notify(f"{len(pending)} free answer(s) from last time still need your rubric "
                         "self-assessment; Esc leaves one for later.", title="Welcome back")
         for answer in pending:
-            met = await self.push_screen_wait(RubricScreen(answer))
+            met = await show_step(self, RubricScreen(answer))
             if met is None:
                 break
             try:
@@ -242,6 +248,7 @@ class QuizApp(App[None]):
             except StoreError as error:
                 self.store_problem(error)  # the answer is kept; it is offered again next time
                 break
+        await end_flow(self)
         self.refresh_home()  # Home came back on screen before the last assessment was saved
 
     def on_home_screen_start(self, message: HomeScreen.Start) -> None:
@@ -321,7 +328,7 @@ class QuizApp(App[None]):
         # A round no longer than the warning time is not told "two minutes left" as it opens.
         self.warned_time_low = session.time_limit is not None and session.time_limit.total_seconds() <= WARN_AT_S
         while (showing := session.next()) is not None:
-            given = await self.push_screen_wait(QuestionScreen(session, showing))
+            given = await show_step(self, QuestionScreen(session, showing))
             if isinstance(given, PendingAssessment):
                 timer = (lambda: seconds_left(session)) if session.time_limit is not None else None
                 pending, given = given, await self._assess(session, given, timer)
@@ -331,9 +338,10 @@ class QuizApp(App[None]):
             if not isinstance(given, Feedback):
                 break
             # As in an interview, a mock round moves straight on; its report says what was wrong.
-            if session.mode != "mock" and await self.push_screen_wait(FeedbackScreen(session, given)) != NEXT:
+            if session.mode != "mock" and await show_step(self, FeedbackScreen(session, given)) != NEXT:
                 break
-        await self.push_screen_wait(ReportScreen(self._end(session), awaiting=tuple(later)))
+        await show_step(self, ReportScreen(self._end(session), awaiting=tuple(later)))
+        await end_flow(self)
         self.refresh_home()
 
     async def _assess(self, session: Session, given: PendingAssessment,
@@ -343,7 +351,7 @@ class QuizApp(App[None]):
         from quizprep.tui.screens.rubric import RubricScreen
 
         ticks: tuple[bool, ...] = ()
-        while (met := await self.push_screen_wait(RubricScreen(given, timer, ticks))) is not None:
+        while (met := await show_step(self, RubricScreen(given, timer, ticks))) is not None:
             try:
                 feedback = session.assess(given, met)
             except StoreError as error:

@@ -2,18 +2,20 @@
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime
 from typing import Sequence
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion
 from quizprep.study.session import Feedback, PendingAssessment, Session
 from quizprep.study.store import StoreError
+from quizprep.tui.screens.step import Step
 from quizprep.tui.outcome import NEXT, TIME_UP
 from quizprep.tui.screens.question import seconds_left
 from quizprep.tui.widgets.round_timer import RoundTimer
@@ -102,7 +104,7 @@ def verdict_text(feedback: Feedback) -> str:
     return f"{mark} Correct" if feedback.correct else f"{mark} Not quite"
 
 
-class FeedbackScreen(Screen[str | None]):
+class FeedbackScreen(Step[str | None]):
     """Dismisses with NEXT to go on, None to end the session, or TIME_UP when a round ends.
     A self-assessed free answer can have its rubric ticks changed here (e)."""
 
@@ -112,10 +114,15 @@ class FeedbackScreen(Screen[str | None]):
         Binding("escape", "leave", "End session"),
     ]
 
+    # An Enter this soon after the feedback appeared was a double Enter meant for the answer
+    # (typed during the change, or a bounce): it must not skip the feedback unread. `n` always goes on.
+    ENTER_GUARD_S = 0.3
+
     def __init__(self, session: Session, feedback: Feedback) -> None:
         super().__init__()
         self.session = session
         self.feedback = feedback
+        self.shown_at = time.monotonic()  # again on mount; the clock of key events
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="verdict-bar"):
@@ -127,8 +134,14 @@ class FeedbackScreen(Screen[str | None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self.shown_at = time.monotonic()
         self._show()
         self.query_one("#feedback-body").focus()
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key == "enter" and event.time - self.shown_at < self.ENTER_GUARD_S:
+            event.stop()
+            event.prevent_default()
 
     def _show(self) -> None:
         verdict = self.query_one("#verdict", Static)

@@ -4,12 +4,12 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Input, Markdown, Static
 
 from quizprep.bank.model import ChoiceQuestion, NumericQuestion, Question
 from quizprep.study.session import Feedback, InputError, PendingAssessment, Session, Showing
 from quizprep.study.store import StoreError
+from quizprep.tui.screens.step import Step
 from quizprep.tui.outcome import TIME_UP
 from quizprep.tui.widgets.choice_picker import ChoicePicker
 from quizprep.tui.widgets.free_answer import FreeAnswer
@@ -33,7 +33,7 @@ def seconds_left(session: Session) -> float:
     return left.total_seconds() if left is not None else float("inf")
 
 
-class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
+class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
     """Asks one showing and commits the answer through the session the moment it is given.
 
     Dismisses with the Feedback (choice, numeric) or PendingAssessment (free response), None when

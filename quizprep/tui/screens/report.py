@@ -6,9 +6,9 @@ from typing import Sequence
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Markdown
 
+from quizprep.tui.screens.step import Step
 from quizprep.study.session import SessionReport
 from quizprep.tui.screens.question import MODE_NAMES
 
@@ -48,7 +48,7 @@ def report_markdown(report: SessionReport, awaiting: Sequence[str] = ()) -> str:
     return "\n\n".join(parts)
 
 
-class ReportScreen(Screen[None]):
+class ReportScreen(Step[None]):
     BINDINGS = [Binding("enter,escape", "close", "Home"), Binding("d", "debrief", "Debrief each answer")]
 
     def __init__(self, report: SessionReport, awaiting: Sequence[str] = ()) -> None:

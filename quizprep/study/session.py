@@ -134,6 +134,16 @@ class Session:
         except UnitError as error:
             raise InputError(str(error)) from error
 
+    def draft(self, showing: Showing) -> str:
+        """The answer to this question typed earlier and not handed in ("" when none)."""
+        return self.store.draft(showing.question.id)
+
+    def keep_draft(self, showing: Showing, text: str) -> None:
+        """Save the answer being typed to the question shown; once it is answered (which drops
+        the draft) nothing more is kept."""
+        if showing is self.current and not self._answered_current:
+            self.store.save_draft(showing.question.id, text, self.now())
+
     def answer_choice(self, showing: Showing, picked: Iterable[int]) -> Feedback:
         """Judge the picked choice indices (0-based): right only when exactly the correct set."""
         question = self._expect(showing, ChoiceQuestion)

@@ -199,6 +199,7 @@ class Store:
                  None if score is None else to_text(answered_at)),
             )
             card = None if rating is None else self._review(db, question_id, rating, answered_at)
+            db.execute("DELETE FROM drafts WHERE question_id = ?", (question_id,))  # handed in
             return int(cursor.lastrowid), card
 
     def record_assessment(self, answer_id: int, marks: Sequence[tuple[str, float, bool]], *,
@@ -311,12 +312,28 @@ class Store:
             db.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
 
+    def save_draft(self, question_id: str, text: str, now: datetime) -> None:
+        """Keep the answer being typed to `question_id` (an empty one is dropped) until an answer
+        to it is recorded."""
+        with self._write() as db:
+            if text:
+                db.execute("INSERT INTO drafts (question_id, text, saved_at) VALUES (?, ?, ?) "
+                           "ON CONFLICT (question_id) DO UPDATE SET text = excluded.text, saved_at = excluded.saved_at",
+                           (question_id, text, to_text(now)))
+            else:
+                db.execute("DELETE FROM drafts WHERE question_id = ?", (question_id,))
+
     # -- reading ---------------------------------------------------------------------------
 
     def setting(self, key: str) -> str | None:
         """A setting saved with `set_setting`; None when never set (or garbled on disk)."""
         rows = self._read("SELECT value FROM settings WHERE key = ?", (key,))
         return rows[0][0] if rows and type(rows[0][0]) is str else None
+
+    def draft(self, question_id: str) -> str:
+        """The draft saved with `save_draft`; "" when there is none (or it is garbled on disk)."""
+        rows = self._read("SELECT text FROM drafts WHERE question_id = ?", (question_id,))
+        return rows[0][0] if rows and type(rows[0][0]) is str else ""
 
     def card(self, question_id: str) -> Card | None:
         rows = self._read(f"SELECT {CARD_COLUMNS} FROM cards WHERE question_id = ?", (question_id,))

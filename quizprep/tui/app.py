@@ -413,6 +413,15 @@ class QuizApp(App[None]):
 
         ask_flag(self)
 
+    async def action_quit(self) -> None:
+        """Quit; on a question with an answer half typed, once the learner confirms it (the
+        draft is saved either way)."""
+        leave_then = getattr(self.screen, "leave_then", None)
+        if leave_then is None:
+            await super().action_quit()
+        else:
+            leave_then(self.exit)
+
     def action_help(self) -> None:
         from quizprep.tui.screens.help import HelpScreen
 

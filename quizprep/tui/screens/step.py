@@ -79,6 +79,9 @@ async def show_step(app: App, step: Step[ResultT]) -> ResultT | None:
     and wait for its result. The step stays on screen until the next one replaces it or
     `end_flow` takes it away."""
     step.handed = asyncio.get_running_loop().create_future()
+    hold = key_hold(app)
+    if hold is not None:
+        hold.start()  # until the step has mounted and focused its answer field
     current = app.screen
     if isinstance(current, Step) and current.handed is not None:
         await app.switch_screen(step)

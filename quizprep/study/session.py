@@ -205,8 +205,8 @@ class Session:
         are replaced and its question's card is rebuilt from its history; in practice, a pass or
         fail now decides whether it is asked again at the end. Returns the new feedback, which
         takes the old one's place in `feedback`."""
-        place = next((i for i, given in enumerate(self.feedback) if given.answer_id == feedback.answer_id), None)
-        if place is None or not isinstance(feedback.question, FreeQuestion) or feedback.skipped:
+        place = self._place(feedback)
+        if not isinstance(feedback.question, FreeQuestion) or feedback.skipped:
             raise ValueError("only a free answer self-assessed in this session can be reassessed")
         question = feedback.question
         score, rating, correct = _rubric_verdict(question, met)
@@ -219,6 +219,37 @@ class Session:
         if self.requeue_wrong and updated.correct != feedback.correct:
             self._requeue(question.id, wanted=not updated.correct)
         return updated
+
+    def rate(self, feedback: Feedback, rating: Rating) -> Feedback:
+        """The learner's own rating of an answer given in this session (Again/Hard/Good/Easy)
+        replaces the one its verdict gave; the card is rebuilt with it. Returns the new feedback,
+        which takes the old one's place in `feedback`."""
+        place = self._place(feedback)
+        if not self.schedules:
+            raise ValueError("cram answers are not rated: they leave the schedule alone")
+        card = self.store.rerate(feedback.answer_id, rating)
+        updated = replace(feedback, rating=rating, next_due=card.due if card else feedback.next_due)
+        self.feedback[place] = updated
+        return updated
+
+    def undo(self, feedback: Feedback) -> None:
+        """Take back the last answer: it leaves the store, its question's card is rebuilt from
+        the answers before it, and the question is asked again next."""
+        if not self.feedback or self.feedback[-1].answer_id != feedback.answer_id:
+            raise ValueError("only the last answer of the session can be undone")
+        self.store.remove_answer(feedback.answer_id)
+        self.feedback.pop()
+        self.shown.remove(feedback.showing)
+        question_id = feedback.question.id
+        if question_id in self._requeued and question_id in self.queue:
+            self._requeue(question_id, wanted=False)
+        self.queue.insert(0, question_id)
+
+    def _place(self, feedback: Feedback) -> int:
+        place = next((i for i, given in enumerate(self.feedback) if given.answer_id == feedback.answer_id), None)
+        if place is None:
+            raise ValueError("that answer was not given in this session")
+        return place
 
     def _expect(self, showing: Showing, kind: type = object) -> Question:
         if not isinstance(showing.question, kind):

@@ -85,7 +85,7 @@ async def test_enter_without_a_pick_judges_nothing(make_app, stored):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         assert isinstance(app.screen, QuestionScreen)
-        assert any("pick one or more" in n.message for n in app._notifications)
+        assert any("Nothing is picked yet: press the number of a choice" in n.message for n in app._notifications)
     with stored() as store:
         assert store.answers() == []
 

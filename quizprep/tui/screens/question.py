@@ -148,7 +148,11 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
     def _answer(self) -> Feedback | PendingAssessment:
         question = self.showing.question
         if isinstance(question, ChoiceQuestion):
-            return self.session.answer_choice(self.showing, self.query_one(ChoicePicker).picked)
+            picked = self.query_one(ChoicePicker).picked
+            if not picked:
+                which = "the number of each choice that applies" if question.multiple else "the number of a choice"
+                raise InputError(f"Nothing is picked yet: press {which} (Space picks the one under ▸), then Enter.")
+            return self.session.answer_choice(self.showing, picked)
         if isinstance(question, NumericQuestion):
             return self.session.answer_numeric(self.showing, self.query_one(NumericAnswer).text)
         return self.session.answer_free(self.showing, self.query_one(FreeAnswer).text)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 MODES = ("practice", "review", "mock", "cram")
 MOCK_QUESTIONS = 8
 MOCK_MINUTES = 20
+INTERVIEW_QUESTIONS = 20  # interview practice without a chosen length
 SEED_LIMIT = 2**31
 
 
@@ -45,6 +46,7 @@ class Session:
     topics: tuple[str, ...] = ()
     requeue_wrong: bool = False
     due_reasons: dict[str, str] = field(default_factory=dict)  # question id -> why it is due (review)
+    length: int | None = None  # at most this many questions, follow-ups and re-asked misses included
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -64,12 +66,14 @@ class Session:
 
     @property
     def total(self) -> int:
-        """Questions in this session so far: shown plus still queued (follow-ups may add more)."""
-        return len(self.shown) + len(self.queue)
+        """Questions this session asks as things stand: shown plus still to come (a follow-up or a
+        miss asked again may add one), never more than its length."""
+        planned = len(self.shown) + len(self.queue)
+        return planned if self.length is None else min(planned, self.length)
 
     @property
     def remaining(self) -> int:
-        return len(self.queue)
+        return self.total - len(self.shown)
 
     def remaining_time(self) -> timedelta | None:
         """Time left in a timed (mock) session, never negative; None when untimed."""
@@ -84,7 +88,7 @@ class Session:
 
     @property
     def finished(self) -> bool:
-        return self._ended_at is not None or not self.queue or self.out_of_time
+        return self._ended_at is not None or not self.remaining or self.out_of_time
 
     @property
     def schedules(self) -> bool:
@@ -97,7 +101,7 @@ class Session:
         choices in a fresh order, unless its bank says `shuffle: false`."""
         if self.finished:
             return None
-        question = self.questions[self.queue.pop(0)]
+        question = self.questions[self.queue.pop(self._next_place())]
         draw_ = None
         order: tuple[int, ...] = ()
         if isinstance(question, NumericQuestion):
@@ -114,6 +118,12 @@ class Session:
         self.current = showing
         self._answered_current = False
         return showing
+
+    def _next_place(self) -> int:
+        """Where in the queue the next question is: the first, unless the misses waiting to be
+        asked again need every place the length leaves (they come last, within the length)."""
+        again = [place for place, qid in enumerate(self.queue) if qid in self._requeued]
+        return again[0] if again and self.length is not None and len(again) >= self.remaining else 0
 
     def end(self) -> SessionReport:
         """Close the session (idempotent) and report on it."""
@@ -205,9 +215,9 @@ class Session:
         are replaced and its question's card is rebuilt from its history; in practice, a pass or
         fail now decides whether it is asked again at the end. Returns the new feedback, which
         takes the old one's place in `feedback`."""
-        place = self._place(feedback)
         if not isinstance(feedback.question, FreeQuestion) or feedback.skipped:
             raise ValueError("only a free answer self-assessed in this session can be reassessed")
+        place = self._place(feedback, "only a free answer self-assessed in this session can be reassessed")
         question = feedback.question
         score, rating, correct = _rubric_verdict(question, met)
         rating_kept = rating if self.schedules else None
@@ -224,7 +234,7 @@ class Session:
         """The learner's own rating of an answer given in this session (Again/Hard/Good/Easy)
         replaces the one its verdict gave; the card is rebuilt with it. Returns the new feedback,
         which takes the old one's place in `feedback`."""
-        place = self._place(feedback)
+        place = self._place(feedback, "only an answer given in this session can be rated")
         if not self.schedules:
             raise ValueError("cram answers are not rated: they leave the schedule alone")
         card = self.store.rerate(feedback.answer_id, rating)
@@ -245,10 +255,10 @@ class Session:
             self._requeue(question_id, wanted=False)
         self.queue.insert(0, question_id)
 
-    def _place(self, feedback: Feedback) -> int:
+    def _place(self, feedback: Feedback, refusal: str) -> int:
         place = next((i for i, given in enumerate(self.feedback) if given.answer_id == feedback.answer_id), None)
         if place is None:
-            raise ValueError("that answer was not given in this session")
+            raise ValueError(refusal)
         return place
 
     def _expect(self, showing: Showing, kind: type = object) -> Question:
@@ -310,7 +320,9 @@ class Session:
         for feedback in self.feedback:
             per_topic.setdefault(feedback.question.topic, []).append(feedback.score)
         answered = {f.showing.number for f in self.feedback}
-        unanswered = tuple(s.question.id for s in self.shown if s.number not in answered) + tuple(self.queue)
+        # A miss queued to be asked again is under "To revisit" already.
+        still_planned = tuple([qid for qid in self.queue if qid not in self._requeued][:self.remaining])
+        unanswered = tuple(s.question.id for s in self.shown if s.number not in answered) + still_planned
         return SessionReport(
             mode=self.mode, started_at=self.started_at, ended_at=self._ended_at or self.now(),
             feedback=tuple(self.feedback), unanswered=unanswered,

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 DARK, LIGHT = "textual-dark", "textual-light"
 THEME_SETTING = "theme"
+LENGTH_SETTING = "length"  # the session length last chosen on Home (l)
 WARNINGS_SHOWN = 4
 # A write waits at most this long for another program's lock: the app's screen cannot redraw
 # while it waits, so a held lock is waited out in short, visible attempts instead.
@@ -45,6 +46,11 @@ def readable_path(file: str) -> str:
     """`file` relative to the working directory when it lies below it: short enough for a toast."""
     relative = os.path.relpath(file)
     return file if relative.startswith("..") else relative
+
+
+def saved_length(value: str | None) -> int | None:
+    """The length saved by `choose_length`; None for "all", never saved or garbled."""
+    return int(value) if value and value.isdigit() and int(value) > 0 else None
 
 
 class QuizApp(App[None]):
@@ -108,6 +114,8 @@ class QuizApp(App[None]):
         try:
             self.store = Store.open(self.db_path, busy_timeout_s=BUSY_TIMEOUT_S, check_rows=False)
             self._remember_interview()
+            if self.length is None:
+                self.length = saved_length(self.store.setting(LENGTH_SETTING))
             saved = self.store.setting(THEME_SETTING)
         except StoreError as error:
             self.exit(return_code=1, message=f"quizprep: {error}")
@@ -304,8 +312,19 @@ class QuizApp(App[None]):
         if mode == "cram":
             return partial(sessions.cram, limit=self.length)
         if mode == "practice" and self.interview is not None:
-            return partial(sessions.interview, on=self.interview, limit=self.length, zone=self.tz)
+            # Never every question at once: the least likely recalled first, a session's worth.
+            return partial(sessions.interview, on=self.interview, limit=self.length or sessions.INTERVIEW_QUESTIONS,
+                           zone=self.tz)
         return partial({"practice": sessions.practice, "review": sessions.review}[mode], limit=self.length)
+
+    def choose_length(self, length: int | None) -> None:
+        """Questions per session from now on (None: all), also for later runs."""
+        assert self.store is not None
+        self.length = length
+        try:
+            self.store.set_setting(LENGTH_SETTING, str(length or "all"))
+        except StoreError as error:  # the length still applies to this run
+            self.store_problem(error)
 
     def mock_shape(self) -> tuple[int, float]:
         """A mock round's questions and minutes: the chosen length, and unless --minutes says

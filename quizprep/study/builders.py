@@ -142,6 +142,12 @@ def due_questions(store: Store, questions: Iterable[Question], at: datetime) -> 
     return sorted(due, key=lambda q: cards[q.id].due)
 
 
+def next_due(store: Store, questions: Iterable[Question]) -> datetime | None:
+    """When the first of these questions' cards comes due; None when none has a card."""
+    cards = store.cards()
+    return min((cards[q.id].due for q in questions if q.id in cards), default=None)
+
+
 def _in_topics(questions: Iterable[Question], topics: Sequence[str]) -> list[Question]:
     wanted = set(topics)
     pool = [q for q in questions if not wanted or q.topic in wanted]

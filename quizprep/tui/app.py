@@ -294,10 +294,21 @@ class QuizApp(App[None]):
                 return
         if session.finished:
             self._end(session)
-            nothing = "Nothing is due for review now." if mode == "review" else "No questions to ask."
-            self.notify(nothing, title="Nothing to do")
+            self.notify(self._nothing_to_do(mode, topics), title="Nothing to do")
             return
         self.run_session(session)
+
+    def _nothing_to_do(self, mode: str, topics: Sequence[str]) -> str:
+        if mode != "review":
+            return "No questions to ask."
+        from quizprep.study.builders import next_due
+        from quizprep.tui.screens.feedback import due_phrase
+
+        assert self.store is not None
+        wanted = set(topics or self.topics)
+        due = next_due(self.store, [q for q in self.questions if not wanted or q.topic in wanted])
+        later = f" Next review {due_phrase(due, self.now())}." if due is not None else ""
+        return f"Nothing is due for review now.{later}"
 
     def _builder(self, mode: str) -> Callable[..., Session]:
         """The session builder for `mode`, with the length and time chosen on the command line

@@ -26,11 +26,13 @@ async def on_question(app, pilot) -> None:
         await pilot.pause()
 
 
-async def text_on_reopening(make_app, question_id: str) -> str:
-    """The answer field's text when the question is opened again, as the next run would."""
+async def text_on_reopening(make_app, question_id: str, *typed: str) -> str:
+    """The answer field's text when the question is opened again, as the next run would, and
+    `typed` is typed on."""
     app = make_app(question=question_id)
     async with app.run_test(size=SIZE) as pilot:
         await on_question(app, pilot)
+        await pilot.press(*typed)
         return app.screen.query_one("#answer").text
 
 
@@ -65,6 +67,7 @@ async def test_ctrl_q_with_a_numeric_draft_asks_then_keeps_it(make_app, stored):
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
     assert await text_on_reopening(make_app, "alpha-numeric") == "32 Gi"
+    assert await text_on_reopening(make_app, "alpha-numeric", "B") == "32 GiB"  # typed on, not over
 
 
 async def test_a_draft_is_saved_while_typing_and_dropped_once_answered(make_app, stored, db):

@@ -39,7 +39,9 @@ class NumericAnswer(VerticalGroup):
 
     def compose(self) -> ComposeResult:
         yield Static(answer_hint(self.unit, self.display_unit), classes="hint", markup=False)
-        yield NumberInput(self.value, placeholder=f"e.g. {example_for(self.unit)}", id="numeric-input")
+        # Not selected on focus: a restored draft would go with the first key typed.
+        yield NumberInput(self.value, placeholder=f"e.g. {example_for(self.unit)}", id="numeric-input",
+                          select_on_focus=False)
         yield Static("", id="understood", markup=False)
 
     @property

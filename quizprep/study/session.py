@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion, Question
 from quizprep.study.clock import Clock, utc_now
 from quizprep.study.showing import Feedback, InputError, PendingAssessment, SessionReport, Showing, TopicScore
-from quizprep.study.store import Store
+from quizprep.study.store import Store, StoreError
 
 if TYPE_CHECKING:
     from fsrs import Card, Rating
@@ -60,6 +60,7 @@ class Session:
         self._requeued: set[str] = set()
         self._asked: set[str] = set()
         self._parent: dict[str, str] = {}
+        self._drafted: set[str] = set()  # questions with a draft saved, to drop once answered
         self._ended_at: datetime | None = None
 
     # -- flow ------------------------------------------------------------------------------
@@ -146,13 +147,27 @@ class Session:
 
     def draft(self, showing: Showing) -> str:
         """The answer to this question typed earlier and not handed in ("" when none)."""
-        return self.store.draft(showing.question.id)
+        text = self.store.draft(showing.question.id)
+        if text:
+            self._drafted.add(showing.question.id)
+        return text
 
     def keep_draft(self, showing: Showing, text: str) -> None:
         """Save the answer being typed to the question shown; once it is answered (which drops
         the draft) nothing more is kept."""
         if showing is self.current and not self._answered_current:
             self.store.save_draft(showing.question.id, text, self.now())
+            self._drafted.add(showing.question.id)
+
+    def _drop_draft(self, question_id: str) -> None:
+        """Once its answer is saved, a question's draft goes (a choice question never has one)."""
+        if question_id not in self._drafted:
+            return
+        self._drafted.discard(question_id)
+        try:
+            self.store.save_draft(question_id, "", self.now())
+        except StoreError:
+            pass  # the answer itself is saved; the stale draft would only come back as text to edit
 
     def answer_choice(self, showing: Showing, picked: Iterable[int]) -> Feedback:
         """Judge the picked choice indices (0-based): right only when exactly the correct set."""
@@ -188,6 +203,7 @@ class Session:
             response=text, elapsed_s=elapsed, answered_at=answered_at, session_id=self.session_id,
         )
         self._answered_current = True
+        self._drop_draft(question.id)
         return PendingAssessment(showing, answer_id, text, elapsed)
 
     def assess(self, pending: PendingAssessment, met: Sequence[bool]) -> Feedback:
@@ -287,6 +303,7 @@ class Session:
                             elapsed, correct and elapsed > slow_after(question.kind, question.difficulty),
                             _due(self.store, question.id, card, answered_at), **details)  # type: ignore[arg-type]
         self._answered_current = True
+        self._drop_draft(question.id)
         self._after(feedback)
         return feedback
 

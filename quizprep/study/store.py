@@ -199,7 +199,6 @@ class Store:
                  None if score is None else to_text(answered_at)),
             )
             card = None if rating is None else self._review(db, question_id, rating, answered_at)
-            db.execute("DELETE FROM drafts WHERE question_id = ?", (question_id,))  # handed in
             return int(cursor.lastrowid), card
 
     def record_assessment(self, answer_id: int, marks: Sequence[tuple[str, float, bool]], *,
@@ -340,8 +339,7 @@ class Store:
                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
 
     def save_draft(self, question_id: str, text: str, now: datetime) -> None:
-        """Keep the answer being typed to `question_id` (an empty one is dropped) until an answer
-        to it is recorded."""
+        """Keep the answer being typed to `question_id`; an empty one drops it."""
         with self._write() as db:
             if text:
                 db.execute("INSERT INTO drafts (question_id, text, saved_at) VALUES (?, ?, ?) "

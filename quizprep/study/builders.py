@@ -47,7 +47,7 @@ def practice(store: Store, questions: Sequence[Question], topics: Sequence[str] 
              limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None) -> Session:
     """Drill the given topics (all when empty): due questions first (oldest due first), then
     questions never answered (easiest first), then the rest, soonest due first. A question
-    answered wrong comes back once at the end of the session."""
+    answered wrong comes back once at the end of the session, within its `limit`."""
     pool = _in_topics(questions, topics)
     cards = store.cards()
     moment = now()
@@ -56,7 +56,7 @@ def practice(store: Store, questions: Sequence[Question], topics: Sequence[str] 
     later = sorted((q for q in pool if q.id in cards and cards[q.id].due > moment), key=lambda q: cards[q.id].due)
     order = [q.id for q in due + new + later][:limit]
     return Session(store, "practice", {q.id: q for q in questions}, order, now, rng or random.Random(),
-                   topics=tuple(topics), requeue_wrong=True)
+                   topics=tuple(topics), requeue_wrong=True, length=limit)
 
 
 def review(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,
@@ -68,7 +68,7 @@ def review(store: Store, questions: Sequence[Question], topics: Sequence[str] = 
     order = [q.id for q in due_questions(store, _in_topics(questions, topics), now())][:limit]
     reasons = {qid: why for qid, why in due_reasons(store).items() if qid in order}
     return Session(store, "review", {q.id: q for q in questions}, order, now, rng or random.Random(),
-                   topics=tuple(topics), due_reasons=reasons)
+                   topics=tuple(topics), due_reasons=reasons, length=limit)
 
 
 def interview(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *, on: date,
@@ -84,7 +84,7 @@ def interview(store: Store, questions: Sequence[Question], topics: Sequence[str]
     recall = predicted_recall(store, pool, interview_moment(on, now().astimezone(zone)))
     order = [q.id for q in sorted(pool, key=lambda q: (recall.get(q.id, 0.0), q.difficulty))][:limit]
     return Session(store, "practice", {q.id: q for q in questions}, order, now, rng or random.Random(),
-                   topics=tuple(topics), requeue_wrong=True)
+                   topics=tuple(topics), requeue_wrong=True, length=limit)
 
 
 def cram(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,
@@ -100,14 +100,14 @@ def cram(store: Store, questions: Sequence[Question], topics: Sequence[str] = ()
     weak = [q for q in pool if recall.get(q.id, 0.0) < store.scheduler.desired_retention or q.id in wrong]
     order = [q.id for q in sorted(weak, key=lambda q: (recall.get(q.id, 0.0), q.difficulty))][:limit]
     return Session(store, "cram", {q.id: q for q in questions}, order, now, rng or random.Random(),
-                   topics=tuple(topics), requeue_wrong=True)
+                   topics=tuple(topics), requeue_wrong=True, length=limit)
 
 
 def mock(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,
          count: int = MOCK_QUESTIONS, minutes: float = MOCK_MINUTES, now: Clock = utc_now,
          rng: random.Random | None = None) -> Session:
-    """A timed interview round: `count` questions mixed across topics (taking turns) and kinds,
-    each followed by its chained follow-ups. Questions that are some other question's follow-up
+    """A timed interview round of `count` questions mixed across topics (taking turns) and kinds,
+    each followed by its chained follow-ups, which count among the `count`. Questions that are some other question's follow-up
     only open a round when nothing else is left."""
     rng = rng or random.Random()
     pool = _in_topics(questions, topics)
@@ -123,7 +123,7 @@ def mock(store: Store, questions: Sequence[Question], topics: Sequence[str] = ()
             if by_topic[topic] and len(order) < count:
                 order.append(by_topic[topic].pop(0).id)
     return Session(store, "mock", {q.id: q for q in questions}, order, now, rng,
-                   time_limit=timedelta(minutes=minutes), topics=tuple(topics))
+                   time_limit=timedelta(minutes=minutes), topics=tuple(topics), length=count)
 
 
 def single(store: Store, questions: Sequence[Question], question_id: str, *, now: Clock = utc_now,
@@ -140,6 +140,12 @@ def due_questions(store: Store, questions: Iterable[Question], at: datetime) -> 
     cards = store.cards()
     due = [q for q in questions if q.id in cards and cards[q.id].due <= at]
     return sorted(due, key=lambda q: cards[q.id].due)
+
+
+def next_due(store: Store, questions: Iterable[Question]) -> datetime | None:
+    """When the first of these questions' cards comes due; None when none has a card."""
+    cards = store.cards()
+    return min((cards[q.id].due for q in questions if q.id in cards), default=None)
 
 
 def _in_topics(questions: Iterable[Question], topics: Sequence[str]) -> list[Question]:

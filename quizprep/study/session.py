@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion, Question
 from quizprep.study.clock import Clock, utc_now
 from quizprep.study.showing import Feedback, InputError, PendingAssessment, SessionReport, Showing, TopicScore
-from quizprep.study.store import Store
+from quizprep.study.store import Store, StoreError
 
 if TYPE_CHECKING:
     from fsrs import Card, Rating
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 MODES = ("practice", "review", "mock", "cram")
 MOCK_QUESTIONS = 8
 MOCK_MINUTES = 20
+INTERVIEW_QUESTIONS = 20  # interview practice without a chosen length
 SEED_LIMIT = 2**31
 
 
@@ -45,6 +46,7 @@ class Session:
     topics: tuple[str, ...] = ()
     requeue_wrong: bool = False
     due_reasons: dict[str, str] = field(default_factory=dict)  # question id -> why it is due (review)
+    length: int | None = None  # at most this many questions, follow-ups and re-asked misses included
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -58,18 +60,21 @@ class Session:
         self._requeued: set[str] = set()
         self._asked: set[str] = set()
         self._parent: dict[str, str] = {}
+        self._drafted: set[str] = set()  # questions with a draft saved, to drop once answered
         self._ended_at: datetime | None = None
 
     # -- flow ------------------------------------------------------------------------------
 
     @property
     def total(self) -> int:
-        """Questions in this session so far: shown plus still queued (follow-ups may add more)."""
-        return len(self.shown) + len(self.queue)
+        """Questions this session asks as things stand: shown plus still to come (a follow-up or a
+        miss asked again may add one), never more than its length."""
+        planned = len(self.shown) + len(self.queue)
+        return planned if self.length is None else min(planned, self.length)
 
     @property
     def remaining(self) -> int:
-        return len(self.queue)
+        return self.total - len(self.shown)
 
     def remaining_time(self) -> timedelta | None:
         """Time left in a timed (mock) session, never negative; None when untimed."""
@@ -84,7 +89,7 @@ class Session:
 
     @property
     def finished(self) -> bool:
-        return self._ended_at is not None or not self.queue or self.out_of_time
+        return self._ended_at is not None or not self.remaining or self.out_of_time
 
     @property
     def schedules(self) -> bool:
@@ -97,7 +102,7 @@ class Session:
         choices in a fresh order, unless its bank says `shuffle: false`."""
         if self.finished:
             return None
-        question = self.questions[self.queue.pop(0)]
+        question = self.questions[self.queue.pop(self._next_place())]
         draw_ = None
         order: tuple[int, ...] = ()
         if isinstance(question, NumericQuestion):
@@ -114,6 +119,12 @@ class Session:
         self.current = showing
         self._answered_current = False
         return showing
+
+    def _next_place(self) -> int:
+        """Where in the queue the next question is: the first, unless the misses waiting to be
+        asked again need every place the length leaves (they come last, within the length)."""
+        again = [place for place, qid in enumerate(self.queue) if qid in self._requeued]
+        return again[0] if again and self.length is not None and len(again) >= self.remaining else 0
 
     def end(self) -> SessionReport:
         """Close the session (idempotent) and report on it."""
@@ -133,6 +144,30 @@ class Session:
             return parse_quantity(text, question.unit, question.display_unit).understood
         except UnitError as error:
             raise InputError(str(error)) from error
+
+    def draft(self, showing: Showing) -> str:
+        """The answer to this question typed earlier and not handed in ("" when none)."""
+        text = self.store.draft(showing.question.id)
+        if text:
+            self._drafted.add(showing.question.id)
+        return text
+
+    def keep_draft(self, showing: Showing, text: str) -> None:
+        """Save the answer being typed to the question shown; once it is answered (which drops
+        the draft) nothing more is kept."""
+        if showing is self.current and not self._answered_current:
+            self.store.save_draft(showing.question.id, text, self.now())
+            self._drafted.add(showing.question.id)
+
+    def _drop_draft(self, question_id: str) -> None:
+        """Once its answer is saved, a question's draft goes (a choice question never has one)."""
+        if question_id not in self._drafted:
+            return
+        self._drafted.discard(question_id)
+        try:
+            self.store.save_draft(question_id, "", self.now())
+        except StoreError:
+            pass  # the answer itself is saved; the stale draft would only come back as text to edit
 
     def answer_choice(self, showing: Showing, picked: Iterable[int]) -> Feedback:
         """Judge the picked choice indices (0-based): right only when exactly the correct set."""
@@ -168,6 +203,7 @@ class Session:
             response=text, elapsed_s=elapsed, answered_at=answered_at, session_id=self.session_id,
         )
         self._answered_current = True
+        self._drop_draft(question.id)
         return PendingAssessment(showing, answer_id, text, elapsed)
 
     def assess(self, pending: PendingAssessment, met: Sequence[bool]) -> Feedback:
@@ -195,9 +231,9 @@ class Session:
         are replaced and its question's card is rebuilt from its history; in practice, a pass or
         fail now decides whether it is asked again at the end. Returns the new feedback, which
         takes the old one's place in `feedback`."""
-        place = next((i for i, given in enumerate(self.feedback) if given.answer_id == feedback.answer_id), None)
-        if place is None or not isinstance(feedback.question, FreeQuestion) or feedback.skipped:
+        if not isinstance(feedback.question, FreeQuestion) or feedback.skipped:
             raise ValueError("only a free answer self-assessed in this session can be reassessed")
+        place = self._place(feedback, "only a free answer self-assessed in this session can be reassessed")
         question = feedback.question
         score, rating, correct = _rubric_verdict(question, met)
         rating_kept = rating if self.schedules else None
@@ -209,6 +245,37 @@ class Session:
         if self.requeue_wrong and updated.correct != feedback.correct:
             self._requeue(question.id, wanted=not updated.correct)
         return updated
+
+    def rate(self, feedback: Feedback, rating: Rating) -> Feedback:
+        """The learner's own rating of an answer given in this session (Again/Hard/Good/Easy)
+        replaces the one its verdict gave; the card is rebuilt with it. Returns the new feedback,
+        which takes the old one's place in `feedback`."""
+        place = self._place(feedback, "only an answer given in this session can be rated")
+        if not self.schedules:
+            raise ValueError("cram answers are not rated: they leave the schedule alone")
+        card = self.store.rerate(feedback.answer_id, rating)
+        updated = replace(feedback, rating=rating, next_due=card.due if card else feedback.next_due)
+        self.feedback[place] = updated
+        return updated
+
+    def undo(self, feedback: Feedback) -> None:
+        """Take back the last answer: it leaves the store, its question's card is rebuilt from
+        the answers before it, and the question is asked again next."""
+        if not self.feedback or self.feedback[-1].answer_id != feedback.answer_id:
+            raise ValueError("only the last answer of the session can be undone")
+        self.store.remove_answer(feedback.answer_id)
+        self.feedback.pop()
+        self.shown.remove(feedback.showing)
+        question_id = feedback.question.id
+        if question_id in self._requeued and question_id in self.queue:
+            self._requeue(question_id, wanted=False)
+        self.queue.insert(0, question_id)
+
+    def _place(self, feedback: Feedback, refusal: str) -> int:
+        place = next((i for i, given in enumerate(self.feedback) if given.answer_id == feedback.answer_id), None)
+        if place is None:
+            raise ValueError(refusal)
+        return place
 
     def _expect(self, showing: Showing, kind: type = object) -> Question:
         if not isinstance(showing.question, kind):
@@ -236,6 +303,7 @@ class Session:
                             elapsed, correct and elapsed > slow_after(question.kind, question.difficulty),
                             _due(self.store, question.id, card, answered_at), **details)  # type: ignore[arg-type]
         self._answered_current = True
+        self._drop_draft(question.id)
         self._after(feedback)
         return feedback
 
@@ -269,7 +337,9 @@ class Session:
         for feedback in self.feedback:
             per_topic.setdefault(feedback.question.topic, []).append(feedback.score)
         answered = {f.showing.number for f in self.feedback}
-        unanswered = tuple(s.question.id for s in self.shown if s.number not in answered) + tuple(self.queue)
+        # A miss queued to be asked again is under "To revisit" already.
+        still_planned = tuple([qid for qid in self.queue if qid not in self._requeued][:self.remaining])
+        unanswered = tuple(s.question.id for s in self.shown if s.number not in answered) + still_planned
         return SessionReport(
             mode=self.mode, started_at=self.started_at, ended_at=self._ended_at or self.now(),
             feedback=tuple(self.feedback), unanswered=unanswered,

@@ -231,6 +231,33 @@ class Store:
             self._mark(db, answer_id, marks, score, correct, rating)
             return None if rating is None else self._rebuild_card(db, row[0])
 
+    def rerate(self, answer_id: int, rating: Rating) -> Card | None:
+        """Give an answer another rating (the learner's override) and rebuild its question's card
+        from every rated answer, as `reassess` does. Returns the card."""
+        with self._write() as db:
+            question_id = self._question_of(db, answer_id)
+            db.execute("UPDATE answers SET rating = ? WHERE id = ?", (int(rating), answer_id))
+            return self._rebuild_card(db, question_id)
+
+    def remove_answer(self, answer_id: int) -> Card | None:
+        """Take an answer back (undo): it and its rubric marks are deleted and its question's card
+        is rebuilt from the answers left; a question with none left has no card again."""
+        with self._write() as db:
+            question_id = self._question_of(db, answer_id)
+            db.execute("DELETE FROM rubric_marks WHERE answer_id = ?", (answer_id,))
+            db.execute("DELETE FROM answers WHERE id = ?", (answer_id,))
+            card = self._rebuild_card(db, question_id)
+            if card is None:
+                db.execute("DELETE FROM cards WHERE question_id = ?", (question_id,))
+            return card
+
+    @staticmethod
+    def _question_of(db: sqlite3.Connection, answer_id: int) -> str:
+        row = db.execute("SELECT question_id FROM answers WHERE id = ?", (answer_id,)).fetchone()
+        if row is None:
+            raise StoreError(f"no answer with id {answer_id}")
+        return str(row[0])
+
     @staticmethod
     def _mark(db: sqlite3.Connection, answer_id: int, marks: Sequence[tuple[str, float, bool]],
               score: float, correct: bool, rating: Rating | None) -> None:
@@ -311,12 +338,27 @@ class Store:
             db.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
 
+    def save_draft(self, question_id: str, text: str, now: datetime) -> None:
+        """Keep the answer being typed to `question_id`; an empty one drops it."""
+        with self._write() as db:
+            if text:
+                db.execute("INSERT INTO drafts (question_id, text, saved_at) VALUES (?, ?, ?) "
+                           "ON CONFLICT (question_id) DO UPDATE SET text = excluded.text, saved_at = excluded.saved_at",
+                           (question_id, text, to_text(now)))
+            else:
+                db.execute("DELETE FROM drafts WHERE question_id = ?", (question_id,))
+
     # -- reading ---------------------------------------------------------------------------
 
     def setting(self, key: str) -> str | None:
         """A setting saved with `set_setting`; None when never set (or garbled on disk)."""
         rows = self._read("SELECT value FROM settings WHERE key = ?", (key,))
         return rows[0][0] if rows and type(rows[0][0]) is str else None
+
+    def draft(self, question_id: str) -> str:
+        """The draft saved with `save_draft`; "" when there is none (or it is garbled on disk)."""
+        rows = self._read("SELECT text FROM drafts WHERE question_id = ?", (question_id,))
+        return rows[0][0] if rows and type(rows[0][0]) is str else ""
 
     def card(self, question_id: str) -> Card | None:
         rows = self._read(f"SELECT {CARD_COLUMNS} FROM cards WHERE question_id = ?", (question_id,))

@@ -93,6 +93,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
     (  # 4: small settings the learner chose (interview date, theme)
         "CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ),
+    (  # 5: a free or numeric answer being typed, kept until it is handed in
+        "CREATE TABLE drafts (question_id TEXT PRIMARY KEY, text TEXT NOT NULL, saved_at TEXT NOT NULL)",
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13

@@ -10,7 +10,7 @@ from datetime import date, tzinfo
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding
 
@@ -20,6 +20,7 @@ from quizprep.study.stats import compute_stats, topic_overview, topic_titles
 from quizprep.study.store import Store, StoreBusy, StoreError
 from quizprep.tui.outcome import NEXT
 from quizprep.tui.screens.home import HomeScreen
+from quizprep.tui.screens.step import KeyHold, end_flow, show_step
 from quizprep.tui.subject import history_subject, shown_question
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 DARK, LIGHT = "textual-dark", "textual-light"
 THEME_SETTING = "theme"
+LENGTH_SETTING = "length"  # the session length last chosen on Home (l)
 WARNINGS_SHOWN = 4
 # A write waits at most this long for another program's lock: the app's screen cannot redraw
 # while it waits, so a held lock is waited out in short, visible attempts instead.
@@ -44,6 +46,11 @@ def readable_path(file: str) -> str:
     """`file` relative to the working directory when it lies below it: short enough for a toast."""
     relative = os.path.relpath(file)
     return file if relative.startswith("..") else relative
+
+
+def saved_length(value: str | None) -> int | None:
+    """The length saved by `choose_length`; None for "all", never saved or garbled."""
+    return int(value) if value and value.isdigit() and int(value) > 0 else None
 
 
 class QuizApp(App[None]):
@@ -87,6 +94,11 @@ class QuizApp(App[None]):
         self.preloaded = loaded is not None
         self.questions: list[Question] = []
         self.warned_time_low = False  # the mock round's "2 minutes left" is said once per round
+        self.key_hold = KeyHold(self)
+
+    async def on_event(self, event: events.Event) -> None:
+        if not self.key_hold.take(event):
+            await super().on_event(event)
 
     def on_load(self) -> None:
         # Load runs before the first screen is built, so Home can be that screen (no second one
@@ -102,6 +114,8 @@ class QuizApp(App[None]):
         try:
             self.store = Store.open(self.db_path, busy_timeout_s=BUSY_TIMEOUT_S, check_rows=False)
             self._remember_interview()
+            if self.length is None:
+                self.length = saved_length(self.store.setting(LENGTH_SETTING))
             saved = self.store.setting(THEME_SETTING)
         except StoreError as error:
             self.exit(return_code=1, message=f"quizprep: {error}")
@@ -236,7 +250,7 @@ class QuizApp(App[None]):
             self.notify(f"{count} from last time still need{'s' if len(pending) == 1 else ''} your rubric "
                         "self-assessment; Esc leaves one for later.", title="Welcome back")
         for answer in pending:
-            met = await self.push_screen_wait(RubricScreen(answer))
+            met = await show_step(self, RubricScreen(answer))
             if met is None:
                 break
             try:
@@ -244,6 +258,7 @@ class QuizApp(App[None]):
             except StoreError as error:
                 self.store_problem(error)  # the answer is kept; it is offered again next time
                 break
+        await end_flow(self)
         self.refresh_home()  # Home came back on screen before the last assessment was saved
 
     def on_home_screen_start(self, message: HomeScreen.Start) -> None:
@@ -281,10 +296,21 @@ class QuizApp(App[None]):
                 return
         if session.finished:
             self._end(session)
-            nothing = "Nothing is due for review now." if mode == "review" else "No questions to ask."
-            self.notify(nothing, title="Nothing to do")
+            self.notify(self._nothing_to_do(mode, topics), title="Nothing to do")
             return
         self.run_session(session)
+
+    def _nothing_to_do(self, mode: str, topics: Sequence[str]) -> str:
+        if mode != "review":
+            return "No questions to ask."
+        from quizprep.study.builders import next_due
+        from quizprep.tui.screens.feedback import due_phrase
+
+        assert self.store is not None
+        wanted = set(topics or self.topics)
+        due = next_due(self.store, [q for q in self.questions if not wanted or q.topic in wanted])
+        later = f" Next review {due_phrase(due, self.now())}." if due is not None else ""
+        return f"Nothing is due for review now.{later}"
 
     def _builder(self, mode: str) -> Callable[..., Session]:
         """The session builder for `mode`, with the length and time chosen on the command line
@@ -299,8 +325,19 @@ class QuizApp(App[None]):
         if mode == "cram":
             return partial(sessions.cram, limit=self.length)
         if mode == "practice" and self.interview is not None:
-            return partial(sessions.interview, on=self.interview, limit=self.length, zone=self.tz)
+            # Never every question at once: the least likely recalled first, a session's worth.
+            return partial(sessions.interview, on=self.interview, limit=self.length or sessions.INTERVIEW_QUESTIONS,
+                           zone=self.tz)
         return partial({"practice": sessions.practice, "review": sessions.review}[mode], limit=self.length)
+
+    def choose_length(self, length: int | None) -> None:
+        """Questions per session from now on (None: all), also for later runs."""
+        assert self.store is not None
+        self.length = length
+        try:
+            self.store.set_setting(LENGTH_SETTING, str(length or "all"))
+        except StoreError as error:  # the length still applies to this run
+            self.store_problem(error)
 
     def mock_shape(self) -> tuple[int, float]:
         """A mock round's questions and minutes: the chosen length, and unless --minutes says
@@ -323,7 +360,7 @@ class QuizApp(App[None]):
         # A round no longer than the warning time is not told "two minutes left" as it opens.
         self.warned_time_low = session.time_limit is not None and session.time_limit.total_seconds() <= WARN_AT_S
         while (showing := session.next()) is not None:
-            given = await self.push_screen_wait(QuestionScreen(session, showing))
+            given = await show_step(self, QuestionScreen(session, showing))
             if isinstance(given, PendingAssessment):
                 timer = (lambda: seconds_left(session)) if session.time_limit is not None else None
                 pending, given = given, await self._assess(session, given, timer)
@@ -333,10 +370,11 @@ class QuizApp(App[None]):
             if not isinstance(given, Feedback):
                 break
             # As in an interview, a mock round moves straight on; its report says what was wrong.
-            if session.mode != "mock" and await self.push_screen_wait(FeedbackScreen(session, given)) != NEXT:
+            if session.mode != "mock" and await show_step(self, FeedbackScreen(session, given)) != NEXT:
                 break
-        await self.push_screen_wait(ReportScreen(self._end(session), awaiting=tuple(later),
-                                                   titles=topic_titles(self.loaded), questions=session.questions))
+        await show_step(self, ReportScreen(self._end(session), awaiting=tuple(later),
+                                           titles=topic_titles(self.loaded), questions=session.questions))
+        await end_flow(self)
         self.refresh_home()
 
     async def _assess(self, session: Session, given: PendingAssessment,
@@ -346,7 +384,7 @@ class QuizApp(App[None]):
         from quizprep.tui.screens.rubric import RubricScreen
 
         ticks: tuple[bool, ...] = ()
-        while (met := await self.push_screen_wait(RubricScreen(given, timer, ticks))) is not None:
+        while (met := await show_step(self, RubricScreen(given, timer, ticks))) is not None:
             try:
                 feedback = session.assess(given, met)
             except StoreError as error:
@@ -407,6 +445,15 @@ class QuizApp(App[None]):
         from quizprep.tui.screens.flag import ask_flag
 
         ask_flag(self)
+
+    async def action_quit(self) -> None:
+        """Quit; on a question with an answer half typed, once the learner confirms it (the
+        draft is saved either way)."""
+        leave_then = getattr(self.screen, "leave_then", None)
+        if leave_then is None:
+            await super().action_quit()
+        else:
+            leave_then(self.exit)
 
     def action_help(self) -> None:
         from quizprep.tui.screens.help import HelpScreen

@@ -65,3 +65,12 @@ def stored(db: Path):
     def read() -> Store:
         return Store.open(db)
     return read
+
+
+@pytest.fixture(autouse=True)
+def no_enter_guard(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pilot presses keys faster than a person: the feedback's double-Enter guard would take the
+    Enter meant for Next. test_screen_flow checks the guard with it on."""
+    from quizprep.tui.screens.feedback import FeedbackScreen
+
+    monkeypatch.setattr(FeedbackScreen, "ENTER_GUARD_S", 0.0)

@@ -85,7 +85,7 @@ async def test_enter_without_a_pick_judges_nothing(make_app, stored):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         assert isinstance(app.screen, QuestionScreen)
-        assert any("pick one or more" in n.message for n in app._notifications)
+        assert any("Nothing is picked yet: press the number of a choice" in n.message for n in app._notifications)
     with stored() as store:
         assert store.answers() == []
 
@@ -303,3 +303,16 @@ def test_a_database_that_cannot_be_opened_stops_the_app_with_the_reason(make_app
     assert app.return_code == 1
     printed = "".join("".join(capfd.readouterr()).split())  # the console wraps long paths anywhere
     assert "quizprep:cannotcreatethefolderfor" in printed and "not-a-folder/progress.sqlite3" in printed
+
+
+async def test_nothing_due_says_when_the_next_review_is(make_app, clock):
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*keys_for(app, 2), "enter")  # wrong: rated Again, due again in minutes
+        await pilot.press("escape", "enter")
+        assert isinstance(app.screen, HomeScreen)
+        due = app.store.card("alpha-choice").due
+        await pilot.press("r")
+        minutes = round((due - clock()).total_seconds() / 60)
+        assert any(f"Nothing is due for review now. Next review in {minutes} min." == n.message
+                   for n in app._notifications)

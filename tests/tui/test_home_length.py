@@ -64,3 +64,31 @@ async def test_the_command_lines_length_is_shown_and_stepping_goes_round_to_ever
         assert "all questions per session" in summary(app)
         await pilot.press("a")
         assert str(app.screen.query_one("#question-meta").content).startswith("Practice 1/12 ")
+
+
+async def test_the_length_chosen_with_l_is_kept_for_later_runs(make_app, tmp_path):
+    bank = many_questions(tmp_path)
+    app = make_app(banks=[bank])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("l")
+        assert "5 per session" in summary(app)
+    later = make_app(banks=[bank])
+    async with later.run_test(size=SIZE) as pilot:
+        assert "5 per session" in summary(later)
+        await pilot.press("a")
+        assert str(later.screen.query_one("#question-meta").content).startswith("Practice 1/5 ")
+    given = make_app(banks=[bank], length=7)  # the command line's wins for its run
+    async with given.run_test(size=SIZE):
+        assert "7 per session" in summary(given)
+
+
+async def test_interview_practice_without_a_length_asks_a_sessions_worth(make_app, tmp_path, monkeypatch):
+    from datetime import date
+
+    from quizprep.study import session
+
+    monkeypatch.setattr(session, "INTERVIEW_QUESTIONS", 3)
+    app = make_app(banks=[many_questions(tmp_path)], mode="practice", interview=date(2025, 4, 1))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert str(app.screen.query_one("#question-meta").content).startswith("Practice 1/3 ")

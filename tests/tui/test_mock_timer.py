@@ -66,7 +66,9 @@ async def test_an_unreadable_number_is_reported_not_answered_and_a_readable_one_
         app = make_app(topics=["alpha"])
         async with app.run_test(size=SIZE) as pilot:
             await start_mock(app, pilot, "alpha-numeric")
-            await pilot.press(*typed)
+            # The unread number of the first round comes back as a draft in the second.
+            assert app.screen.query_one("#answer").text == ("" if not saved else "12 parsecs")
+            await pilot.press("ctrl+u", *typed)
             await time_runs_out(clock, pilot)
             await on_screen(pilot, ReportScreen)
             report = app.screen.query_one("#report").source

@@ -2,18 +2,20 @@
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime
 from typing import Sequence
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion
 from quizprep.study.session import Feedback, PendingAssessment, Session
 from quizprep.study.store import StoreError
+from quizprep.tui.screens.step import Step
 from quizprep.tui.outcome import NEXT, TIME_UP
 from quizprep.tui.screens.question import seconds_left
 from quizprep.tui.widgets.round_timer import RoundTimer
@@ -102,20 +104,36 @@ def verdict_text(feedback: Feedback) -> str:
     return f"{mark} Correct" if feedback.correct else f"{mark} Not quite"
 
 
-class FeedbackScreen(Screen[str | None]):
+RATE = Binding.Group("Rate the answer yourself: Again, Hard, Good, Easy", compact=True)
+RATINGS = ("Again", "Hard", "Good", "Easy")  # keys 1–4, as in Anki
+OWN_RATING_HINT = "*1–4 rate it yourself (Again, Hard, Good, Easy) · Ctrl+Z takes the answer back.*"
+GUARDED_KEYS = frozenset({"enter", "1", "2", "3", "4"})
+
+
+class FeedbackScreen(Step[str | None]):
     """Dismisses with NEXT to go on, None to end the session, or TIME_UP when a round ends.
-    A self-assessed free answer can have its rubric ticks changed here (e)."""
+    A self-assessed free answer can have its rubric ticks changed here (e); any answer can be
+    rated by hand (1–4) or taken back to be asked again (Ctrl+Z)."""
 
     BINDINGS = [
         Binding("enter,n", "next", "Next"),
         Binding("e", "edit", "Edit assessment"),
         Binding("escape", "leave", "End session"),
+        # Said in the feedback itself: the footer has no room left at 80 columns.
+        *(Binding(str(n), f"rate({n})", name, group=RATE, show=False) for n, name in enumerate(RATINGS, start=1)),
+        Binding("ctrl+z", "undo", "Take the answer back, to answer again", show=False),
     ]
+
+    # An Enter (or a rating key) this soon after the feedback appeared was meant for the answer
+    # (a double Enter, typed during the change): it must not skip the feedback unread or rate it.
+    # `n` always goes on.
+    ENTER_GUARD_S = 0.3
 
     def __init__(self, session: Session, feedback: Feedback) -> None:
         super().__init__()
         self.session = session
         self.feedback = feedback
+        self.shown_at = time.monotonic()  # again on mount; the clock of key events
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="verdict-bar"):
@@ -127,18 +145,27 @@ class FeedbackScreen(Screen[str | None]):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self.shown_at = time.monotonic()
         self._show()
         self.query_one("#feedback-body").focus()
+
+    def on_key(self, event: events.Key) -> None:
+        if event.key in GUARDED_KEYS and event.time - self.shown_at < self.ENTER_GUARD_S:
+            event.stop()
+            event.prevent_default()
 
     def _show(self) -> None:
         verdict = self.query_one("#verdict", Static)
         verdict.update(verdict_text(self.feedback))
         verdict.set_classes("-right" if self.feedback.correct else "-wrong")
-        self.query_one("#feedback", Markdown).update(feedback_markdown(self.feedback, self.session.now()))
+        text = feedback_markdown(self.feedback, self.session.now())
+        self.query_one("#feedback", Markdown).update(f"{text}\n\n{OWN_RATING_HINT}" if self.session.schedules else text)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "edit":
             return isinstance(self.feedback.question, FreeQuestion) and not self.feedback.skipped
+        if action == "rate":
+            return self.session.schedules
         return True
 
     def action_edit(self) -> None:
@@ -159,6 +186,32 @@ class FeedbackScreen(Screen[str | None]):
             return
         self._show()
         self.notify(f"Score {self.feedback.score:.0%}, rated {self.feedback.rating.name}.", title="Assessment changed")
+
+    def action_rate(self, rating: int) -> None:
+        from fsrs import Rating
+
+        if Rating(rating) == self.feedback.rating:
+            return
+        try:
+            self.feedback = self.session.rate(self.feedback, Rating(rating))
+        except StoreError as error:
+            self.notify(f"{error} The earlier rating stands.", title="Rating not changed", severity="error",
+                        timeout=30, markup=False)
+            return
+        self._show()
+        self.notify(f"Rated {self.feedback.rating.name}; next review "
+                    f"{due_phrase(self.feedback.next_due, self.session.now())}.", title="Rating changed")
+
+    def action_undo(self) -> None:
+        try:
+            self.session.undo(self.feedback)
+        except StoreError as error:
+            self.notify(f"{error} The answer stands.", title="Not undone", severity="error", timeout=30,
+                        markup=False)
+            return
+        self.notify(f"Answer to {self.feedback.question.id} taken back; it is asked again.", title="Undone",
+                    markup=False)
+        self.dismiss(NEXT)
 
     def action_next(self) -> None:
         self.dismiss(NEXT)

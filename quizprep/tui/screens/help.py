@@ -28,7 +28,11 @@ ANSWERING = """\
   many questions a session asks; **d** sets the interview date, after which **i** practises
   what you would most likely have forgotten by then and **c** crams the weak questions.
 
-Every answer is saved the moment you give it: quitting at any time loses nothing.
+- On the feedback, **1–4** rate the answer yourself (Again, Hard, Good, Easy) in place of the
+  rating its verdict gave, and **Ctrl+Z** takes the answer back to answer it again.
+
+Every answer is saved the moment you give it, and a number or free response being typed is kept
+as a draft that comes back with its question: quitting at any time loses nothing.
 """
 
 

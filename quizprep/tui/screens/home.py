@@ -268,7 +268,7 @@ class HomeScreen(Screen[None]):
         """Shorter sessions first, then longer, then no limit again."""
         length = self.app.length
         longer = [n for n in LENGTHS if length is None or n > length]
-        self.app.length = longer[0] if longer else None
+        self.app.choose_length(longer[0] if longer else None)
         self._show_summary()
 
     def _show_exercises(self) -> None:

@@ -1,15 +1,18 @@
 """One question: the prompt as Markdown and the answer widget its kind needs."""
 from __future__ import annotations
 
+from typing import Callable
+
 from textual.app import ComposeResult
+from textual.timer import Timer
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import Screen
-from textual.widgets import Footer, Input, Markdown, Static
+from textual.widgets import Footer, Input, Markdown, Static, TextArea
 
 from quizprep.bank.model import ChoiceQuestion, NumericQuestion, Question
 from quizprep.study.session import Feedback, InputError, PendingAssessment, Session, Showing
 from quizprep.study.store import StoreError
+from quizprep.tui.screens.step import Step
 from quizprep.tui.outcome import TIME_UP
 from quizprep.tui.widgets.choice_picker import ChoicePicker
 from quizprep.tui.widgets.free_answer import FreeAnswer
@@ -18,6 +21,11 @@ from quizprep.tui.widgets.round_timer import RoundTimer
 
 KIND_NAMES = {"choice": "multiple choice", "numeric": "numeric", "free": "free response"}
 MODE_NAMES = {"practice": "Practice", "review": "Review", "mock": "Mock interview", "cram": "Cram"}
+# A typed answer is saved this long after a keystroke (at most twice a second while typing):
+# a kill -9 loses at most the last half second of it.
+DRAFT_DELAY_S = 0.5
+END_MOCK = "End the mock interview now? The questions not answered yet count as not answered."
+END_WITH_DRAFT = "End the session? Your unsent answer is kept as a draft and comes back with this question."
 
 
 def header_line(session: Session, showing: Showing) -> str:
@@ -33,7 +41,7 @@ def seconds_left(session: Session) -> float:
     return left.total_seconds() if left is not None else float("inf")
 
 
-class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
+class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
     """Asks one showing and commits the answer through the session the moment it is given.
 
     Dismisses with the Feedback (choice, numeric) or PendingAssessment (free response), None when
@@ -46,6 +54,8 @@ class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
         super().__init__(classes=f"kind-{showing.question.kind}")
         self.session = session
         self.showing = showing
+        self.draft_timer: Timer | None = None
+        self.typed = ""  # the free or numeric answer typed so far, kept for the draft
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="question-bar"):
@@ -64,15 +74,51 @@ class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
         question = self.showing.question
         if isinstance(question, ChoiceQuestion):
             yield ChoicePicker(question, self.showing.choice_order, id="answer")
-        elif isinstance(question, NumericQuestion):
-            yield NumericAnswer(question.unit, question.display_unit, id="answer")
+            return
+        draft = self.typed = self._read_draft()
+        if isinstance(question, NumericQuestion):
+            yield NumericAnswer(question.unit, question.display_unit, draft, id="answer")
         else:
             yield Static("Answer as you would in an interview; Ctrl+S compares it with the model answer.",
                          classes="hint")
-            yield FreeAnswer(id="answer")
+            yield FreeAnswer(draft, id="answer")
+
+    def _read_draft(self) -> str:
+        try:
+            return self.session.draft(self.showing)
+        except StoreError as error:
+            self.notify(str(error), title="Draft not read", severity="error", markup=False)
+            return ""
 
     def on_mount(self) -> None:
         self.query_one("#answer").focus()
+        if self.typed:
+            self.notify("Your unsent answer from last time is back.", title="Draft restored")
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._draft_changed(event.value)
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self._draft_changed(event.text_area.text)
+
+    def _draft_changed(self, text: str) -> None:
+        self.typed = text
+        if self.draft_timer is None:
+            self.draft_timer = self.set_timer(DRAFT_DELAY_S, self.save_draft)
+
+    def save_draft(self) -> None:
+        """Save what is typed now (the session keeps nothing once the question is answered)."""
+        if self.draft_timer is not None:
+            self.draft_timer.stop()
+            self.draft_timer = None
+        try:
+            self.session.keep_draft(self.showing, self.typed)
+        except StoreError as error:
+            self.notify(f"{error} It is still on screen.", title="Draft not saved", severity="warning",
+                        markup=False)
+
+    def on_unmount(self) -> None:
+        self.save_draft()  # quitting from a screen over this one
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -102,24 +148,33 @@ class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
     def _answer(self) -> Feedback | PendingAssessment:
         question = self.showing.question
         if isinstance(question, ChoiceQuestion):
-            return self.session.answer_choice(self.showing, self.query_one(ChoicePicker).picked)
+            picked = self.query_one(ChoicePicker).picked
+            if not picked:
+                which = "the number of each choice that applies" if question.multiple else "the number of a choice"
+                raise InputError(f"Nothing is picked yet: press {which} (Space picks the one under ▸), then Enter.")
+            return self.session.answer_choice(self.showing, picked)
         if isinstance(question, NumericQuestion):
             return self.session.answer_numeric(self.showing, self.query_one(NumericAnswer).text)
         return self.session.answer_free(self.showing, self.query_one(FreeAnswer).text)
 
     def action_leave(self) -> None:
-        if self.session.time_limit is None:
-            self.dismiss(None)
+        self.leave_then(lambda: self.dismiss(None), mock=self.session.time_limit is not None)
+
+    def leave_then(self, leave: Callable[[], object], *, mock: bool = False) -> None:
+        """Save the draft, then `leave` (end the session, quit) once the learner confirms it when
+        a draft or a mock round would be left; at once otherwise."""
+        self.save_draft()
+        if not (mock or self.typed.strip()):
+            leave()
             return
         from quizprep.tui.screens.confirm import ConfirmScreen
 
-        def end_if_confirmed(end: bool | None) -> None:
-            if end:
-                self.dismiss(None)
+        def leave_if_confirmed(yes: bool | None) -> None:
+            if yes:
+                leave()
 
-        self.app.push_screen(ConfirmScreen("End the mock interview now? The questions not answered yet "
-                                           "count as not answered.", yes="End the round", no="Keep going"),
-                             end_if_confirmed)
+        question, yes = (END_MOCK, "End the round") if mock else (END_WITH_DRAFT, "Leave")
+        self.app.push_screen(ConfirmScreen(question, yes=yes, no="Keep going"), leave_if_confirmed)
 
     def on_round_timer_expired(self) -> None:
         """Time is up: what is on screen is handed in as it stands (a free response as typed,
@@ -131,4 +186,5 @@ class QuestionScreen(Screen[Feedback | PendingAssessment | str | None]):
         except (InputError, StoreError) as error:
             self.notify(f"{self.showing.question.id} was not answered: {error}", title="Time is up",
                         severity="warning", timeout=15, markup=False)
+            self.save_draft()
             self.dismiss(TIME_UP)

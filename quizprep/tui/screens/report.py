@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Markdown
 
 from quizprep.bank.model import Question
+from quizprep.tui.screens.step import Step
 from quizprep.study.session import SessionReport
 from quizprep.tui.screens.question import MODE_NAMES
 
@@ -80,7 +80,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-class ReportScreen(Screen[None]):
+class ReportScreen(Step[None]):
     BINDINGS = [Binding("enter,escape", "close", "Home"), Binding("d", "debrief", "Debrief each answer")]
 
     def __init__(self, report: SessionReport, awaiting: Sequence[str] = (), titles: Mapping[str, str] | None = None,

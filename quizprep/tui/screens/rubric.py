@@ -7,16 +7,16 @@ from typing import Callable
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalGroup, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static
 
+from quizprep.tui.screens.step import Step
 from quizprep.study.session import PendingAssessment
 from quizprep.tui.screens.feedback import bullets
 from quizprep.tui.widgets.round_timer import RoundTimer
 from quizprep.tui.widgets.rubric_checklist import RubricChecklist
 
 
-class RubricScreen(Screen[tuple[bool, ...] | None]):
+class RubricScreen(Step[tuple[bool, ...] | None]):
     """Dismisses with one bool per rubric item (met or not), or None to leave it unassessed.
 
     The answer is already saved; an assessment left undone is offered again at the next start.

@@ -8,8 +8,8 @@ from textual.widgets import TextArea
 class FreeAnswer(TextArea):
     BINDINGS = [Binding("ctrl+s", "screen.submit", "Submit"), Binding("f1", "app.help", "Help")]
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+    def __init__(self, text: str = "", *, id: str | None = None) -> None:
+        super().__init__(text, id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
 
     def on_resize(self) -> None:
         # TextArea rewraps its text on a resize but repaints only some rows: rows drawn with the

@@ -29,14 +29,18 @@ def answer_hint(unit: str, display_unit: str | None) -> str:
 class NumericAnswer(VerticalGroup):
     """An Input for a number in `unit`, with a live "understood as" line beneath it."""
 
-    def __init__(self, unit: str, display_unit: str | None = None, *, id: str | None = None) -> None:
+    def __init__(self, unit: str, display_unit: str | None = None, value: str = "", *,
+                 id: str | None = None) -> None:
         super().__init__(id=id)
         self.unit = unit
         self.display_unit = display_unit
+        self.value = value
 
     def compose(self) -> ComposeResult:
         yield Static(answer_hint(self.unit, self.display_unit), classes="hint", markup=False)
-        yield NumberInput(placeholder=f"e.g. {example_for(self.unit)}", id="numeric-input")
+        # Not selected on focus: a restored draft would go with the first key typed.
+        yield NumberInput(self.value, placeholder=f"e.g. {example_for(self.unit)}", id="numeric-input",
+                          select_on_focus=False)
         yield Static("", id="understood", markup=False)
 
     @property

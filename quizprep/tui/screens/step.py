@@ -1,0 +1,99 @@
+"""The screens of a session's flow (question, rubric, feedback, report) replace one another.
+
+Dismissing a step hands its result to the flow, which then switches the next screen in its
+place: Home is never popped to and pushed from in between, so it never flashes. Keys typed
+while one step gives way to the next are held and replayed to the next step once it has
+focused its answer field, so a digit typed just after Next lands in the next answer. A step
+pushed on its own (e.g. the rubric opened again to edit it) dismisses as any other screen."""
+from __future__ import annotations
+
+import asyncio
+from typing import TypeVar
+
+from textual import events
+from textual.app import App
+from textual.await_complete import AwaitComplete
+from textual.screen import Screen
+
+ResultT = TypeVar("ResultT")
+
+
+class KeyHold:
+    """The keys typed between two steps, in order; None while no change is under way."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.keys: list[events.Key] | None = None
+
+    def start(self) -> None:
+        if self.keys is None:
+            self.keys = []
+
+    def take(self, event: events.Event) -> bool:
+        """Hold `event` if it is a key typed during a change; False to let it through."""
+        if self.keys is None or not isinstance(event, events.Key):
+            return False
+        self.keys.append(event)
+        return True
+
+    def release(self) -> None:
+        """Replay the held keys, after whatever the app is doing now (the new step's focus)."""
+        self.app.call_later(self._replay)
+
+    async def _replay(self) -> None:
+        keys, self.keys = self.keys or [], None
+        for key in keys:
+            replay = events.Key(key.key, key.character)
+            replay.time = key.time  # when it was typed: the feedback's Enter guard reads it
+            await self.app.on_event(replay)
+
+
+def key_hold(app: App) -> KeyHold | None:
+    return getattr(app, "key_hold", None)
+
+
+class Step(Screen[ResultT]):
+    def __init__(self, *, classes: str | None = None) -> None:
+        super().__init__(classes=classes)
+        self.handed: asyncio.Future[ResultT | None] | None = None  # set while it is a step of a flow
+
+    def dismiss(self, result: ResultT | None = None) -> AwaitComplete:
+        if self.handed is None:
+            return super().dismiss(result)
+        if not self.handed.done():  # a second key before the next screen is in: the first one counts
+            hold = key_hold(self.app)
+            if hold is not None:
+                hold.start()
+            self.handed.set_result(result)
+        return AwaitComplete.nothing()
+
+    def on_mount(self) -> None:
+        # Runs after the subclass's on_mount, which focused the answer field.
+        hold = key_hold(self.app)
+        if hold is not None and hold.keys is not None:
+            hold.release()
+
+
+async def show_step(app: App, step: Step[ResultT]) -> ResultT | None:
+    """Show `step` in place of the flow's current step (over the screen below for the first one)
+    and wait for its result. The step stays on screen until the next one replaces it or
+    `end_flow` takes it away."""
+    step.handed = asyncio.get_running_loop().create_future()
+    hold = key_hold(app)
+    if hold is not None:
+        hold.start()  # until the step has mounted and focused its answer field
+    current = app.screen
+    if isinstance(current, Step) and current.handed is not None:
+        await app.switch_screen(step)
+    else:
+        await app.push_screen(step)
+    return await step.handed
+
+
+async def end_flow(app: App) -> None:
+    """Take the flow's last step away, back to the screen the flow started from."""
+    if isinstance(app.screen, Step) and app.screen.handed is not None:
+        await app.pop_screen()
+    hold = key_hold(app)
+    if hold is not None and hold.keys is not None:
+        hold.release()

@@ -1,0 +1,52 @@
+"""A session's length counts everything it asks: a mock's follow-ups and a practice session's
+misses asked again take places within it, and the total it reports is the real one."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from quizprep.study import session
+
+from test_session import answer_right, answer_wrong
+
+
+def asked(run, clock, answer) -> list[str]:
+    shown = []
+    while (showing := run.next()) is not None:
+        if run.length:
+            assert run.total == run.length
+        assert showing.number <= run.total
+        clock.tick(5)
+        shown.append(showing.question.id)
+        answer(run, showing)
+    return shown
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_mocks_follow_ups_count_within_its_length(store, questions, clock, seed):
+    run = session.mock(store, questions, ["alpha"], count=3, now=clock, rng=random.Random(seed))
+    shown = asked(run, clock, answer_right)
+    assert len(shown) == 3
+    if "alpha-many" in shown[:2]:  # its follow-up comes right after it, inside the three
+        assert shown[shown.index("alpha-many") + 1] == "alpha-follow"
+
+
+def test_misses_asked_again_count_within_a_practice_length(store, questions, clock):
+    run = session.practice(store, questions, ["alpha", "beta"], limit=4, now=clock)
+    assert run.total == 4
+    shown = asked(run, clock, answer_wrong)
+    assert len(shown) == 4
+    assert shown[2:] == shown[:2]  # the first two misses come back in the last two places
+    report = run.report()
+    assert set(report.unanswered).isdisjoint(shown)  # the misses are to revisit, not "not answered"
+
+
+def test_a_miss_asked_again_is_not_also_not_answered(store, questions, clock):
+    run = session.practice(store, questions, ["beta"], now=clock)
+    first = run.next()
+    clock.tick(5)
+    answer_wrong(run, first)
+    report = run.end()
+    assert first.question.id not in report.unanswered
+    assert first.question.id in {f.question.id for f in report.feedback if not f.correct}

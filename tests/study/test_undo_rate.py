@@ -1,0 +1,59 @@
+"""Undo (take the last answer back) and the learner's own rating: the store and the FSRS card
+end exactly as if the answer had never been given, or had been given that rating."""
+from __future__ import annotations
+
+import pytest
+from fsrs import Rating
+
+from quizprep.study import session
+from quizprep.study.scheduling import make_scheduler
+from quizprep.study.store import Store
+
+from test_session import answer_right, answer_wrong
+
+
+def test_a_manual_rating_rebuilds_the_card_as_if_answered_with_it(store, questions, clock, tmp_path):
+    run = session.practice(store, questions, ["alpha"], now=clock)
+    showing = run.next()
+    clock.tick(5)
+    wrong = answer_wrong(run, showing)
+    assert wrong.rating == Rating.Again
+    clock.tick(30)
+    easy = run.rate(wrong, Rating.Easy)
+    assert (easy.rating, run.feedback) == (Rating.Easy, [easy])
+    assert [a.rating for a in store.answers()] == [Rating.Easy]
+    # The same answer recorded with Easy in a fresh store gives the very same card.
+    with Store.open(tmp_path / "fresh.sqlite3", scheduler=make_scheduler(fuzzing=False)) as fresh:
+        fresh.record_answer(question_id=showing.question.id, topic="alpha", kind=showing.question.kind,
+                            mode="practice", response="x", elapsed_s=5.0,
+                            answered_at=store.answers()[0].answered_at, rating=Rating.Easy)
+        assert fresh.card(showing.question.id).to_json() == store.card(showing.question.id).to_json()
+    assert easy.next_due == store.card(showing.question.id).due
+
+
+def test_undo_takes_the_answer_back_and_asks_the_question_again(store, questions, clock):
+    run = session.practice(store, questions, ["alpha"], now=clock)
+    first = run.next()
+    clock.tick(5)
+    answer_right(run, first)
+    card_before = store.card(first.question.id).to_json()
+    second = run.next()
+    clock.tick(5)
+    given = answer_wrong(run, second)
+    run.undo(given)
+    assert [a.question_id for a in store.answers()] == [first.question.id]
+    assert store.card(second.question.id) is None  # never answered before: no card again
+    assert store.card(first.question.id).to_json() == card_before
+    again = run.next()
+    assert (again.question.id, again.number) == (second.question.id, 2)
+    assert [f.question.id for f in run.report().feedback] == [first.question.id]
+    assert second.question.id not in run.queue  # asked once more, not twice
+
+
+def test_only_the_last_answer_can_be_undone(store, questions, clock):
+    run = session.practice(store, questions, ["alpha"], now=clock)
+    first = answer_right(run, run.next())
+    answer_right(run, run.next())
+    with pytest.raises(ValueError, match="last answer"):
+        run.undo(first)
+    assert len(store.answers()) == 2

@@ -1,0 +1,62 @@
+"""Screen changes within a session: the next screen replaces the current one (Home never shows
+in between), keys typed during a change reach the next question, and a double Enter cannot
+skip the feedback."""
+from __future__ import annotations
+
+from textual import events
+from textual.widgets import Input
+
+from choices import keys_for
+from quizprep.tui.screens.feedback import FeedbackScreen
+from quizprep.tui.screens.home import HomeScreen
+from quizprep.tui.screens.question import QuestionScreen
+from quizprep.tui.screens.report import ReportScreen
+
+SIZE = (80, 24)
+
+
+def type_now(app, *keys: str) -> None:
+    """Queue keys at once, as fast typing does: no waiting for the app between them."""
+    for key in keys:
+        app.post_message(events.Key(key, " " if key == "space" else key if len(key) == 1 else None))
+
+
+async def test_home_never_becomes_the_active_screen_during_a_session(make_app):
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        seen: list[type] = []
+        app.screen_change_signal.subscribe(app, lambda screen: seen.append(type(screen)))
+        await pilot.press(*keys_for(app, 0), "enter")  # question -> feedback
+        await pilot.press("enter")  # feedback -> question
+        await pilot.press(*keys_for(app, 0), "enter")
+        await pilot.press("escape")  # feedback -> report
+        assert isinstance(app.screen, ReportScreen)
+        await pilot.press("enter")  # report -> Home
+    assert seen == [FeedbackScreen, QuestionScreen, FeedbackScreen, ReportScreen, HomeScreen]
+
+
+async def test_keys_typed_right_after_next_reach_the_next_question(make_app):
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*keys_for(app, 0), "enter")  # alpha-choice
+        await pilot.press("enter")
+        await pilot.press(*keys_for(app, 0, 1), "enter")  # alpha-multi
+        assert isinstance(app.screen, FeedbackScreen)
+        type_now(app, "enter", "3", "2", "space", "G", "i", "B")  # Next, then the answer at once
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, QuestionScreen)
+        assert app.screen.showing.question.id == "alpha-numeric"
+        assert app.screen.query_one(Input).value == "32 GiB"
+
+
+async def test_an_enter_typed_during_the_change_does_not_skip_the_feedback(make_app, monkeypatch):
+    monkeypatch.setattr(FeedbackScreen, "ENTER_GUARD_S", 0.3)
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        type_now(app, *keys_for(app, 0), "enter", "enter")  # a double Enter on the answer
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, FeedbackScreen)
+        await pilot.press("n")  # the explicit key always goes on
+        assert isinstance(app.screen, QuestionScreen)

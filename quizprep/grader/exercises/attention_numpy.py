@@ -26,6 +26,7 @@ def check_dtypes(ctx: CheckContext) -> str:
 SPEC = ExerciseSpec(
     name="attention-numpy",
     title="Scaled dot-product attention in NumPy",
+    numpy_track=True,
     entry_points=attention.SPEC.entry_points,
     forbidden=attention.SPEC.forbidden,  # torch's kernels stay off limits to code that converts back
     mask_layout=attention.SPEC.mask_layout,

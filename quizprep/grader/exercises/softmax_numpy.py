@@ -24,6 +24,7 @@ def check_dtypes(ctx: CheckContext) -> str:
 SPEC = ExerciseSpec(
     name="softmax-numpy",
     title="Numerically stable softmax in NumPy",
+    numpy_track=True,
     entry_points=softmax.SPEC.entry_points,
     forbidden=softmax.SPEC.forbidden,  # torch's kernels stay off limits to code that converts back
     checks=tuple(on_numpy(check) for check in softmax.SPEC.checks if check.id not in LEFT_OUT)

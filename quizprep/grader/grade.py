@@ -116,7 +116,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
             report.checks += [CheckResult(c.id, c.title, "skip", "your file did not load") for c in spec.checks]
             return report
         _run_checks(spec, ctx, options, report)
-        if policy.probes and (not options.only or "device" in options.only):
+        if _wants_device_check(policy, options, report.checks[1:]):
             report.checks.append(device_check(spec, ctx, policy.probes, lambda: _gpu_session(session)))
         _point_shape_errors_to_the_named_cause(report.checks)
         if options.perf:
@@ -174,6 +174,12 @@ def _run_checks(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: Gra
             crashes += kind in STOPPING_KINDS
             if kind == "timeout" or crashes >= 2:
                 stopped = result
+
+
+def _wants_device_check(policy: DevicePolicy, options: GradeOptions, checks: list[CheckResult]) -> bool:
+    """Asked for, and the code works somewhere: code that fails every check has nothing to place."""
+    asked = bool(policy.probes) and (not options.only or "device" in options.only)
+    return asked and (not checks or any(c.status == "pass" for c in checks))
 
 
 def _placement_failure(result: CheckResult) -> bool:

@@ -44,6 +44,7 @@ class GradeOptions:
     device: str = "auto"
     limits: Limits = field(default_factory=Limits)
     perf: bool = False
+    perf_full: bool = False  # on GPU, every size of the plan rather than the default few
     only: tuple[str, ...] = ()  # run just these check ids (the tests use it)
 
 
@@ -120,7 +121,8 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
             report.checks.append(device_check(spec, ctx, policy.probes, lambda: _gpu_session(session)))
         _point_shape_errors_to_the_named_cause(report.checks)
         if options.perf:
-            _run_perf(spec, CheckContext(session, seed=options.seed, device=policy.perf), report)
+            perf_ctx = CheckContext(session, seed=options.seed, device=policy.perf, perf_full=options.perf_full)
+            _run_perf(spec, perf_ctx, report)
     finally:
         if owned:
             session.close()

@@ -406,3 +406,16 @@ def render_text(report) -> str:
     console = Console(width=220, record=True, file=open("/dev/null", "w"))
     console.print(perf.render(report))
     return console.export_text()
+
+
+@pytest.mark.parametrize("argv, perf, full", [((), False, False), (("--perf",), True, False),
+                                               (("--perf", "full"), True, True)])
+def test_perf_full_asks_for_every_size(argv, perf, full) -> None:
+    import argparse
+
+    from quizprep.grader import command
+
+    parser = argparse.ArgumentParser()
+    command.register(parser.add_subparsers())
+    args = parser.parse_args(["grade", "attention.py", *argv])
+    assert (bool(args.perf), args.perf == "full") == (perf, full)

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
-from quizprep.grader.context import CheckContext
+from quizprep.grader.context import CheckContext, Reply
 from quizprep.grader.device import Placement, placement
 from quizprep.grader.session import LearnerFailure, WorkerSession
 from quizprep.grader.spec import CheckResult, ExerciseSpec
 
 TITLE = "device placement: runs with its inputs on another device"
+# Each check's first calls cover the path it tests (causal, masked, a dtype); the rest repeat it.
+CALLS_PER_CHECK = 2
 # A probe run that hangs or crashes says nothing of placement, and the checks have named it already.
 _ENDS_PROBE = ("timeout", "crash", "exit", "memory")
 
@@ -23,17 +25,36 @@ class Found:
     bug: Placement
 
 
-def probe(spec: ExerciseSpec, ctx: CheckContext) -> Found | None:
-    """Every check's calls once more on `ctx.device`, until one raises for a placement bug. The
+class _Enough(Exception):
+    """A check's first calls are in: the rest of it would only judge outputs a probe ignores."""
+
+
+class ProbeContext(CheckContext):
+    """A CheckContext that ends its check after CALLS_PER_CHECK calls of the learner's code."""
+
+    def __init__(self, session: WorkerSession, *, seed: int, device: str) -> None:
+        super().__init__(session, seed=seed, device=device)
+        self.calls = 0
+
+    def _send(self, request: dict[str, Any], options: dict[str, Any] | None) -> Reply:
+        reply = super()._send(request, options)
+        self.calls += 1
+        if self.calls >= CALLS_PER_CHECK:
+            raise _Enough
+        return reply
+
+
+def probe(spec: ExerciseSpec, session: WorkerSession, seed: int, device: str) -> Found | None:
+    """Each check's first calls once more on `device`, until one raises for a placement bug. The
     checks cannot judge outputs without values (meta), so their own verdicts are ignored here."""
     for check in spec.checks:
         try:
-            check.run(ctx)
+            check.run(ProbeContext(session, seed=seed, device=device))
         except LearnerFailure as failure:
             frame = failure.frames[-1] if failure.frames else None
             bug = placement(failure.message, frame.code if frame else "")
             if bug is not None:
-                return Found(ctx.device, failure, bug)
+                return Found(device, failure, bug)
             if failure.kind in _ENDS_PROBE:
                 return None
         except Exception:  # noqa: BLE001 - a check meeting outputs without values, which is expected
@@ -57,11 +78,11 @@ def device_check(spec: ExerciseSpec, ctx: CheckContext, probes: tuple[str, ...],
 def _probe_on(spec: ExerciseSpec, ctx: CheckContext, device: str,
               gpu_session: Callable[[], WorkerSession]) -> Found | None:
     if device != "cuda" or ctx.device == "cuda":
-        return probe(spec, CheckContext(ctx.session, seed=ctx.seed, device=device))
+        return probe(spec, ctx.session, ctx.seed, device)
     session = gpu_session()
     try:
         session.start()
-        return probe(spec, CheckContext(session, seed=ctx.seed, device=device))
+        return probe(spec, session, ctx.seed, device)
     except LearnerFailure as failure:  # the file itself, at import on this machine
         frame = failure.frames[-1] if failure.frames else None
         bug = placement(failure.message, frame.code if frame else "")

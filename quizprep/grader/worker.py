@@ -374,6 +374,10 @@ def import_torch(threads: int, *, before_fork: bool = False) -> None:
         import torch.fx.experimental.symbolic_shapes  # noqa: F401 - the import the warm-up is for
     else:
         torch.autograd.grad(out, warm, torch.ones_like(out))
+    # The device check's first meta-device arithmetic imports PyTorch's Python meta kernels
+    # (seconds): here they load once per torch import, fork-server children included.
+    meta = torch.empty(2, 2, device="meta")
+    (meta - meta.amax(-1, keepdim=True)).exp()
     if before_fork and torch.cuda.is_initialized():
         raise RuntimeError("CUDA was initialised before forking")
 

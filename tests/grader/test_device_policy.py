@@ -112,7 +112,7 @@ MUTANTS_THAT_LOST_THEIR_NAMES_ON_CUDA = ("flash_no_rescale", "flash_causal_no_of
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("stem", MUTANTS_THAT_LOST_THEIR_NAMES_ON_CUDA)
-def test_cuda_gives_the_cpu_names(stem: str, shared_worker):
+def test_cuda_gives_the_cpu_names(stem: str):
     from quizprep.grader.grade import GradeOptions, grade
 
     path = HERE / "mutants" / f"{stem}.py"

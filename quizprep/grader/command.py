@@ -22,7 +22,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     grade.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     grade.add_argument("--timeout", type=_positive, default=20.0, metavar="S",
                        help="seconds allowed per check (default 20); the whole run gets 15×")
-    grade.add_argument("--perf", action="store_true", help="time against PyTorch's SDPA once all checks pass")
+    grade.add_argument("--perf", nargs="?", const="default", choices=("default", "full"),
+                       help="time against PyTorch's SDPA once all checks pass (on a GPU, 'full' times all 48 "
+                            "sizes; the default six take about a minute)")
     grade.add_argument("--format", choices=("text", "json", "exercism"), default="text",
                        help="exercism: write Exercism's test-runner results.json (v3) to --output-dir and exit 0")
     grade.add_argument("--output-dir", type=Path, metavar="DIR",
@@ -109,7 +111,7 @@ def grade_command(args: argparse.Namespace) -> int:
             return 2
     seed = args.seed if args.seed is not None else secrets.randbits(31)
     options = GradeOptions(exercise=args.exercise, seed=seed, device=args.device, limits=limits,
-                           perf=args.perf)
+                           perf=bool(args.perf), perf_full=args.perf == "full")
     try:
         report = grade(args.path, options)
     except UnknownExercise as error:

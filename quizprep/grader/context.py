@@ -29,10 +29,11 @@ class LearnerModule:
 class CheckContext:
     """Passed to every check. `call` and `new_module` run in the learner's process."""
 
-    def __init__(self, session: WorkerSession, *, seed: int = 0, device: str = "cpu") -> None:
+    def __init__(self, session: WorkerSession, *, seed: int = 0, device: str = "cpu", perf_full: bool = False) -> None:
         self.session = session
         self.seed = seed
         self.device = device
+        self.perf_full = perf_full  # the perf phase times every size of its plan
 
     def reseeded(self, salt: int) -> "CheckContext":
         """The same learner with another seed for the modules it builds: a second call then draws

@@ -132,7 +132,7 @@ def _serve(config: dict[str, Any]) -> None:
     worker = _load_worker()
     sandbox = worker._load_sibling("sandbox.py")
     sandbox.die_with_parent(int(config["parent"]))
-    worker.import_torch(int(config.get("threads", 1)))
+    worker.import_torch(int(config.get("threads", 1)), before_fork=True)
     server = socket.socket(fileno=int(config["socket_fd"]))
     status: dict[int, int] = {}
 

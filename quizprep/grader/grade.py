@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from quizprep.grader.crashes import SHAPE_ERROR, crash_diagnosis
+from quizprep.grader.device import DevicePolicy, cuda_available, decide, placement
 from quizprep.grader.exercises import load_spec
 from quizprep.grader.problem import Diagnosis
 from quizprep.grader.session import LearnerFailure, Limits, WorkerSession
@@ -43,6 +44,7 @@ class GradeOptions:
     device: str = "auto"
     limits: Limits = field(default_factory=Limits)
     perf: bool = False
+    perf_full: bool = False  # on GPU, every size of the plan rather than the default few
     only: tuple[str, ...] = ()  # run just these check ids (the tests use it)
 
 
@@ -78,12 +80,9 @@ def exercise_for(path: Path, explicit: str | None) -> str:
     return match.group(1) if match else path.stem
 
 
-def resolve_device(device: str) -> str:
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return device
+def device_policy(requested: str, spec: ExerciseSpec) -> DevicePolicy:
+    """Where this grade runs the learner's code (the rules are in quizprep.grader.device)."""
+    return decide(requested, cuda=requested != "cpu" and cuda_available(), numpy_track=spec.numpy_track)
 
 
 def grade(path: Path, options: GradeOptions, session: WorkerSession | None = None) -> GradeReport:
@@ -95,8 +94,10 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     spec = load_spec(exercise_for(path, options.exercise))
-    device = resolve_device(options.device)
+    policy = device_policy(options.device, spec)
+    device = policy.checks
     from quizprep.grader.context import CheckContext
+    from quizprep.grader.device_check import device_check
 
     owned = session is None
     if session is None:
@@ -106,7 +107,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
             # on GPU the per-check time limit and CUDA's own out-of-memory errors bound the damage.
             limits = dataclasses.replace(limits, memory_bytes=0)
         session = WorkerSession(path, forbidden=spec.forbidden, limits=limits)
-    report = GradeReport(spec.name, spec.title, str(path), [], _environment(device, options))
+    report = GradeReport(spec.name, spec.title, str(path), [], _environment(policy, options))
     try:
         exit_on_termination_signals()
         ctx = CheckContext(session, seed=options.seed, device=device)
@@ -116,9 +117,12 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
             report.checks += [CheckResult(c.id, c.title, "skip", "your file did not load") for c in spec.checks]
             return report
         _run_checks(spec, ctx, options, report)
+        if _wants_device_check(policy, options, report.checks[1:]):
+            report.checks.append(device_check(spec, ctx, policy.probes, lambda: _gpu_session(session)))
         _point_shape_errors_to_the_named_cause(report.checks)
         if options.perf:
-            _run_perf(spec, ctx, report)
+            perf_ctx = CheckContext(session, seed=options.seed, device=policy.perf, perf_full=options.perf_full)
+            _run_perf(spec, perf_ctx, report)
     finally:
         if owned:
             session.close()
@@ -161,11 +165,36 @@ def _run_checks(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: Gra
             report.checks.append(_not_run(check.id, check.title, limit, "time-limit", ""))
         else:
             result = run_check(check.id, check.title, check.run, ctx, spec.mask_layout)
+            if ctx.device != "cpu" and _placement_failure(result):
+                # The device check names the placement bug; the verdict and its name are the CPU's.
+                from quizprep.grader.context import CheckContext
+
+                cpu = CheckContext(ctx.session, seed=ctx.seed, device="cpu")
+                result = run_check(check.id, check.title, check.run, cpu, spec.mask_layout)
             report.checks.append(result)
             kind = result.cause.split(" ", 1)[0].rstrip(":") if result.status == "fail" else ""
             crashes += kind in STOPPING_KINDS
             if kind == "timeout" or crashes >= 2:
                 stopped = result
+
+
+def _wants_device_check(policy: DevicePolicy, options: GradeOptions, checks: list[CheckResult]) -> bool:
+    """Asked for, and the code works somewhere: code that fails every check has nothing to place."""
+    asked = bool(policy.probes) and (not options.only or "device" in options.only)
+    return asked and (not checks or any(c.status == "pass" for c in checks))
+
+
+def _placement_failure(result: CheckResult) -> bool:
+    code = result.traceback[-1].split(": ", 1)[-1] if result.traceback else ""
+    return result.status == "fail" and placement(result.message, code) is not None
+
+
+def _gpu_session(checks: WorkerSession) -> WorkerSession:
+    """A worker for the device check on CUDA, beside the checks' own CPU one: a CUDA context
+    reserves tens of GiB of address space, so it runs without RLIMIT_AS (CUDA's own
+    out-of-memory errors and the per-process GPU memory share bound it)."""
+    return WorkerSession(checks.path, forbidden=checks.forbidden,
+                         limits=dataclasses.replace(checks.limits, memory_bytes=0), fork_server=checks.fork_server)
 
 
 def _not_run(check_id: str, title: str, why: str, cause: str, hint: str) -> CheckResult:
@@ -254,14 +283,15 @@ def _run_perf(spec: ExerciseSpec, ctx: Any, report: GradeReport) -> None:
     report.extra["perf"] = result.data
 
 
-def _environment(device: str, options: GradeOptions) -> dict[str, Any]:
+def _environment(policy: DevicePolicy, options: GradeOptions) -> dict[str, Any]:
     import torch
 
     return {
         "python": platform.python_version(),
         "torch": torch.__version__,
         "platform": platform.platform(),
-        "device": device,
+        "device": policy.checks,
+        "device_policy": policy.to_dict(),
         "seed": options.seed,
         "executable": sys.executable,
         "limits": {

@@ -22,6 +22,7 @@ from typing import Any
 
 from quizprep.grader import protocol, sandbox
 from quizprep.grader.forkserver import ForkedProcess, ForkServer
+from quizprep.grader.device import gpu_memory_share
 from quizprep.grader.output import Frame, OutputCapture, frames_from_dump, strip_dump
 
 WORKER_SCRIPT = Path(__file__).with_name("worker.py")
@@ -99,6 +100,7 @@ class WorkerSession:
             "cpu_seconds": self.limits.total_seconds + self.limits.startup_seconds,
             "private_dir": self.private_dir,
             "file_bytes": self.limits.file_bytes,
+            "gpu_memory_fraction": gpu_memory_share(),
         }
         sandbox.make_undumpable()
         self.process = self._launch(config, request_r, response_w)

@@ -89,4 +89,5 @@ class ExerciseSpec:
     checks: tuple[Check, ...]
     forbidden: tuple[str, ...] = ()  # guard groups in worker.py: "sdpa", "mha", "softmax"
     mask_layout: str = ""  # the masks the checks pass, named when a broadcast fails
+    numpy_track: bool = False  # the learner gets NumPy arrays, so every call runs on the CPU
     perf: Callable[["CheckContext"], PhaseResult] | None = None

@@ -45,6 +45,7 @@ class Worker:
         self.guard_module = _load_sibling("guards.py")
         self.values = _load_sibling("values.py")
         self.guards: Any = None
+        self.gpu_in_use = False
 
     # ---- set-up -------------------------------------------------------------------------
     def prepare(self) -> dict[str, Any]:
@@ -199,6 +200,8 @@ class Worker:
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
         op = request["op"]
+        if str(request.get("device", "")).startswith("cuda"):
+            self.use_gpu()
         if op == "ping":
             return {"ok": True, "value": None}
         if op == "load":  # another file of the same exercise (WorkerSession.switch restarts for others)
@@ -216,6 +219,16 @@ class Worker:
             module = self.modules[int(request["handle"])]
             return self.call(module, request, parameters=dict(module.named_parameters()))
         raise ValueError(f"unknown op {op!r}")
+
+    def use_gpu(self) -> None:
+        """CUDA starts here, on the first request for it, never in a fork server's parent; this
+        process then allocates at most its share of the card, so parallel graders on one GPU all fit."""
+        if self.gpu_in_use:
+            return
+        import torch
+
+        torch.cuda.set_per_process_memory_fraction(float(self.config.get("gpu_memory_fraction", 0.9)))
+        self.gpu_in_use = True
 
     def lookup(self, name: str) -> Any:
         target = getattr(self.learner, name, None)
@@ -336,7 +349,8 @@ def _short(text: str, limit: int = 600) -> str:
 
 
 def _error_kind(error: BaseException, message: str) -> str:
-    if isinstance(error, NotImplementedError):
+    if isinstance(error, NotImplementedError) and "meta tensor" not in message:
+        # (PyTorch raises NotImplementedError too, when code copies a meta tensor to a real device.)
         return "not_implemented"
     if isinstance(error, SyntaxError):
         return "syntax"
@@ -349,8 +363,9 @@ def _error_kind(error: BaseException, message: str) -> str:
     return "exception"
 
 
-def import_torch(threads: int) -> None:
-    """Import torch and run its first kernels, before any limit or guard applies."""
+def import_torch(threads: int, *, before_fork: bool = False) -> None:
+    """Import torch and run its first kernels, before any limit or guard applies. `before_fork`:
+    in a fork server, which must leave CUDA untouched for its children."""
     import torch
 
     torch.set_num_threads(threads)
@@ -358,7 +373,18 @@ def import_torch(threads: int) -> None:
     out = torch.softmax(warm @ warm, dim=-1)
     # The first autograd.grad imports torch.fx's symbolic shapes and sympy (about 1 s): done here,
     # it counts against no check's time limit and a fork server's children start with it.
-    torch.autograd.grad(out, warm, torch.ones_like(out))
+    if before_fork and torch.backends.cuda.is_built():
+        # On a CUDA build autograd's first run counts the GPUs (initialising the driver) and starts
+        # a thread per GPU, after which a forked child can use neither CUDA nor autograd.
+        import torch.fx.experimental.symbolic_shapes  # noqa: F401 - the import the warm-up is for
+    else:
+        torch.autograd.grad(out, warm, torch.ones_like(out))
+    # The device check's first meta-device arithmetic imports PyTorch's Python meta kernels
+    # (seconds): here they load once per torch import, fork-server children included.
+    meta = torch.empty(2, 2, device="meta")
+    (meta - meta.amax(-1, keepdim=True)).exp()
+    if before_fork and torch.cuda.is_initialized():
+        raise RuntimeError("CUDA was initialised before forking")
 
 
 def configure_triton(private_dir: str | None) -> None:

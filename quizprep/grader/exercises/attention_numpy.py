@@ -29,6 +29,7 @@ USAGE = {**attention.USAGE, "dtypes": "float64, float32 and float16 arrays (NumP
 SPEC = ExerciseSpec(
     name="attention-numpy",
     title="Scaled dot-product attention in NumPy",
+    numpy_track=True,
     entry_points=attention.SPEC.entry_points,
     forbidden=attention.SPEC.forbidden,  # torch's kernels stay off limits to code that converts back
     mask_layout=attention.SPEC.mask_layout,

@@ -27,6 +27,7 @@ USAGE = {**softmax.USAGE, "dtypes": "float64, float32 and float16 arrays (NumPy 
 SPEC = ExerciseSpec(
     name="softmax-numpy",
     title="Numerically stable softmax in NumPy",
+    numpy_track=True,
     entry_points=softmax.SPEC.entry_points,
     forbidden=softmax.SPEC.forbidden,  # torch's kernels stay off limits to code that converts back
     checks=tuple(on_numpy(check) for check in softmax.SPEC.checks if check.id not in LEFT_OUT)

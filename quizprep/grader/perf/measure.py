@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from quizprep.grader import memaudit
-from quizprep.grader.perf.clocks import WallClock, clock_for, time_runs
+from quizprep.grader.perf.clocks import clock_for
 from quizprep.grader.perf.plan import (
     FIRST_GUESS_SCORE_BYTES_PER_PAIR,
     PerfCase,
@@ -29,6 +29,8 @@ from quizprep.grader.perf.plan import (
     skip_reason,
 )
 
+# The most memory the copies of one batch's outputs may take.
+KEPT_OUTPUT_BYTES = 2**30
 SDPA_BACKENDS = ("FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION", "MATH")
 # The ATen op each backend dispatches to, to name the backend that actually ran.
 _BACKEND_OPS = {
@@ -55,7 +57,8 @@ class Measured:
     peak_live_bytes: int | None = None  # audit: intermediates alive at once
     probes: list[list[float] | None] | None = None  # per timed run: its probe rows, None if unchecked
     fingerprints: list[float | None] | None = None  # per timed run: Σ w·out, None if unchecked
-    brackets: list[float] | None = None  # per timed run: its requests as the grader's own clock saw them
+    brackets: list[float] | None = None  # per request: its runs and probes as the grader's own clock saw them
+    batch_sizes: list[int] | None = None  # per request: how many timed runs it held
     skipped: str | None = None
     error: str | None = None
 
@@ -110,6 +113,7 @@ class CaseRunner:
         self.mask: Any = None
         self.held: Any = None
         self.output: Any = None  # a private copy of the last timed output
+        self.kept: list[Any] = []  # the copies of the last batch's outputs
         self.read = clock.timer(self._step)
 
     def _call(self) -> Any:
@@ -166,6 +170,15 @@ class CaseRunner:
         self.output = private_copy(held, self.case)
         return seconds
 
+    def run_batch(self, seeds: list[int]) -> list[float]:
+        """One request's runs: each refilled from its seed, timed, and its output kept for the re-check."""
+        self.kept, samples = [], []
+        for seed in seeds:
+            self.fill(seed)
+            samples.append(self.run())
+            self.kept.append(self.output)
+        return samples
+
     def probe(self, rows: list[tuple[int, int, int]], weights_seed: int) -> tuple[list[float], float]:
         """The rows ``rows`` of the last timed output, and its fingerprint under ``weights_seed``."""
         import torch
@@ -174,6 +187,14 @@ class CaseRunner:
         with torch._C.DisableTorchFunction(), _disable_current_modes():
             picked = [self.output[b, h, row].double().flatten() for b, h, row in rows]
             return torch.stack(picked).flatten().tolist(), fingerprint(self.output, weights_seed)[0]
+
+    def probe_batch(self, asked: list[tuple[int, list[tuple[int, int, int]], int]]) -> list[tuple[list[float], float]]:
+        """`probe` for each (position in the last batch, rows, weights seed)."""
+        found = []
+        for position, rows, weights_seed in asked:
+            self.output = self.kept[position]
+            found.append(self.probe(rows, weights_seed))
+        return found
 
 
 def fingerprint(out: Any, weights_seed: int) -> tuple[float, float]:
@@ -291,31 +312,43 @@ def measure_cases(make_runner: Callable[[int], Any], plan: PerfPlan, who: str) -
 
 
 def measure_case(runner: Any, plan: PerfPlan, index: int, result: Measured, score_bytes_per_pair: float) -> None:
-    """Set up, warm up and time one case. The probed runs' rows and fingerprints are asked for
-    after their clock stopped; the wall clock around each run, and around its probe, is kept
-    beside the runner's own reading."""
+    """Set up, warm up and time one case, a batch of runs per request (:func:`runs_per_request`).
+    The probed runs' rows and fingerprints are asked for after their batch's clock stopped; the
+    wall clock around each batch, and around its probes, is kept beside the runner's own readings."""
     runner.setup(run_seed(plan.seed, index, "setup"), result, score_bytes_per_pair)
     if result.skipped:
         return
     rows = probe_plan(plan.seed, index, plan.cases[index], plan.runs)
-    samples: list[float] = []
-    probes: list[list[float] | None] = []
-    fingerprints: list[float | None] = []
-    probe_seconds: list[float] = []
+    started = time.perf_counter()
+    runner.run_batch([run_seed(plan.seed, index, -1 - run) for run in range(plan.warmup)])
+    size = runs_per_request(plan, plan.cases[index], (time.perf_counter() - started) / max(plan.warmup, 1))
+    result.samples, result.probes, result.fingerprints, result.brackets, result.batch_sizes = [], [], [], [], []
+    for first in range(0, plan.runs, size):
+        batch = range(first, min(first + size, plan.runs))
+        started = time.perf_counter()  # runs in the grader's process
+        samples = runner.run_batch([run_seed(plan.seed, index, run) for run in batch])
+        asked = [(position, rows[run], run_seed(plan.seed, index, f"weights:{run}"))
+                 for position, run in enumerate(batch) if rows[run]]
+        answers = iter(runner.probe_batch(asked) if asked else [])
+        result.brackets.append(time.perf_counter() - started)
+        result.batch_sizes.append(len(batch))
+        result.samples += samples
+        for run in batch:
+            values, mark = next(answers) if rows[run] else (None, None)
+            result.probes.append(values)
+            result.fingerprints.append(mark)
 
-    def keep(run: int, seconds: float) -> None:
-        samples.append(seconds)
-        values, mark, started = None, None, time.perf_counter()  # runs in the grader's process
-        if rows[run]:
-            values, mark = runner.probe(rows[run], run_seed(plan.seed, index, f"weights:{run}"))
-        probe_seconds.append(time.perf_counter() - started if rows[run] else 0.0)
-        probes.append(values)
-        fingerprints.append(mark)
 
-    brackets = time_runs(runner.run, lambda run: runner.fill(run_seed(plan.seed, index, run)),
-                         WallClock(), plan.runs, plan.warmup, on_output=keep)
-    result.brackets = [run + probe for run, probe in zip(brackets, probe_seconds)]
-    result.samples, result.probes, result.fingerprints = samples, probes, fingerprints
+def runs_per_request(plan: PerfPlan, case: PerfCase, seconds_per_run: float) -> int:
+    """On CPU one run per request. On GPU a run can take microseconds while a request (a pipe
+    round trip, launches, synchronising) costs milliseconds: a batch of runs that lasts about
+    plan.batch_seconds makes that cost small beside what is timed, within the memory its kept
+    outputs take."""
+    if plan.batch_seconds <= 0:
+        return 1
+    by_time = math.ceil(plan.batch_seconds / max(seconds_per_run, 1e-6))
+    by_memory = max(1, KEPT_OUTPUT_BYTES // case.output_bytes())
+    return max(1, min(plan.runs, by_time, by_memory))
 
 
 def backend_that_ran(call: Callable[[], Any]) -> str:

@@ -70,9 +70,11 @@ def run_perf(
     plan: PerfPlan | None = None,
     limits: Limits | None = None,
     forbidden: tuple[str, ...] | None = None,
+    full: bool = False,
 ) -> PerfReport:
     """The whole perf phase. ``seed``: the secret the inputs derive from (drawn afresh if None);
-    ``limits`` and ``forbidden``: the correctness worker's (the exercise's by default)."""
+    ``limits`` and ``forbidden``: the correctness worker's (the exercise's by default); ``full``:
+    on GPU every size of the plan, not the default few."""
     from quizprep.grader.grade import exit_on_termination_signals
 
     if exercise not in TARGETS:
@@ -82,7 +84,7 @@ def run_perf(
 
         forbidden = load_spec(exercise).forbidden
     device = plan.device if plan else choose_device(device)
-    plan = plan or (gpu_plan() if device == "cuda" else cpu_plan())
+    plan = plan or (gpu_plan(full=full) if device == "cuda" else cpu_plan())
     plan = dataclasses.replace(plan, seed=secrets.randbits(63) if seed is None else seed)
     base = limits or Limits()
     # As in grade(): a CUDA context reserves tens of GiB of address space, which RLIMIT_AS would break.
@@ -110,7 +112,8 @@ def perf_phase(exercise: str) -> Callable[[Any], Any]:
         timeout = max(900.0, session.limits.total_seconds)
         try:
             report = run_perf(session.path, exercise, device=ctx.device, seed=ctx.seed, timeout=timeout,
-                              limits=session.limits, forbidden=session.forbidden)
+                              limits=session.limits, forbidden=session.forbidden,
+                              full=getattr(ctx, "perf_full", False))
         except PerfError as error:
             return PhaseResult([CheckResult("perf", title, "fail", str(error),
                                             hint="The perf run uses far larger inputs than the checks.")])

@@ -5,21 +5,27 @@ from __future__ import annotations
 
 import math
 import statistics
+from dataclasses import dataclass
 from typing import Any
 
 from quizprep.grader.perf.measure import Measured
-from quizprep.grader.perf.plan import PROBE_TOLERANCE, PerfCase, PerfPlan
+from quizprep.grader.perf.plan import L2_FLUSH_BYTES, PROBE_TOLERANCE, PerfCase, PerfPlan
 
 
 # A median the learner's process reports this much below the grader's own clock around the same
-# runs means its clock was changed. Between the two clocks sit, per request, a pipe round trip and
+# runs (per run: a request holds a batch of runs on GPU) means its clock was changed. Between the
+# two clocks sit, per request, a pipe round trip and
 # the wait for a turn on a loaded machine, and the refill of the inputs, a copy of the output and
 # its fingerprint (and on GPU the L2 flush), allowed at a rate below what a device does (on one
 # core of the loaded 2-core VM, normal_ fills 0.45-0.8 GB/s).
 BRACKET_FACTOR = 2.0
 BRACKET_SLACK_SECONDS = 5e-3  # per request
-BRACKET_BYTES_PER_SECOND = {"cpu": 2.5e8, "cuda": 5e10}
+BRACKET_BYTES_PER_SECOND = {"cpu": 2.5e8, "cuda": 2e11}
 BRACKET_ROUNDING = 0.01  # the two clocks read the same counter; this only absorbs rounding
+# On GPU, per run: the L2 flush (zeroing L2_FLUSH_BYTES) at a rate every current data-centre and
+# desktop GPU beats, and the launches and the event synchronisation around the call.
+GPU_FLUSH_BYTES_PER_SECOND = 1e12
+GPU_RUN_SLACK_SECONDS = 1e-4
 
 
 def check_probes(
@@ -79,23 +85,58 @@ def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tu
     if case.flops / fastest > peak:
         return (f"timing: run {samples.index(fastest)} reported {format_seconds(fastest)}, "
                 f"{case.flops / fastest / 1e12:.3g} TFLOP/s, above the {peak / 1e12:.3g} TFLOP/s of {source}")
-    brackets = measured.brackets or []
-    for run, (seconds, outside) in enumerate(zip(samples, brackets)):
-        if seconds > outside * (1 + BRACKET_ROUNDING):
-            return f"timing: run {run} reported {format_seconds(seconds)}, longer than the {format_seconds(outside)} the whole run took"
-    # The checked runs' brackets include their probe: work skipped in the call and done there shows.
-    checked = [run for run, rows in enumerate(measured.probes or []) if rows is not None]
-    requests = 2 if checked else 1  # a checked run's bracket covers its run and its probe
-    checked = checked or list(range(len(brackets)))
-    if brackets:
-        inside = statistics.median(samples[run] for run in checked)
-        outside = statistics.median(brackets[run] for run in checked)
-        moved = case.qkv_bytes() + 3 * case.output_bytes()  # refill; copy, weights and products
-        slack = requests * BRACKET_SLACK_SECONDS + moved / BRACKET_BYTES_PER_SECOND.get(plan.device, 1e8)
+    batches = _batches(measured)
+    for batch in batches:
+        if batch.inside > batch.outside * (1 + BRACKET_ROUNDING):
+            runs = f"run {batch.first}" if batch.size == 1 else f"runs {batch.first}–{batch.first + batch.size - 1}"
+            return (f"timing: {runs} reported {format_seconds(batch.inside)}, longer than the "
+                    f"{format_seconds(batch.outside)} the whole run took")
+    # The checked batches' brackets include their probes: work skipped in the call and done there shows.
+    checked = [batch for batch in batches if batch.probed] or batches
+    if checked:
+        inside = statistics.median(batch.inside / batch.size for batch in checked)
+        outside = statistics.median(batch.outside / batch.size for batch in checked)
+        requests = statistics.median(batch.requests * BRACKET_SLACK_SECONDS / batch.size for batch in checked)
+        slack = requests + per_run_cost(case, plan.device)
         if inside * BRACKET_FACTOR + slack < outside:
             return (f"timing: your process reported {format_seconds(inside)} per run (median), but the grader's own "
                     f"clock saw {format_seconds(outside)}")
     return None
+
+
+def per_run_cost(case: PerfCase, device: str) -> float:
+    """What each run costs inside the grader's clock beyond the call: the refill, the output's copy,
+    weights and products, and on GPU the L2 flush and the launches and synchronisation around it."""
+    moved = case.qkv_bytes() + 3 * case.output_bytes()
+    cost = moved / BRACKET_BYTES_PER_SECOND.get(device, 1e8)
+    if device == "cuda":
+        cost += L2_FLUSH_BYTES / GPU_FLUSH_BYTES_PER_SECOND + GPU_RUN_SLACK_SECONDS
+    return cost
+
+
+@dataclass(frozen=True)
+class _Batch:
+    first: int  # its first run
+    size: int
+    inside: float  # the learner's process's times, summed
+    outside: float  # the grader's clock around its runs and probes
+    probed: bool
+
+    @property
+    def requests(self) -> int:
+        return 2 if self.probed else 1  # the runs, then their probes
+
+
+def _batches(measured: Measured) -> list[_Batch]:
+    sizes = measured.batch_sizes or [1] * len(measured.brackets or [])
+    probes = measured.probes or []
+    found, first = [], 0
+    for size, outside in zip(sizes, measured.brackets or []):
+        runs = range(first, first + size)
+        found.append(_Batch(first, size, sum(measured.samples[first:first + size]), outside,
+                            any(run < len(probes) and probes[run] is not None for run in runs)))
+        first += size
+    return found
 
 
 def recheck(case: PerfCase, mine: Measured, rows: list[Any], marks: list[Any] | None) -> str:

@@ -1,10 +1,11 @@
 """The grader's side of the learner's perf process: start it as a sandboxed worker, drive every case
 one request at a time, and accept only replies of the expected shape.
 
-Each timed run (its refill and its call) is one request, bracketed by the grader's own clock: the
-report compares that with the time the learner's process reports (:func:`.report.timing_problem`).
-Which rows of which runs are re-checked, and the weights of the whole output's fingerprint, are
-sent only after the run's output was copied inside the worker.
+Each batch of timed runs (one on CPU; on GPU enough to outlast a request's own cost), every run
+refilled and called, is one request, bracketed by the grader's own clock: the report compares that
+with the times the learner's process reports (:func:`.recheck.timing_problem`). Which rows of which
+runs are re-checked, and the weights of the whole output's fingerprint, are sent only after the
+batch's outputs were copied inside the worker.
 """
 from __future__ import annotations
 
@@ -27,13 +28,12 @@ _SETUP_FIELDS = {"ran": str, "peak_bytes": int, "score_tensors": int, "score_byt
 
 
 class RemoteRunner:
-    """A `CaseRunner` in the learner's process, seen from the grader: the same four steps."""
+    """A `CaseRunner` in the learner's process, seen from the grader: setup, run_batch, probe_batch."""
 
     def __init__(self, session: WorkerSession, plan: PerfPlan, index: int, exercise: str, deadline: float) -> None:
         self.session, self.plan, self.index = session, plan, index
         self.exercise, self.deadline = exercise, deadline
         self.label = plan.cases[index].label
-        self.seed = 0
 
     def setup(self, seed: int, result: Measured, score_bytes_per_pair: float) -> None:
         public = dataclasses.replace(self.plan, seed=0).to_json()  # the secret stays here
@@ -49,18 +49,25 @@ class RemoteRunner:
         if value.get("error"):
             raise CaseError(value["error"])
 
-    def fill(self, seed: int) -> None:
-        self.seed = seed  # sent with the run, inside the grader's clock
+    def run_batch(self, seeds: list[int]) -> list[float]:
+        """Refill and call for each seed, all in one request inside the grader's clock."""
+        seconds = self._ask({"op": "perf_run", "seeds": seeds}).get("seconds")
+        if not isinstance(seconds, list) or len(seconds) != len(seeds) or not all(_is_number(s) for s in seconds):
+            raise PerfError(f"the perf worker sent back malformed times for {self.label}")
+        return [float(s) for s in seconds]  # whether they can be true is judged with the report
 
-    def run(self) -> float:
-        seconds = self._ask({"op": "perf_run", "seed": self.seed}).get("seconds")
-        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
-            raise PerfError(f"the perf worker sent back a time of {seconds!r} for {self.label}")
-        return float(seconds)  # whether it can be true is judged with the report
+    def probe_batch(self, asked: list[tuple[int, list[tuple[int, int, int]], int]]) -> list[tuple[list[float], float]]:
+        reply = self._ask({"op": "perf_probe", "probes": [
+            {"position": position, "rows": [list(row) for row in rows], "weights_seed": weights_seed}
+            for position, rows, weights_seed in asked]})
+        answers = reply.get("probes")
+        if not isinstance(answers, list) or len(answers) != len(asked):
+            raise PerfError(f"the perf worker sent back malformed output rows for {self.label}")
+        return [self._probed(answer, rows) for answer, (_, rows, _) in zip(answers, asked)]
 
-    def probe(self, rows: list[tuple[int, int, int]], weights_seed: int) -> tuple[list[float], float]:
-        reply = self._ask({"op": "perf_probe", "rows": [list(row) for row in rows], "weights_seed": weights_seed})
-        values, mark = reply.get("values"), reply.get("fingerprint")
+    def _probed(self, answer: Any, rows: list[tuple[int, int, int]]) -> tuple[list[float], float]:
+        values = answer.get("values") if isinstance(answer, dict) else None
+        mark = answer.get("fingerprint") if isinstance(answer, dict) else None
         expected = len(rows) * self.plan.cases[self.index].head_dim
         if not isinstance(values, list) or len(values) != expected or not all(_is_number(v) for v in values):
             raise PerfError(f"the perf worker sent back malformed output rows for {self.label}")

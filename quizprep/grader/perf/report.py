@@ -20,6 +20,7 @@ from quizprep.grader.perf.plan import (
     device_peak,
     flops_bound,
 )
+from quizprep.grader.perf import table
 from quizprep.grader.perf.recheck import format_seconds, recheck, timing_problem
 
 
@@ -213,61 +214,25 @@ def describe_memory(report: PerfReport) -> list[str]:
 
 
 def render(report: PerfReport):
-    """A Rich renderable: one line per size, then the memory story in words."""
+    """A Rich renderable: one line per size at the console's width (:mod:`.table`), then the
+    re-check's findings and the memory story in words."""
     from rich.console import Group
-    from rich.table import Table
     from rich.text import Text
 
     where = "CPU" if report.device == "cpu" else report.device_name
-    table = Table(
-        title=f"Performance on {where} ({report.clock}; medians with {CONFIDENCE:.0%} intervals)",
-        title_justify="left", header_style="bold",
-    )
-    for column in ("size", "yours", "TFLOP/s", "best SDPA", "you ÷ best", "peak / budget", "re-check"):
-        table.add_column(column, justify="left" if column in ("size", "re-check") else "right")
-    if report.peak:
-        table.add_column("% of peak", justify="right")
-    for row in report.rows:
-        table.add_row(*_cells(row, report.peak is not None))
-    notes = [Text(sentence) for sentence in report.summary]
+    title = Text(f"Performance on {where}, {table.batch_and_heads(report)} ({report.clock}; "
+                 f"medians with {CONFIDENCE:.0%} intervals)", style="bold")
+    notes = [Text(line, style="red") for line in table.findings(report)]
+    notes += [Text(sentence) for sentence in report.summary]
     notes += [Text(f"⚠ {warning}", style="yellow") for warning in report.warnings]
     if report.device == "cpu":
         notes.append(Text("CPU numbers: no GPU claim can be read from them.", style="dim"))
     elif report.peak:
         notes.append(Text(f"Peak: {report.peak[1]}, {report.peak[0] / 1e12:.0f} TFLOP/s.", style="dim"))
     notes.append(Text(
-        "Ratios of medians; 'tied' when the confidence intervals overlap. FLOPs: 4·B·H·d per "
-        "attended pair (causal counts only allowed pairs).", style="dim"))
-    return Group(table, *notes)
-
-
-def _cells(row: CaseRow, with_peak: bool) -> list[str]:
-    yours = row.yours
-    size = row.case.label
-    if yours.skipped or yours.error:
-        reason = f"skipped: {yours.skipped}" if yours.skipped else f"error: {yours.error}"
-        return [size, reason, "", "", "", "", ""] + ([""] if with_peak else [])
-    stats = yours.stats
-    mine = f"{format_seconds(stats.median)} [{format_seconds(stats.low)}–{format_seconds(stats.high)}]"
-    best = next((b for b in row.backends if b.who == row.best), None)
-    best_text = (
-        f"{format_seconds(best.stats.median)} {best.ran or _backend_name(best.who)}" if best else "none ran"
-    )
-    if row.ratio is None:
-        ratio = ""
-    elif row.tied:
-        ratio = f"tied ({row.ratio:.2f}×)"
-    else:
-        ratio = f"{row.ratio:.2f}× " + ("slower" if row.ratio > 1 else "faster")
-    memory = (
-        f"{budget.format_bytes(yours.peak_bytes)} / {budget.format_bytes(yours.budget_bytes)}"
-        if yours.peak_bytes is not None and yours.budget_bytes is not None else ""
-    )
-    cells = [size, mine, f"{yours.tflops:.3g}", best_text, ratio, memory,
-             "✓" if row.check == "ok" else f"✗ {row.check}"]
-    if with_peak:
-        cells.append(f"{row.percent_of_peak:.1f}%" if row.percent_of_peak is not None else "")
-    return cells
+        "Ratios of medians; 'tied' (≈) when the confidence intervals overlap; ✓ timed outputs re-checked. "
+        "FLOPs: 4·B·H·d per attended pair (causal counts only allowed pairs).", style="dim"))
+    return Group(title, table.TextTable(report), *notes)
 
 
 def report_from_dict(data: dict[str, Any]) -> PerfReport:

@@ -15,16 +15,16 @@ def flash_attention(q, k, v, *, causal=False, block_size=64):
     tiles = []
     for qs in range(0, n, block_size):
         qb = q[..., qs:qs + block_size, :] * scale
-        rows = torch.arange(qs, min(qs + block_size, n)).unsqueeze(-1) + (m - n)
-        mx = torch.full(qb.shape[:-1] + (1,), float("-inf"), dtype=q.dtype)
+        rows = torch.arange(qs, min(qs + block_size, n), device=q.device).unsqueeze(-1) + (m - n)
+        mx = torch.full(qb.shape[:-1] + (1,), float("-inf"), dtype=q.dtype, device=q.device)
         den = torch.zeros_like(mx)
-        o = torch.zeros(qb.shape[:-1] + (v.shape[-1],), dtype=q.dtype)
+        o = torch.zeros(qb.shape[:-1] + (v.shape[-1],), dtype=q.dtype, device=q.device)
         for ks in range(0, m, block_size):
             if causal and ks > int(rows[-1]):
                 break
             s = torch.einsum("...id,...jd->...ij", qb, k[..., ks:ks + block_size, :])
             if causal:
-                s = s.masked_fill(torch.arange(ks, min(ks + block_size, m)) > rows, float("-inf"))
+                s = s.masked_fill(torch.arange(ks, min(ks + block_size, m), device=q.device) > rows, float("-inf"))
             new = torch.maximum(mx, s.amax(-1, keepdim=True))
             safe = torch.where(torch.isinf(new), torch.zeros_like(new), new)
             p = torch.exp(s - safe)

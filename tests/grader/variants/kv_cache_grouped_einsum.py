@@ -19,10 +19,11 @@ def decode_step(x, cache_k, cache_v, W_q, W_k, W_v, W_o, n_heads):
     v = torch.einsum("btm,om->bto", x, W_v).view(batch, new, groups, d).transpose(1, 2)
     cache_k, cache_v = append_kv(cache_k, cache_v, k, v)
     seen = cache_k.shape[2]
-    future = torch.arange(seen)[None, :] > torch.arange(seen - new, seen)[:, None]
+    positions = torch.arange(seen, device=x.device)
+    future = positions[None, :] > positions[seen - new:, None]
     work = torch.float64 if x.dtype == torch.float64 else torch.float32
     scores = torch.einsum("bgrtd,bgsd->bgrts", q.to(work), cache_k.to(work)) / math.sqrt(d)
-    scores = scores + torch.zeros(new, seen, dtype=work).masked_fill(future, float("-inf"))
+    scores = scores + torch.zeros(new, seen, dtype=work, device=x.device).masked_fill(future, float("-inf"))
     weights = torch.exp(scores - scores.amax(-1, keepdim=True))
     weights = weights / weights.sum(-1, keepdim=True)
     heads = torch.einsum("bgrts,bgsd->btgrd", weights, cache_v.to(work)).reshape(batch, new, n_heads * d)

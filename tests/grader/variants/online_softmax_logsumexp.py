@@ -25,7 +25,7 @@ def online_update(row_max, row_sum, chunk):
 
 def online_softmax(x, chunk_size):
     work = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
-    lse = torch.full(work.shape[:-1], float("-inf"), dtype=work.dtype)
+    lse = torch.full(work.shape[:-1], float("-inf"), dtype=work.dtype, device=work.device)
     for chunk in work.split(chunk_size, dim=-1):
         lse = torch.logaddexp(lse, torch.logsumexp(chunk, dim=-1))
     return torch.exp(work - lse.unsqueeze(-1)).to(x.dtype)

@@ -1,0 +1,101 @@
+"""The ``device`` check: the learner's code run again with its inputs on another device (see
+:mod:`quizprep.grader.device` for the policy), failing only for a device-placement bug."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from quizprep.grader.context import CheckContext, Reply
+from quizprep.grader.device import Placement, placement
+from quizprep.grader.session import LearnerFailure, WorkerSession
+from quizprep.grader.spec import CheckResult, ExerciseSpec
+
+TITLE = "device placement: runs with its inputs on another device"
+# Each check's first calls cover the path it tests (causal, masked, a dtype); the rest repeat it.
+CALLS_PER_CHECK = 2
+# A probe run that hangs or crashes says nothing of placement, and the checks have named it already.
+_ENDS_PROBE = ("timeout", "crash", "exit", "memory")
+
+
+@dataclass(frozen=True)
+class Found:
+    device: str
+    failure: LearnerFailure
+    bug: Placement
+
+
+class _Enough(Exception):
+    """A check's first calls are in: the rest of it would only judge outputs a probe ignores."""
+
+
+class ProbeContext(CheckContext):
+    """A CheckContext that ends its check after CALLS_PER_CHECK calls of the learner's code."""
+
+    def __init__(self, session: WorkerSession, *, seed: int, device: str) -> None:
+        super().__init__(session, seed=seed, device=device)
+        self.calls = 0
+
+    def _send(self, request: dict[str, Any], options: dict[str, Any] | None) -> Reply:
+        reply = super()._send(request, options)
+        self.calls += 1
+        if self.calls >= CALLS_PER_CHECK:
+            raise _Enough
+        return reply
+
+
+def probe(spec: ExerciseSpec, session: WorkerSession, seed: int, device: str) -> Found | None:
+    """Each check's first calls once more on `device`, until one raises for a placement bug. The
+    checks cannot judge outputs without values (meta), so their own verdicts are ignored here."""
+    for check in spec.checks:
+        try:
+            check.run(ProbeContext(session, seed=seed, device=device))
+        except LearnerFailure as failure:
+            frame = failure.frames[-1] if failure.frames else None
+            bug = placement(failure.message, frame.code if frame else "")
+            if bug is not None:
+                return Found(device, failure, bug)
+            if failure.kind in _ENDS_PROBE:
+                return None
+        except Exception:  # noqa: BLE001 - a check meeting outputs without values, which is expected
+            continue
+    return None
+
+
+def device_check(spec: ExerciseSpec, ctx: CheckContext, probes: tuple[str, ...],
+                 gpu_session: Callable[[], WorkerSession]) -> CheckResult:
+    """Probe each device in turn (meta in the checks' worker; CUDA in the checks' worker when the
+    checks run there, else in one of its own from `gpu_session`)."""
+    started = time.monotonic()
+    for device in probes:
+        found = _probe_on(spec, ctx, device, gpu_session)
+        if found is not None:
+            return _failed(found, time.monotonic() - started)
+    return CheckResult("device", TITLE, "pass", f"no tensor left behind with inputs on {' and '.join(probes)}",
+                       seconds=time.monotonic() - started)
+
+
+def _probe_on(spec: ExerciseSpec, ctx: CheckContext, device: str,
+              gpu_session: Callable[[], WorkerSession]) -> Found | None:
+    if device != "cuda" or ctx.device == "cuda":
+        return probe(spec, ctx.session, ctx.seed, device)
+    session = gpu_session()
+    try:
+        session.start()
+        return probe(spec, session, ctx.seed, device)
+    except LearnerFailure as failure:  # the file itself, at import on this machine
+        frame = failure.frames[-1] if failure.frames else None
+        bug = placement(failure.message, frame.code if frame else "")
+        return Found(device, failure, bug) if bug else None
+    finally:
+        session.close()
+
+
+def _failed(found: Found, seconds: float) -> CheckResult:
+    frames = [str(frame) for frame in found.failure.frames]
+    where = frames[-1] if frames else ""
+    return CheckResult(
+        "device", TITLE, "fail", f"with inputs on {found.device}: {found.failure.message}",
+        diagnosis=found.bug.diagnosis, hint=found.bug.hint, where=where, traceback=frames,
+        output=found.failure.output, seconds=seconds, diagnosis_id=found.bug.id, cause=found.bug.id,
+    )

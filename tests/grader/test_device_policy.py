@@ -1,0 +1,141 @@
+"""The device policy (quizprep.grader.device): where checks run, the `device` check that names
+device-placement bugs with file:line on every machine (inputs on the meta device), and the CUDA
+paths, which run only where there is a GPU."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import HERE, SOLUTIONS, expectation
+from quizprep.grader import device, worker
+from quizprep.grader.device import decide, placement
+
+DEVICE_MUTANTS = sorted((HERE / "device_mutants").glob("*.py"))
+DEVICE_AWARE = [HERE / "variants" / name for name in
+                ("softmax_device_aware.py", "flash_query_tiles.py", "kv_cache_grouped_einsum.py",
+                 "online_softmax_logsumexp.py")] + [SOLUTIONS / "masking.py", SOLUTIONS / "mha.py"]
+
+
+@pytest.mark.parametrize(("requested", "cuda", "numpy_track", "checks", "probes", "perf"), [
+    ("auto", False, False, "cpu", ("meta",), "cpu"),
+    ("auto", True, False, "cpu", ("meta", "cuda"), "cuda"),
+    ("cpu", True, False, "cpu", ("meta",), "cpu"),
+    ("cuda", True, False, "cuda", ("meta", "cuda"), "cuda"),
+    ("auto", True, True, "cpu", (), "cpu"),
+    ("cuda", True, True, "cpu", (), "cpu"),
+])
+def test_policy(requested, cuda, numpy_track, checks, probes, perf):
+    policy = decide(requested, cuda=cuda, numpy_track=numpy_track)
+    assert (policy.checks, policy.probes, policy.perf) == (checks, probes, perf)
+
+
+@pytest.mark.parametrize(("message", "code", "named"), [
+    ("RuntimeError: Tensor on device meta is not on the expected device cpu!", "s.masked_fill(m, 0)",
+     "device-tensor-without-device"),
+    ("RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
+     "x + torch.arange(n)", "device-tensor-without-device"),
+    ("TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() first.", "x.numpy()",
+     "device-numpy"),
+    ("TypeError: can't convert meta device type tensor to numpy.", "x.numpy()", "device-numpy"),
+    ("AssertionError: Torch not compiled with CUDA enabled", "x = x.cuda()", "device-hard-coded-cuda"),
+    ("NotImplementedError: Cannot copy out of meta tensor; no data!", "x = x.cuda()", "device-hard-coded-cuda"),
+    ("NotImplementedError: Cannot copy out of meta tensor; no data!", "return out.cpu()", "device-hard-coded-cpu"),
+    ("RuntimeError: Tensor.item() cannot be called on meta tensors", "if m.any():", None),
+    ("RuntimeError: The size of tensor a (5) must match the size of tensor b (6)", "x + y", None),
+])
+def test_placement_is_read_from_the_error_and_its_line(message, code, named):
+    found = placement(message, code)
+    assert (found.id if found else None) == named
+
+
+def test_each_process_gets_a_share_of_the_gpu(monkeypatch):
+    monkeypatch.delenv("QUIZPREP_GPU_MEMORY_FRACTION", raising=False)
+    monkeypatch.setenv("PYTEST_XDIST_WORKER_COUNT", "16")
+    assert device.gpu_memory_share() == pytest.approx(device.GPU_MEMORY_IN_USE / 16)
+    monkeypatch.setenv("QUIZPREP_GPU_MEMORY_FRACTION", "0.25")
+    assert device.gpu_memory_share() == 0.25
+
+
+@pytest.mark.parametrize("path", DEVICE_MUTANTS, ids=[p.stem for p in DEVICE_MUTANTS])
+def test_device_placement_bug_is_named_with_its_line(path: Path, grade_file):
+    check_id, diagnosis = expectation(path)
+    report = grade_file(path, only=(check_id,))
+    result = next(c for c in report.checks if c.id == check_id)
+    assert result.status == "fail", result.message
+    assert result.diagnosis_id == diagnosis, result.message
+    line = re.match(rf"{re.escape(str(path.resolve()))}:(\d+) ", result.where)
+    assert line, result.where
+    assert result.hint and not report.passed
+
+
+@pytest.mark.parametrize("path", DEVICE_AWARE, ids=[p.stem for p in DEVICE_AWARE])
+def test_code_that_follows_its_inputs_passes(path: Path, grade_file):
+    report = grade_file(path, only=("device",))
+    result = next(c for c in report.checks if c.id == "device")
+    assert result.status == "pass", (result.message, result.where)
+
+
+def test_grade_reports_its_device_policy(grade_file):
+    report = grade_file(SOLUTIONS / "softmax.py", only=("device",))
+    policy = report.environment["device_policy"]
+    assert policy["checks"] == report.environment["device"] == "cpu"
+    assert policy["probes"][0] == "meta"
+
+
+def test_the_numpy_track_runs_on_the_cpu_only(grade_file):
+    report = grade_file(SOLUTIONS / "softmax_numpy.py", only=("device",))
+    assert not report.environment["device_policy"]["probes"]
+    assert not [c for c in report.checks if c.id == "device"]
+
+
+def test_a_fork_server_leaves_cuda_to_its_children(monkeypatch):
+    """On a CUDA build autograd's first run counts the GPUs and starts device threads, after which
+    forked children can use neither CUDA nor autograd: the server must warm up without it."""
+    def no_autograd(*args, **kwargs):
+        raise AssertionError("autograd ran before fork")
+
+    monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
+    monkeypatch.setattr(torch.autograd, "grad", no_autograd)
+    worker.import_torch(1, before_fork=True)
+    assert not torch.cuda.is_initialized()
+    with pytest.raises(AssertionError, match="autograd ran before fork"):
+        worker.import_torch(1)
+
+
+# ---- on a GPU ----------------------------------------------------------------------------------
+MUTANTS_THAT_LOST_THEIR_NAMES_ON_CUDA = ("flash_no_rescale", "flash_causal_no_offset", "kv_cache_mask_no_offset",
+                                         "masking_padding_inverted", "softmax_no_keepdim", "sliding_window_narrow")
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("stem", MUTANTS_THAT_LOST_THEIR_NAMES_ON_CUDA)
+def test_cuda_gives_the_cpu_names(stem: str):
+    from quizprep.grader.grade import GradeOptions, grade
+
+    path = HERE / "mutants" / f"{stem}.py"
+    check_id, diagnosis = expectation(path)
+    report = grade(path, GradeOptions(device="cuda", only=(check_id,)))
+    result = next(c for c in report.checks if c.id == check_id)
+    assert (result.status, result.diagnosis_id) == ("fail", diagnosis), result.message
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("path", DEVICE_AWARE + [SOLUTIONS / "attention.py"], ids=lambda p: p.stem)
+def test_correct_code_passes_every_check_on_cuda(path: Path):
+    from quizprep.grader.grade import GradeOptions, grade
+
+    report = grade(path, GradeOptions(device="cuda"))
+    assert report.passed, [(c.id, c.message) for c in report.checks if c.status != "pass"]
+
+
+@pytest.mark.cuda
+def test_auto_checks_on_the_cpu_and_probes_the_gpu():
+    from quizprep.grader.grade import GradeOptions, grade
+
+    report = grade(HERE / "device_mutants" / "flash_full_without_device.py", GradeOptions())
+    assert list(report.environment["device_policy"]["probes"]) == ["meta", "cuda"]
+    failing = [(c.id, c.diagnosis_id) for c in report.checks if c.status != "pass"]
+    assert failing == [("device", "device-tensor-without-device")]

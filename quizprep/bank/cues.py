@@ -1,0 +1,104 @@
+"""Form cues: ways a question gives its answer away to someone who does not know it. Each is a
+warning of `quizprep check` (an error with `--strict`):
+
+- the correct option of a single-answer question is the longest by a clear margin;
+- every correct option of a select-all question is longer than every wrong one;
+- a chained question's predecessor (its prompt, options or explanation) states the follower's
+  answer, so whoever just read it can copy it.
+
+Tolerances that accept a slip are the other kind of giveaway; `quizprep.bank.audit` finds those."""
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator
+
+from quizprep.bank.audit import Env
+from quizprep.bank.model import BankError, ChoiceQuestion, NumericQuestion, Question
+from quizprep.bank.units import scale_of
+
+# The correct option may be the longest; it is a cue once it is this much longer than the next.
+CLEAR_MARGIN = 1.25
+SMALL_COUNT = 10
+# A number as prose writes it: 16, 1,024, 11.09, 4.2e22 (a leading sign is part of the text).
+_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_SPACE = re.compile(r"\s+")
+
+
+def form_cues(questions: Iterable[Question], evaluated: dict[str, list[Env]]) -> Iterator[BankError]:
+    """Every form cue in `questions`, in bank order; `evaluated` holds the numeric questions'
+    audited draws (`quizprep.bank.audit.audited_draws`)."""
+    questions = list(questions)
+    by_id = {question.id: question for question in questions}
+    for question in questions:
+        if isinstance(question, ChoiceQuestion):
+            yield from _length_cues(question)
+        for follower_id in question.chain:
+            follower = by_id.get(follower_id)
+            if follower is not None:
+                yield from _predecessor_gives_answer(question, follower, evaluated.get(follower_id, []))
+
+
+def _warning(question: Question, message: str) -> BankError:
+    return BankError(question.source.file, question.source.line, question.id, message)
+
+
+def _length_cues(question: ChoiceQuestion) -> Iterator[BankError]:
+    right = sorted(len(choice.text) for choice in question.choices if choice.correct)
+    wrong = sorted(len(choice.text) for choice in question.choices if not choice.correct)
+    if not wrong:
+        return
+    if not question.multiple and right[0] > CLEAR_MARGIN * wrong[-1]:
+        yield _warning(question, f"the correct option is the longest by a clear margin ({right[0]} characters, "
+                                 f"the longest wrong one {wrong[-1]}): give every option the same level of "
+                                 f"detail and move the justification to 'why'")
+    elif question.multiple and right[0] > wrong[-1]:
+        yield _warning(question, f"every correct option is longer than every wrong one (shortest correct "
+                                 f"{right[0]} characters, longest wrong {wrong[-1]}): give every option the "
+                                 f"same level of detail and move the justification to 'why'")
+
+
+def predecessor_text(question: Question) -> str:
+    """What someone has read once they have answered `question`, whitespace folded."""
+    parts = [question.prompt, question.explanation]
+    if isinstance(question, ChoiceQuestion):
+        parts += [part for choice in question.choices for part in (choice.text, choice.why)]
+    return _SPACE.sub(" ", " ".join(parts))
+
+
+def stated_numbers(text: str) -> list[float]:
+    """The numbers `text` writes out, separators removed."""
+    return [float(match.replace(",", "")) for match in _NUMBER.findall(text)]
+
+
+def _predecessor_gives_answer(predecessor: Question, follower: Question,
+                              evaluated: list[Env]) -> Iterator[BankError]:
+    text = predecessor_text(predecessor)
+    if isinstance(follower, ChoiceQuestion):
+        for choice in follower.choices:
+            folded = _SPACE.sub(" ", choice.text).lower()
+            if choice.correct and len(folded.split()) >= 3 and folded in text.lower():
+                yield _warning(follower, f"its predecessor [{predecessor.id}] states the correct option "
+                                         f"{choice.text!r}")
+                return
+    elif isinstance(follower, NumericQuestion):
+        stated = _number_matching_answer(follower, stated_numbers(text), evaluated)
+        if stated is not None:
+            yield _warning(follower, f"its predecessor [{predecessor.id}] states {stated:g}, which is within "
+                                     f"the tolerance {follower.tolerance} of this question's answer in some draw")
+
+
+def _number_matching_answer(question: NumericQuestion, numbers: list[float],
+                            evaluated: list[Env]) -> float | None:
+    """A number of `numbers` that the question would accept as its answer in one of its audited
+    draws, read in its unit or in the unit it is shown in. Small whole numbers (prose counts with
+    them: "2 heads", "4 bytes") and the draw's own parameters (its prompt shows them) give
+    nothing away."""
+    scale = scale_of(question.display_unit, question.unit) if question.display_unit else 1.0
+    telling = [n for n in numbers if not (n.is_integer() and n <= SMALL_COUNT)]
+    params = [p.name for p in question.params]
+    for env in evaluated:
+        answer, shown = float(env["answer"]), {float(env[name]) for name in params}
+        for number in telling:
+            if number not in shown and any(question.tolerance.accepts(number * s, answer) for s in {1.0, scale}):
+                return number
+    return None

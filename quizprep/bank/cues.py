@@ -1,7 +1,8 @@
 """Form cues: ways a question gives its answer away to someone who does not know it. Each is a
 warning of `quizprep check` (an error with `--strict`):
 
-- the correct option of a single-answer question is the longest by a clear margin;
+- the correct option of a single-answer question is the longest by a clear margin (a quarter
+  longer than the next and at least CLEAR_GAP characters);
 - every correct option of a select-all question is longer than every wrong one;
 - a chained question's predecessor (its prompt, options or explanation) states the follower's
   answer, so whoever just read it can copy it.
@@ -16,8 +17,10 @@ from quizprep.bank.audit import Env
 from quizprep.bank.model import BankError, ChoiceQuestion, NumericQuestion, Question
 from quizprep.bank.units import scale_of
 
-# The correct option may be the longest; it is a cue once it is this much longer than the next.
+# The correct option may be the longest; it is a cue once it is a quarter longer than the next
+# and at least a few words longer (42.1875 against 43.75 gives nothing away).
 CLEAR_MARGIN = 1.25
+CLEAR_GAP = 10
 SMALL_COUNT = 10
 # A number as prose writes it: 16, 1,024, 11.09, 4.2e22 (a leading sign is part of the text).
 _NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
@@ -47,7 +50,7 @@ def _length_cues(question: ChoiceQuestion) -> Iterator[BankError]:
     wrong = sorted(len(choice.text) for choice in question.choices if not choice.correct)
     if not wrong:
         return
-    if not question.multiple and right[0] > CLEAR_MARGIN * wrong[-1]:
+    if not question.multiple and right[0] > max(CLEAR_MARGIN * wrong[-1], wrong[-1] + CLEAR_GAP):
         yield _warning(question, f"the correct option is the longest by a clear margin ({right[0]} characters, "
                                  f"the longest wrong one {wrong[-1]}): give every option the same level of "
                                  f"detail and move the justification to 'why'")

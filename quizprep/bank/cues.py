@@ -14,6 +14,7 @@ import re
 from typing import Iterable, Iterator
 
 from quizprep.bank.audit import Env
+from quizprep.bank.formula import format_number
 from quizprep.bank.model import BankError, ChoiceQuestion, NumericQuestion, Question
 from quizprep.bank.units import scale_of
 
@@ -22,8 +23,12 @@ from quizprep.bank.units import scale_of
 CLEAR_MARGIN = 1.25
 CLEAR_GAP = 10
 SMALL_COUNT = 10
+# A stated number that matches a follower's answer in one draw of thousands is a coincidence;
+# matching one draw in twenty (or the only draw) hands the answer to a good share of showings.
+GIVEAWAY_SHARE = 0.05
 # A number as prose writes it: 16, 1,024, 11.09, 4.2e22 (a leading sign is part of the text).
-_NUMBER = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_NUMBER = re.compile(r"((?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\w)|(?<![\w.])\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)"
+                     r"\s?([A-Za-z]*)")
 _SPACE = re.compile(r"\s+")
 
 
@@ -68,9 +73,10 @@ def predecessor_text(question: Question) -> str:
     return _SPACE.sub(" ", " ".join(parts))
 
 
-def stated_numbers(text: str) -> list[float]:
-    """The numbers `text` writes out, separators removed."""
-    return [float(match.replace(",", "")) for match in _NUMBER.findall(text)]
+def stated_numbers(text: str) -> list[tuple[float, str]]:
+    """The numbers `text` writes out, separators removed, each with the word that follows it
+    (its unit, when it has one)."""
+    return [(float(match.group(1).replace(",", "")), match.group(2)) for match in _NUMBER.finditer(text)]
 
 
 def _predecessor_gives_answer(predecessor: Question, follower: Question,
@@ -84,24 +90,36 @@ def _predecessor_gives_answer(predecessor: Question, follower: Question,
                                          f"{choice.text!r}")
                 return
     elif isinstance(follower, NumericQuestion):
-        stated = _number_matching_answer(follower, stated_numbers(text), evaluated)
+        # A numeric predecessor's own parameters are its inputs, not results it gives away.
+        inputs = _parameter_values(predecessor)
+        stated = _number_matching_answer(follower, [(n, u) for n, u in stated_numbers(text) if n not in inputs],
+                                         evaluated)
         if stated is not None:
-            yield _warning(follower, f"its predecessor [{predecessor.id}] states {stated:g}, which is within "
-                                     f"the tolerance {follower.tolerance} of this question's answer in some draw")
+            yield _warning(follower, f"its predecessor [{predecessor.id}] states {format_number(stated)}, which is "
+                                     f"within the tolerance {follower.tolerance} of this question's answer in at least "
+                                     f"{GIVEAWAY_SHARE:.0%} of its draws")
 
 
-def _number_matching_answer(question: NumericQuestion, numbers: list[float],
+def _number_matching_answer(question: NumericQuestion, stated: list[tuple[float, str]],
                             evaluated: list[Env]) -> float | None:
-    """A number of `numbers` that the question would accept as its answer in one of its audited
-    draws, read in its unit or in the unit it is shown in. Small whole numbers (prose counts with
-    them: "2 heads", "4 bytes") and the draw's own parameters (its prompt shows them) give
-    nothing away."""
-    scale = scale_of(question.display_unit, question.unit) if question.display_unit else 1.0
-    telling = [n for n in numbers if not (n.is_integer() and n <= SMALL_COUNT)]
-    params = [p.name for p in question.params]
-    for env in evaluated:
-        answer, shown = float(env["answer"]), {float(env[name]) for name in params}
-        for number in telling:
-            if number not in shown and any(question.tolerance.accepts(number * s, answer) for s in {1.0, scale}):
-                return number
+    """A stated number that the question would accept as its answer in at least GIVEAWAY_SHARE
+    of its audited draws: as a plain number, or in the unit the question is shown in when the
+    text writes that unit after it. Small whole numbers (prose counts with them: "2 heads", "4
+    bytes") and the question's own inputs (its parameters' values and the numbers its prompt
+    writes) give nothing away."""
+    inputs = _parameter_values(question) | {number for number, _ in stated_numbers(question.prompt)}
+    telling = {(n, suffix) for n, suffix in stated if not (n.is_integer() and n <= SMALL_COUNT) and n not in inputs}
+    if all(float(env["answer"]).is_integer() for env in evaluated):
+        telling = {(n, suffix) for n, suffix in telling if n.is_integer()}  # nobody types 16.1 for a count of 16
+    display = question.display_unit
+    scale = scale_of(display, question.unit) if display else 1.0
+    readings = {(n, n * scale if display and suffix == display else n) for n, suffix in telling}
+    for number, value in sorted(readings):
+        matches = sum(question.tolerance.accepts(value, float(env["answer"])) for env in evaluated)
+        if matches and matches >= GIVEAWAY_SHARE * len(evaluated):
+            return number
     return None
+
+
+def _parameter_values(question: Question) -> set[float]:
+    return {float(v) for p in question.params for v in p.values} if isinstance(question, NumericQuestion) else set()

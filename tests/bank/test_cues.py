@@ -72,7 +72,60 @@ def test_a_chained_choice_whose_correct_option_the_predecessor_states_is_flagged
 
 
 def test_stated_numbers_read_separators_decimals_and_exponents() -> None:
-    assert stated_numbers("ln 65,504 ≈ 11.09, 4.2e22 FLOP, step 3, v1.2.3") == [65504, 11.09, 4.2e22, 3]
+    assert stated_numbers("ln 65,504 ≈ 11.09, 4.2e22 FLOP, step 3, v1.2.3") == [
+        (65504, ""), (11.09, ""), (4.2e22, "FLOP"), (3, "")]
+
+
+SCORES = """\
+topic: units
+title: A predecessor and a follower shown in MiB
+questions:
+  - id: unit-predecessor
+    kind: choice
+    difficulty: 1
+    tags: []
+    prompt: How many bits does bf16 use?
+    explanation: STATED
+    references: ["IEEE 754-2008"]
+    chain: [unit-follower]
+    choices:
+      - text: Sixteen
+        correct: true
+        why: One sign, eight exponent and seven mantissa bits.
+      - text: Thirty-two
+        why: That is fp32.
+  - id: unit-follower
+    kind: numeric
+    difficulty: 1
+    tags: []
+    prompt: How large is an n × n fp32 score matrix for n = {{n}}?
+    explanation: n² × 4 bytes.
+    references: ["Vaswani et al. 2017"]
+    params:
+      n: {choices: [1024, 2048, 4096]}
+    answer: n * n * 4
+    unit: B
+    display_unit: MiB
+    tolerance: 0.01
+"""
+
+
+def test_a_number_counts_in_the_display_unit_only_when_the_text_writes_that_unit(tmp_path: Path) -> None:
+    bank = tmp_path / "bank.yaml"
+    bank.write_text(SCORES.replace("STATED", "bf16 has 16 bits, as fp16 does."))
+    assert warnings_by_id(bank) == {}
+    bank.write_text(SCORES.replace("STATED", "At n = 2048 the fp32 scores take 16 MiB."))
+    [message] = warnings_by_id(bank)["unit-follower"]
+    assert "[unit-predecessor] states 16," in message
+
+
+def test_numbers_the_follower_shows_itself_give_nothing_away(tmp_path: Path) -> None:
+    bank = tmp_path / "bank.yaml"
+    # 4,194,304 B is the answer for n = 1024, but 1024 is one of the follower's own inputs.
+    bank.write_text(SCORES.replace("STATED", "Its inputs are n = 1024, 2048 or 4096."))
+    assert warnings_by_id(bank) == {}
+    bank.write_text(SCORES.replace("STATED", "At n = 1024 that is 4,194,304 bytes."))
+    assert "states 4,194,304," in warnings_by_id(bank)["unit-follower"][0]
 
 
 def test_warnings_exit_zero_and_strict_makes_them_errors() -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 UNITS = ("B", "FLOP", "params", "s", "")
 
+SCIENTIFIC_FROM = 1e6  # numbers this large are written in e-notation
 _UNIT_NAMES = {"B": "bytes", "FLOP": "FLOP", "params": "parameters", "s": "seconds", "": "a number"}
 
 _DECIMAL = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
@@ -158,6 +159,8 @@ def _auto_scale(value: float, unit: str) -> str:
         return _exact(value, unit)
     for name, scale in table.items():
         if abs(value) >= scale:
+            if abs(value) / scale >= SCIENTIFIC_FROM:  # "4.2e+08 PFLOP" hides the size "4.2e+23 FLOP" shows
+                return _exact(value, unit)
             joiner = "" if name.startswith(("T ", "B ", "M ", "K ")) else " "
             return f"{_significant(value / scale)}{joiner}{name}"
     return _exact(value, unit)
@@ -171,6 +174,6 @@ def _exact(value: float, unit: str) -> str:
 
 
 def _significant(value: float) -> str:
-    if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
+    if value != 0 and (abs(value) >= SCIENTIFIC_FROM or abs(value) < 1e-3):
         return f"{value:.4g}"
     return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.1f}".rstrip("0").rstrip(".")

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     summary = summarize(result)
     summary["warnings"] = [warning.to_json() for warning in warnings]
     if args.db or not args.paths:
-        warn_lost_ids(args.db, {q.id for q in result.questions})
+        warn_lost_ids(args.db, {q.id for q in result.questions} | result.aliases.keys())
     if args.json:
         if args.similar:
             summary["similar"] = [pair.to_json() for pair in similar]
@@ -77,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
 
 def warn_lost_ids(db: str | None, known: set[str]) -> None:
     """Warn (on stderr) about question ids the learner's progress still references but no bank
-    has: their history is kept, keyed by id, but nothing asks them any more. No database, no
-    warning."""
+    has, as an id or as the alias of a question it was merged into: their history is kept, keyed
+    by id, but nothing asks them any more. No database, no warning."""
     from quizprep.study.store import Store, StoreError, resolve_db_path
 
     path = resolve_db_path(db)

@@ -26,6 +26,9 @@ SMALL_COUNT = 10
 # A stated number that matches a follower's answer in one draw of thousands is a coincidence;
 # matching one draw in twenty (or the only draw) hands the answer to a good share of showings.
 GIVEAWAY_SHARE = 0.05
+# Stated numbers × follower draws the check compares in all, so that a hostile bank (a huge
+# explanation chained to many followers) costs it about as much as validation, a few seconds.
+COMPARISON_BUDGET = 20_000_000
 # A number as prose writes it: 16, 1,024, 11.09, 4.2e22 (a leading sign is part of the text).
 _NUMBER = re.compile(r"((?<![\w.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?!\w)|(?<![\w.])\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)"
                      r"\s?([A-Za-z]*)")
@@ -37,13 +40,14 @@ def form_cues(questions: Iterable[Question], evaluated: dict[str, list[Env]]) ->
     audited draws (`quizprep.bank.audit.audited_draws`)."""
     questions = list(questions)
     by_id = {question.id: question for question in questions}
+    budget = [COMPARISON_BUDGET]
     for question in questions:
         if isinstance(question, ChoiceQuestion):
             yield from _length_cues(question)
-        for follower_id in question.chain:
+        for follower_id in dict.fromkeys(question.chain):
             follower = by_id.get(follower_id)
             if follower is not None:
-                yield from _predecessor_gives_answer(question, follower, evaluated.get(follower_id, []))
+                yield from _predecessor_gives_answer(question, follower, evaluated.get(follower_id, []), budget)
 
 
 def _warning(question: Question, message: str) -> BankError:
@@ -79,8 +83,8 @@ def stated_numbers(text: str) -> list[tuple[float, str]]:
     return [(float(match.group(1).replace(",", "")), match.group(2)) for match in _NUMBER.finditer(text)]
 
 
-def _predecessor_gives_answer(predecessor: Question, follower: Question,
-                              evaluated: list[Env]) -> Iterator[BankError]:
+def _predecessor_gives_answer(predecessor: Question, follower: Question, evaluated: list[Env],
+                              budget: list[int]) -> Iterator[BankError]:
     text = predecessor_text(predecessor)
     if isinstance(follower, ChoiceQuestion):
         for choice in follower.choices:
@@ -92,29 +96,39 @@ def _predecessor_gives_answer(predecessor: Question, follower: Question,
     elif isinstance(follower, NumericQuestion):
         # A numeric predecessor's own parameters are its inputs, not results it gives away.
         inputs = _parameter_values(predecessor)
-        stated = _number_matching_answer(follower, [(n, u) for n, u in stated_numbers(text) if n not in inputs],
-                                         evaluated)
+        readings = _readings(follower, [(n, u) for n, u in stated_numbers(text) if n not in inputs], evaluated)
+        budget[0] -= len(readings) * len(evaluated)
+        if budget[0] < 0:
+            yield _warning(follower, f"not compared with its predecessor [{predecessor.id}]: the banks state more "
+                                     f"numbers than the check compares ({COMPARISON_BUDGET:,} number × draw pairs)")
+            return
+        stated = _number_matching_answer(follower, readings, evaluated)
         if stated is not None:
             yield _warning(follower, f"its predecessor [{predecessor.id}] states {format_number(stated)}, which is "
                                      f"within the tolerance {follower.tolerance} of this question's answer in at least "
                                      f"{GIVEAWAY_SHARE:.0%} of its draws")
 
 
-def _number_matching_answer(question: NumericQuestion, stated: list[tuple[float, str]],
-                            evaluated: list[Env]) -> float | None:
-    """A stated number that the question would accept as its answer in at least GIVEAWAY_SHARE
-    of its audited draws: as a plain number, or in the unit the question is shown in when the
-    text writes that unit after it. Small whole numbers (prose counts with them: "2 heads", "4
-    bytes") and the question's own inputs (its parameters' values and the numbers its prompt
-    writes) give nothing away."""
+def _readings(question: NumericQuestion, stated: list[tuple[float, str]],
+              evaluated: list[Env]) -> list[tuple[float, float]]:
+    """Each telling stated number with the value it means for `question`: itself, or scaled to
+    the question's base unit when the text writes the unit the question is shown in. Small
+    whole numbers (prose counts with them: "2 heads", "4 bytes") and the question's own inputs
+    (its parameters' values and the numbers its prompt writes) give nothing away."""
     inputs = _parameter_values(question) | {number for number, _ in stated_numbers(question.prompt)}
     telling = {(n, suffix) for n, suffix in stated if not (n.is_integer() and n <= SMALL_COUNT) and n not in inputs}
     if all(float(env["answer"]).is_integer() for env in evaluated):
         telling = {(n, suffix) for n, suffix in telling if n.is_integer()}  # nobody types 16.1 for a count of 16
     display = question.display_unit
     scale = scale_of(display, question.unit) if display else 1.0
-    readings = {(n, n * scale if display and suffix == display else n) for n, suffix in telling}
-    for number, value in sorted(readings):
+    return sorted({(n, n * scale if display and suffix == display else n) for n, suffix in telling})
+
+
+def _number_matching_answer(question: NumericQuestion, readings: list[tuple[float, float]],
+                            evaluated: list[Env]) -> float | None:
+    """A stated number the question would accept as its answer in at least GIVEAWAY_SHARE of its
+    audited draws."""
+    for number, value in readings:
         matches = sum(question.tolerance.accepts(value, float(env["answer"])) for env in evaluated)
         if matches and matches >= GIVEAWAY_SHARE * len(evaluated):
             return number

@@ -18,7 +18,8 @@ MAX_PARAM_VALUES = 10_000
 MAX_CHECKED_DRAWS = 400
 MIN_CHECKED_DRAWS = 5
 # The audit of `quizprep check` (tolerance leaks, answers stated by a predecessor) looks further:
-# every combination, or this many draws, within the same per-file work budget.
+# every combination, or this many draws, within half the validator's per-file work budget (a
+# shipped bank needs a fraction of it; a hostile one costs the check at most 1.5× validation).
 AUDIT_DRAWS = 2000
 # Work one bank file may spend on checking draws, in formula steps (syntax-tree nodes evaluated):
 # about two seconds, so that any file within the 2 MiB limit checks in well under 10 s

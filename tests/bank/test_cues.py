@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from quizprep.bank import load_banks
+import pytest
+
+from quizprep.bank import cues, load_banks
 from quizprep.bank.audit import audited_draws, tolerance_leaks
 from quizprep.bank.cues import form_cues, stated_numbers
 
@@ -141,3 +143,9 @@ def test_warnings_exit_zero_and_strict_makes_them_errors() -> None:
 
 def test_a_bank_without_cues_is_clean_under_strict() -> None:
     assert check(SAMPLE, "--strict").returncode == 0
+
+
+def test_comparisons_past_the_budget_are_reported_not_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cues, "COMPARISON_BUDGET", 0)
+    [message] = warnings_by_id(CUES)["cue-follower"]
+    assert message.startswith("not compared with its predecessor [cue-predecessor]")

@@ -66,3 +66,11 @@ def test_training_compute_reads_in_flops_not_in_scientific_petaflops() -> None:
     assert isinstance(question, NumericQuestion)
     values = {"n_billion": 70, "t_trillion": 15, "n": 70e9, "tokens": 15e12, "answer": 6 * 70e9 * 15e12}
     assert expected_text(question, Draw(0, values)) == "6.3e+24 FLOP"
+
+
+def test_every_shipped_numeric_question_is_audited_over_all_its_draws() -> None:
+    # Each file stays well within the audit's work budget: no question gets a reduced sample.
+    evaluated = audited_draws(RESULT.questions)
+    short = [q.id for q in RESULT.questions if isinstance(q, NumericQuestion)
+             and len(evaluated[q.id]) != min(2000, math.prod(len(p.values) for p in q.params))]
+    assert short == []

@@ -10,11 +10,14 @@ from pathlib import Path
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "check", help="validate question banks (default: the shipped ones)",
-        description="Validate question banks. Exit 0 when clean, 1 on any error (or, with --similar, "
-                    "any pair of near-duplicate prompts), 2 on usage errors.",
+        description="Validate question banks. Exit 0 when clean, 1 on any error (or, with --strict, any "
+                    "warning; with --similar, any pair of near-duplicate prompts), 2 on usage errors. "
+                    "Warnings name answers given away by a question's form: a correct option longer than "
+                    "the others, a predecessor that states the answer, a slip the tolerance accepts.",
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="bank files or folders")
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
+    parser.add_argument("--strict", action="store_true", help="treat warnings as errors")
     parser.add_argument("--similar", action="store_true",
                         help="also report pairs of questions, across all the banks given, "
                              "whose prompts are near-duplicates")
@@ -28,7 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from quizprep.bank.audit import DEFAULT_SIMILARITY, similar_prompts, wrong_answers_accepted
+    from quizprep.bank.audit import DEFAULT_SIMILARITY, audited_draws, similar_prompts, tolerance_leaks
+    from quizprep.bank.cues import form_cues
     from quizprep.bank.loader import load_banks, summarize
 
     missing = [str(p) for p in args.paths if not p.exists()]
@@ -39,12 +43,19 @@ def run(args: argparse.Namespace) -> int:
         print("quizprep check: --threshold takes a number in (0, 1] and needs --similar", file=sys.stderr)
         return 2
     result = load_banks(args.paths or None)
-    result.errors.extend(wrong_answers_accepted(result.questions))
+    evaluated = audited_draws(result.questions)
+    leaks = list(tolerance_leaks(result.questions, evaluated))
+    result.errors.extend(leak.error() for leak in leaks if leak.listed)
+    warnings = [leak.error() for leak in leaks if not leak.listed] + list(form_cues(result.questions, evaluated))
+    if args.strict:
+        result.errors.extend(warnings)
+        warnings = []
     threshold = DEFAULT_SIMILARITY if args.threshold is None else args.threshold
     similar = similar_prompts(result.questions, threshold) if args.similar else []
     summary = summarize(result)
+    summary["warnings"] = [warning.to_json() for warning in warnings]
     if args.db or not args.paths:
-        warn_lost_ids(args.db, {q.id for q in result.questions})
+        warn_lost_ids(args.db, {q.id for q in result.questions} | result.aliases.keys())
     if args.json:
         if args.similar:
             summary["similar"] = [pair.to_json() for pair in similar]
@@ -52,8 +63,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         for line in [*result.errors, *similar]:
             print(line)
+        for warning in warnings:
+            print(f"warning: {warning}")
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(summary["by_kind"].items()))
         status = f"{len(result.errors)} error(s)" if result.errors else "no errors"
+        if warnings:
+            status += f", {len(warnings)} warning(s) (errors with --strict)"
         if args.similar:
             status += f", {len(similar)} near-duplicate pair(s) at ≥ {threshold:.0%} shared prompt words"
         print(f"{summary['questions']} questions ({kinds or 'none'}) in {len(result.banks)} bank(s): {status}")
@@ -62,8 +77,8 @@ def run(args: argparse.Namespace) -> int:
 
 def warn_lost_ids(db: str | None, known: set[str]) -> None:
     """Warn (on stderr) about question ids the learner's progress still references but no bank
-    has: their history is kept, keyed by id, but nothing asks them any more. No database, no
-    warning."""
+    has, as an id or as the alias of a question it was merged into: their history is kept, keyed
+    by id, but nothing asks them any more. No database, no warning."""
     from quizprep.study.store import Store, StoreError, resolve_db_path
 
     path = resolve_db_path(db)

@@ -286,7 +286,11 @@ def _render(node: ast.AST, env: Mapping[str, Number] | None, parent_precedence: 
     if isinstance(node, ast.Constant):
         return format_number(node.value)
     if isinstance(node, ast.Name):
-        return node.id if env is None else format_number(env[node.id])
+        if env is None:
+            return node.id
+        shown = format_signed(env[node.id])
+        # "3 + (−2)", not "3 + -2": a substituted negative value inside an operation is bracketed
+        return f"({shown})" if env[node.id] < 0 and parent_precedence > 0 else shown
     if isinstance(node, ast.UnaryOp):
         symbol = "not " if isinstance(node.op, ast.Not) else ("−" if isinstance(node.op, ast.USub) else "+")
         return symbol + _render(node.operand, env, 3)
@@ -326,3 +330,8 @@ def format_number(value: Number) -> str:
         decimals = max(0, 5 - math.floor(math.log10(abs(value))))
         return f"{value:,.{decimals}f}"
     return f"{value:.6g}"
+
+
+def format_signed(value: Number) -> str:
+    """format_number with a typographic minus sign (−2, not -2), for worked solutions."""
+    return "−" + format_number(-value) if value < 0 else format_number(value)

@@ -17,14 +17,16 @@ from quizprep.bank.model import Bank, BankError, Question, Source
 
 # Bumped whenever validation gets stricter, so that a bank cached under the old rules is checked
 # again (e.g. rule 2: no infinite or NaN values, bounded formulas; rule 3: choices that point at
-# another choice by its place need `shuffle: false`).
-CACHE_RULES = 3
+# another choice by its place need `shuffle: false`; rule 4: the model gained `aliases`).
+CACHE_RULES = 4
 
 
 @dataclass
 class LoadResult:
     banks: list[Bank] = field(default_factory=list)
     errors: list[BankError] = field(default_factory=list)
+    # The id of a question merged away → the id of the question that took it over.
+    aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def questions(self) -> list[Question]:
@@ -70,24 +72,40 @@ def load_banks(paths: Iterable[Path | str] | None = None, cache_dir: Path | None
             continue
         unique = []
         for question in bank.questions:
-            if question.id in first_seen:
-                result.errors.append(BankError(
-                    question.source.file, question.source.line, question.id,
-                    f"duplicate id: already defined at {first_seen[question.id]}",
-                ))
+            clash = _id_clash(question, first_seen, result.aliases)
+            if clash:
+                result.errors.append(BankError(question.source.file, question.source.line, question.id, clash))
+                declared.add(question.id)
                 continue
             first_seen[question.id] = question.source
+            result.aliases.update(dict.fromkeys(question.aliases, question.id))
             unique.append(question)
         result.banks.append(Bank(bank.topic, bank.title, bank.path, tuple(unique)))
     # An invalid question already has its own error; chaining to it is not a second one.
-    result.errors.extend(_check_chains(result.questions, declared | first_seen.keys()))
+    result.errors.extend(_check_chains(result.questions, declared | first_seen.keys(), result.aliases))
     return result
 
 
-def _check_chains(questions: list[Question], known: set[str]) -> Iterator[BankError]:
+def _id_clash(question: Question, first_seen: dict[str, Source], aliases: dict[str, str]) -> str | None:
+    """Why the question's id or one of its aliases is taken, if one is: progress is keyed by
+    these ids, so each names one question."""
+    if question.id in first_seen:
+        return f"duplicate id: already defined at {first_seen[question.id]}"
+    for name in (question.id, *question.aliases):
+        if name in aliases:
+            return f"{name!r} is already an alias of [{aliases[name]}]"
+        if name in first_seen:
+            return f"alias {name!r} is the id of the question at {first_seen[name]}"
+    return None
+
+
+def _check_chains(questions: list[Question], known: set[str], aliases: dict[str, str]) -> Iterator[BankError]:
     for question in questions:
         for target in question.chain:
-            if target not in known:
+            if target in aliases:
+                yield BankError(question.source.file, question.source.line, question.id,
+                                f"chain: {target!r} was merged into [{aliases[target]}]; chain to that id")
+            elif target not in known:
                 yield BankError(question.source.file, question.source.line, question.id,
                                 f"chain: no question has id {target!r}")
 

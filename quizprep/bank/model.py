@@ -33,6 +33,8 @@ class QuestionBase:
     follow_ups: tuple[str, ...]
     chain: tuple[str, ...]
     source: Source = field(compare=False)
+    # Ids of questions merged into this one: progress recorded under them belongs to this one.
+    aliases: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Mapping
 
-from quizprep.bank.formula import Formula, FormulaError, Number, format_number
+from quizprep.bank.formula import Formula, FormulaError, Number, format_number, format_signed
 from quizprep.bank.model import NumericQuestion
 from quizprep.bank.slips import diagnose
 from quizprep.bank.units import UnitError, format_quantity, parse_quantity
@@ -75,7 +75,7 @@ def worked_steps(question: NumericQuestion, draw: Draw) -> list[str]:
     lines = []
     for name, formula in steps:
         substituted = formula.render(draw.values)
-        result = format_number(draw.values[name])
+        result = format_signed(draw.values[name])
         if name == "answer":
             result = expected_text(question, draw)
         middle = f" = {substituted}" if substituted != result and formula.names else ""

@@ -23,6 +23,7 @@ from quizprep.bank.formula import MAX_LITERAL, FormulaError, LiteralTooLarge, fo
 
 UNITS = ("B", "FLOP", "params", "s", "")
 
+SCIENTIFIC_FROM = 1e6  # numbers this large are written in e-notation
 _UNIT_NAMES = {"B": "bytes", "FLOP": "FLOP", "params": "parameters", "s": "seconds", "": "a number",
                "bit": "bits"}
 
@@ -277,6 +278,8 @@ def _auto_scale(value: float, unit: str) -> str:
         return exact_quantity(value, unit)
     for name, scale in table.items():
         if abs(value) >= scale:
+            if abs(value) / scale >= SCIENTIFIC_FROM:  # "4.2e+08 PFLOP" hides the size "4.2e+23 FLOP" shows
+                return exact_quantity(value, unit)
             joiner = "" if name.startswith(("T ", "B ", "M ", "K ")) else " "
             return f"{_significant(value / scale)}{joiner}{name}"
     return exact_quantity(value, unit)
@@ -291,6 +294,6 @@ def exact_quantity(value: float, unit: str) -> str:
 
 
 def _significant(value: float) -> str:
-    if value != 0 and (abs(value) >= 1e6 or abs(value) < 1e-3):
+    if value != 0 and (abs(value) >= SCIENTIFIC_FROM or abs(value) < 1e-3):
         return f"{value:.4g}"
     return f"{value:,.4g}" if abs(value) < 1000 else f"{value:,.1f}".rstrip("0").rstrip(".")

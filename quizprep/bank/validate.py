@@ -27,7 +27,7 @@ BY_PLACE = re.compile(r"\b(?:(?:all|none|both|neither|either|any) of the (?:abov
                       r"|(?:choices?|options?) [A-F1-6](?: and [A-F1-6])?)\b", re.IGNORECASE)
 
 COMMON_REQUIRED = ("id", "kind", "difficulty", "tags", "prompt", "explanation", "references")
-COMMON_OPTIONAL = ("topic", "pitfalls", "follow_ups", "chain")
+COMMON_OPTIONAL = ("topic", "pitfalls", "follow_ups", "chain", "aliases")
 KIND_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "choice": (("choices",), ("shuffle",)),
     "numeric": (("params", "answer", "unit", "tolerance"), ("derived", "display_unit", "wrong_answers")),
@@ -156,17 +156,18 @@ class _QuestionReader:
             self.error(f"topic {topic!r} differs from the bank's topic {self.topic!r}", "topic")
         if "tags" in self.data and not isinstance(self.data["tags"], list):
             self.error("'tags' must be a list", "tags")
-        chain = self.text_list("chain")
-        for target in chain:
-            if not ID_PATTERN.fullmatch(target):
-                self.error(f"chain entry {target!r} is not a question id", "chain")
+        chain, aliases = self.text_list("chain"), self.text_list("aliases")
+        for key, ids in (("chain", chain), ("aliases", aliases)):
+            for target in ids:
+                if not ID_PATTERN.fullmatch(target) or target == self.id:
+                    self.error(f"{key} entry {target!r} is not another question's id", key)
         return dict(
             id=self.id or "", topic=self.topic, difficulty=difficulty,
             tags=self.text_list("tags"), prompt=self.text("prompt"),
             explanation=self.text("explanation"),
             references=self.text_list("references", nonempty=True),
             pitfalls=self.text_list("pitfalls"), follow_ups=self.text_list("follow_ups"),
-            chain=chain, source=Source(self.file, self.line),
+            chain=chain, source=Source(self.file, self.line), aliases=aliases,
         )
 
     def entries(self, key: str, low: int, high: int, what: str) -> list[LineDict]:

@@ -17,6 +17,10 @@ from quizprep.bank.model import ParamSpec, Tolerance
 MAX_PARAM_VALUES = 10_000
 MAX_CHECKED_DRAWS = 400
 MIN_CHECKED_DRAWS = 5
+# The audit of `quizprep check` (tolerance leaks, answers stated by a predecessor) looks further:
+# every combination, or this many draws, within half the validator's per-file work budget (a
+# shipped bank needs a fraction of it; a hostile one costs the check at most 1.5× validation).
+AUDIT_DRAWS = 2000
 # Work one bank file may spend on checking draws, in formula steps (syntax-tree nodes evaluated):
 # about two seconds, so that any file within the 2 MiB limit checks in well under 10 s
 # (benchmarks/bank_check.py). Setting up one draw costs about as much as DRAW_STEPS steps.
@@ -90,6 +94,11 @@ def draw_count(params: Sequence[ParamSpec]) -> int:
     """How many draws a full check evaluates: every combination, or the extremes and a sample."""
     total = math.prod(len(p.values) for p in params)
     return total if total <= MAX_CHECKED_DRAWS else MAX_CHECKED_DRAWS + 2
+
+
+def audit_count(params: Sequence[ParamSpec]) -> int:
+    """How many draws the audit wants: every combination, or AUDIT_DRAWS of them."""
+    return min(math.prod(len(p.values) for p in params), AUDIT_DRAWS)
 
 
 def sample_draws(params: Sequence[ParamSpec], count: int | None = None) -> Iterator[dict[str, int | float]]:

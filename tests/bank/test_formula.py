@@ -88,3 +88,13 @@ def test_format_number_floats() -> None:
     assert format_number(math.pi * 1e6) == "3,141,593"
     assert format_number(1234.56789) == "1,234.57"
     assert format_number(2.5e-7) == "2.5e-07"
+
+
+def test_negative_values_render_with_a_minus_sign_and_in_brackets_inside_an_operation() -> None:
+    # issue 22: worked solutions printed "3 + -2" and "× -1".
+    env = {"a": 3, "b": -2}
+    assert parse_formula("a + b").render(env) == "3 + (−2)"
+    assert parse_formula("a * b").render(env) == "3 × (−2)"
+    assert parse_formula("-b").render(env) == "−(−2)"
+    assert parse_formula("max(a, b)").render(env) == "max(3, −2)"
+    assert parse_formula("b").render(env) == "−2"

@@ -42,9 +42,12 @@ def test_numeric_question_evaluates_for_many_draws(question: NumericQuestion) ->
             assert judge(question, shown, repr(in_display_unit)).correct
 
 
-def test_check_command_is_clean_and_reports_json() -> None:
-    run = subprocess.run([sys.executable, "-m", "quizprep", "check", "--json"], capture_output=True, text=True)
+def test_strict_check_is_clean_and_reports_json() -> None:
+    # --strict: no form cue, no slip inside a tolerance, no predecessor stating an answer (issue 22).
+    run = subprocess.run([sys.executable, "-m", "quizprep", "check", "--strict", "--json"],
+                         capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
     summary = json.loads(run.stdout)
-    assert summary["errors"] == [] and summary["questions"] == len(RESULT.questions)
+    assert summary["errors"] == [] and summary["warnings"] == []
+    assert summary["questions"] == len(RESULT.questions)
     assert set(summary["by_topic"]) >= TOPICS

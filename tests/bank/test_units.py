@@ -92,3 +92,9 @@ def test_exact_part_of_formatting_round_trips(value: int, unit: str) -> None:
 def test_display_unit_round_trips_within_display_precision(value: float, display: str) -> None:
     shown = format_quantity(value, "B", display).split(" (")[0]
     assert parse_quantity(shown, "B").value == pytest.approx(value, rel=1e-3, abs=2**30 * 1e-3)
+
+
+def test_a_size_beyond_the_largest_prefix_is_shown_in_base_units() -> None:
+    # issue 22: "4.2e+08 PFLOP" hid the size of a training run that "4.2e+23 FLOP" shows.
+    assert format_quantity(4.2e23, "FLOP") == "4.2e+23 FLOP"
+    assert format_quantity(4.2e20, "FLOP") == "420,000 PFLOP (4.2e+20 FLOP)"

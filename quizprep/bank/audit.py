@@ -11,7 +11,8 @@ from typing import Callable, Iterable, Iterator
 from quizprep.bank import values
 from quizprep.bank.formula import FormulaError, Number, format_number
 from quizprep.bank.model import BankError, NumericQuestion, Question
-from quizprep.bank.numeric import FACTOR_OF_TWO, GENERIC_SLIPS, evaluate_draw
+from quizprep.bank.numeric import evaluate_draw
+from quizprep.bank.slips import FACTOR_OF_TWO, GENERIC_SLIPS
 
 DEFAULT_SIMILARITY = 0.6
 

@@ -32,6 +32,11 @@ class LoadResult:
     def questions(self) -> list[Question]:
         return [q for bank in self.banks for q in bank.questions]
 
+    def merged(self) -> dict[str, tuple[str, str]]:
+        """Each merged-away id → (the id that took it over, that question's topic)."""
+        topics = {q.id: q.topic for q in self.questions}
+        return {old: (kept, topics[kept]) for old, kept in self.aliases.items() if kept in topics}
+
 
 def default_bank_dir() -> Path:
     """The shipped banks: `questions/` of a source checkout, else the copy inside the wheel."""

@@ -21,7 +21,7 @@ import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Collection, Iterator, Sequence
+from typing import TYPE_CHECKING, Collection, Iterator, Mapping, Sequence
 
 from quizprep.study.rows import (
     ANSWER_COLUMNS, CARD_COLUMNS, GRADE_COLUMNS, MARK_COLUMNS, Answer, BadRow, Grade, RubricMark, answer_from_row,
@@ -354,6 +354,26 @@ class Store:
         """A setting saved with `set_setting`; None when never set (or garbled on disk)."""
         rows = self._read("SELECT value FROM settings WHERE key = ?", (key,))
         return rows[0][0] if rows and type(rows[0][0]) is str else None
+
+    def adopt_merged(self, merged: Mapping[str, tuple[str, str]]) -> list[str]:
+        """Move the answers of merged-away question ids (old id -> (kept id, its topic)) onto the
+        question that absorbed them and rebuild its card, so that a bank merge loses no history.
+        Returns the old ids that had answers; reads only, when none has."""
+        if not merged:
+            return []
+        marks = ", ".join("?" * len(merged))
+        found = [row[0] for row in self._read(
+            f"SELECT DISTINCT question_id FROM answers WHERE question_id IN ({marks})", tuple(merged))]
+        if not found:
+            return []
+        with self._write() as db:
+            for old in found:
+                kept, topic = merged[old]
+                db.execute("UPDATE answers SET question_id = ?, topic = ? WHERE question_id = ?", (kept, topic, old))
+                db.execute("DELETE FROM cards WHERE question_id = ?", (old,))
+                db.execute("DELETE FROM drafts WHERE question_id = ?", (old,))
+                self._rebuild_card(db, kept)
+        return sorted(found)
 
     def draft(self, question_id: str) -> str:
         """The draft saved with `save_draft`; "" when there is none (or it is garbled on disk)."""

@@ -113,6 +113,7 @@ class QuizApp(App[None]):
         self.questions = self._matching()
         try:
             self.store = Store.open(self.db_path, busy_timeout_s=BUSY_TIMEOUT_S, check_rows=False)
+            self.store.adopt_merged(self.loaded.merged())
             self._remember_interview()
             if self.length is None:
                 self.length = saved_length(self.store.setting(LENGTH_SETTING))

@@ -86,10 +86,12 @@ class WorkerSession:
         """Start the worker and load the learner's file; raises LearnerFailure if it does not load."""
         self.close()
         self.private_dir = tempfile.mkdtemp(prefix="quizprep-worker-")  # the only place it may write
+        copy = self._copy_submission()
         request_r, self.request_w = os.pipe()
         self.response_r, response_w = os.pipe()
         config = {
             "path": str(self.path),
+            "copy": copy,
             "request_fd": request_r,
             "response_fd": response_w,
             "memory_limit_bytes": self.limits.memory_bytes,
@@ -144,8 +146,8 @@ class WorkerSession:
         self.path, self.forbidden = Path(path).resolve(), forbidden
         if not self.alive or not same_guards:
             return self.start()
-        response = self.request({"op": "load", "path": str(self.path), "forbidden": list(forbidden)},
-                                timeout=self.limits.check_seconds)
+        response = self.request({"op": "load", "path": str(self.path), "copy": self._copy_submission(),
+                                 "forbidden": list(forbidden)}, timeout=self.limits.check_seconds)
         info = response["value"]
         if not info.get("ready"):
             assert self.output is not None
@@ -153,6 +155,17 @@ class WorkerSession:
             raise failure
         self.load_info = info
         return info
+
+    def _copy_submission(self) -> str:
+        """The learner's file, copied where its confined process can read it (its folder cannot be)."""
+        assert self.private_dir is not None
+        copy = os.path.join(self.private_dir, "submission.py")
+        try:
+            shutil.copyfile(self.path, copy)
+        except OSError as error:
+            self.close()
+            raise LearnerFailure("load", f"your file could not be read: {error.strerror}") from None
+        return copy
 
     @property
     def alive(self) -> bool:

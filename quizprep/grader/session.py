@@ -114,7 +114,7 @@ class WorkerSession:
         self.protections = prepared.get("sandbox", {})
         info = self._receive(time.monotonic() + self.limits.check_seconds, mark, during="loading your file")
         if not info.get("ready"):
-            failure = self._failure_from(info["error"], mark, info.get("forbidden", []))
+            failure = self._failure_from(info.get("error", {}), mark, info.get("forbidden", []))
             self.close()
             raise failure
         self.load_info = info
@@ -148,10 +148,14 @@ class WorkerSession:
             return self.start()
         response = self.request({"op": "load", "path": str(self.path), "copy": self._copy_submission(),
                                  "forbidden": list(forbidden)}, timeout=self.limits.check_seconds)
-        info = response["value"]
+        try:
+            info = protocol.checked_reply(response["value"])
+        except protocol.ProtocolError as error:
+            self.close()
+            raise LearnerFailure("protocol", f"the result could not be read back ({error})") from None
         if not info.get("ready"):
             assert self.output is not None
-            failure = self._failure_from(info["error"], self.output.mark(), info.get("forbidden", []))
+            failure = self._failure_from(info.get("error", {}), self.output.mark(), info.get("forbidden", []))
             raise failure
         self.load_info = info
         return info
@@ -214,8 +218,11 @@ class WorkerSession:
             return self._crashed(mark, {}, during="receiving the inputs")
         deadline = time.monotonic() + (timeout or self.limits.check_seconds)
         response = self._receive(deadline, mark, during="running this check")
+        if response.get("ok") and "value" not in response:
+            self.close()
+            raise LearnerFailure("protocol", "the result could not be read back (a reply without a value)")
         if not response.get("ok"):
-            raise self._failure_from(response["error"], mark, response.get("forbidden", []))
+            raise self._failure_from(response.get("error", {}), mark, response.get("forbidden", []))
         if response.get("forbidden"):
             raise self._failure_from({"kind": "forbidden", "message": "", "frames": []}, mark, response["forbidden"])
         return response
@@ -224,7 +231,8 @@ class WorkerSession:
         event: dict[str, Any] = {}
         while True:
             try:
-                message = protocol.read_message(self.response_r, _DeadlineReader(deadline), self.limits.reply_bytes)
+                message = protocol.checked_reply(
+                    protocol.read_message(self.response_r, _DeadlineReader(deadline), self.limits.reply_bytes))
             except TimeoutError:
                 return self._timed_out(mark, deadline, during)
             except (EOFError, OSError):
@@ -233,7 +241,7 @@ class WorkerSession:
                 self.close()
                 raise LearnerFailure("protocol", f"the result could not be read back ({error})") from None
             self.messages += 1
-            if isinstance(message, dict) and "event" in message:
+            if "event" in message:
                 event = message
                 continue
             assert self.output is not None

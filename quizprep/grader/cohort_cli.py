@@ -35,8 +35,9 @@ def cohort_command(args: argparse.Namespace, limits: Limits) -> int:
     else:
         rows = _with_progress(folder, options, jobs, args, len(files))
     if args.format == "exercism":
+        taken: set[str] = set()
         for row in rows:
-            exercism.write(_exercism_payload(row), args.output_dir / Path(row.file).stem)
+            exercism.write(_exercism_payload(row), exercism.submission_folder(args.output_dir, Path(row.file).name, taken))
     if args.csv is not None:
         write_csv(rows, args.csv)
     if args.json:

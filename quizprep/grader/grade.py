@@ -148,17 +148,25 @@ def _run_checks(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: Gra
     re-import at a time: they are marked with that cause at once, which keeps a broken file's
     verdict within seconds. One crash is forgiven: code may crash on one dtype only."""
     deadline = time.monotonic() + options.limits.total_seconds
+    ctx.session.deadline = deadline  # a check's requests stop there too, not only the next check
+    try:
+        _run_each(spec, ctx, options, report, deadline)
+    finally:
+        ctx.session.deadline = None
+
+
+def _run_each(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: GradeReport, deadline: float) -> None:
     stopped: CheckResult | None = None
     crashes = 0
     for check in spec.checks:
         if options.only and check.id not in options.only:
             continue
-        if stopped is not None:
-            report.checks.append(_not_run(check.id, check.title, f"{stopped.message} (in {stopped.id})",
-                                          stopped.cause, stopped.hint))
-        elif time.monotonic() > deadline:
+        if time.monotonic() > deadline:
             limit = f"the overall time limit ({options.limits.total_seconds:g} s) ran out"
             report.checks.append(_not_run(check.id, check.title, limit, "time-limit", ""))
+        elif stopped is not None:
+            report.checks.append(_not_run(check.id, check.title, f"{stopped.message} (in {stopped.id})",
+                                          stopped.cause, stopped.hint))
         else:
             result = run_check(check.id, check.title, check.run, ctx, spec.mask_layout)
             report.checks.append(result)

@@ -13,9 +13,11 @@ elsewhere each step reports itself unavailable and grading goes on with the in-p
   parent vanished anyway;
 * a seccomp filter, through libseccomp, makes ``execve``/``execveat`` (a fresh interpreter with no
   guards), process creation other than threads (fork fan-out around ``RLIMIT_AS``, daemonised
-  grandchildren), ``ptrace``, ``process_vm_readv``/``writev`` and signals to any process outside
+  grandchildren), ``ptrace``, ``process_vm_readv``/``writev``, signals to any process outside
   the worker's own group (``kill`` with a pid other than 0, ``tkill``, ``tgkill`` to another
-  process) fail with EPERM.
+  process) and the ``prctl`` options that would undo the above (``PR_SET_PDEATHSIG`` first) fail
+  with EPERM;
+* Landlock (:func:`confine`) limits what it may read and write.
 
 This module is loaded by the worker from its file (never as ``quizprep.grader.sandbox``) and by
 the grader through the package; it imports nothing of quizprep.
@@ -43,7 +45,13 @@ CLONE_THREAD = 0x00010000
 SCMP_ACT_ALLOW = 0x7FFF0000
 SCMP_ACT_ERRNO_EPERM = 0x00050000 | 1
 SCMP_ACT_ERRNO_ENOSYS = 0x00050000 | 38
-SCMP_CMP_NE, SCMP_CMP_MASKED_EQ = 1, 7
+SCMP_CMP_NE, SCMP_CMP_EQ, SCMP_CMP_MASKED_EQ = 1, 4, 7
+# prctl options the worker never needs after start-up: clearing its death signal (it would outlive
+# a SIGKILLed grader), becoming dumpable or naming a tracer, a subreaper, securebits, its memory map.
+PR_SET_SECUREBITS, PR_SET_MM, PR_SET_CHILD_SUBREAPER = 28, 35, 36
+PR_SET_PTRACER = 0x59616D61
+DENIED_PRCTL = (PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECUREBITS, PR_SET_MM, PR_SET_CHILD_SUBREAPER,
+                PR_SET_PTRACER)
 LOW_32_BITS = 0xFFFFFFFF
 DENIED = ("execve", "execveat", "fork", "vfork", "ptrace", "process_vm_readv", "process_vm_writev", "tkill")
 
@@ -165,6 +173,7 @@ def _rules(pid: int) -> list[tuple[str, int, list[_ArgCmp]]]:
     # argument, and the worker never needs another target (raise() goes through tgkill)
     rules.append(("kill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, 0, 0)]))
     rules.append(("tgkill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, pid, 0)]))
+    rules += [("prctl", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_EQ, option, 0)]) for option in DENIED_PRCTL]
     return rules
 
 

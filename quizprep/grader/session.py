@@ -28,6 +28,8 @@ WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 Process = subprocess.Popen[bytes] | ForkedProcess
 GIB = 1 << 30
 SYNC_WAIT_SECONDS = 2.0  # only reached when learner code closed its stdout
+OVERALL_LIMIT = "running this check, when the overall time limit ran out"
+OVERALL_MESSAGE = "was stopped when the overall time limit ({seconds:g} s) ran out"
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class WorkerSession:
         self.process_groups: list[int] = []
         self.protections: dict[str, Any] = {}
         self.private_dir: str | None = None
+        self.deadline: float | None = None  # the grade's overall limit (time.monotonic), which no request outlasts
 
     # ---- life cycle ---------------------------------------------------------------------
     def start(self) -> dict[str, Any]:
@@ -208,6 +211,8 @@ class WorkerSession:
     # ---- requests -----------------------------------------------------------------------
     def request(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send one request; return the worker's successful response or raise LearnerFailure."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise LearnerFailure("timeout", OVERALL_MESSAGE.format(seconds=self.limits.total_seconds))
         if not self.alive:
             self.start()
         assert self.output is not None
@@ -216,8 +221,10 @@ class WorkerSession:
             protocol.write_message(self.request_w, payload)
         except (BrokenPipeError, OSError):
             return self._crashed(mark, {}, during="receiving the inputs")
-        deadline = time.monotonic() + (timeout or self.limits.check_seconds)
-        response = self._receive(deadline, mark, during="running this check")
+        limit, during = timeout or self.limits.check_seconds, "running this check"
+        if self.deadline is not None and self.deadline - time.monotonic() < limit:
+            limit, during = max(self.deadline - time.monotonic(), 0.0), OVERALL_LIMIT
+        response = self._receive(time.monotonic() + limit, mark, during=during)
         if response.get("ok") and "value" not in response:
             self.close()
             raise LearnerFailure("protocol", "the result could not be read back (a reply without a value)")
@@ -234,7 +241,7 @@ class WorkerSession:
                 message = protocol.checked_reply(
                     protocol.read_message(self.response_r, _DeadlineReader(deadline), self.limits.reply_bytes))
             except TimeoutError:
-                return self._timed_out(mark, deadline, during)
+                return self._timed_out(mark, during)
             except (EOFError, OSError):
                 return self._crashed(mark, event, during)
             except protocol.ProtocolError as error:
@@ -248,7 +255,7 @@ class WorkerSession:
             self.output.wait_for_syncs(self.messages, SYNC_WAIT_SECONDS)
             return message
 
-    def _timed_out(self, mark: int, deadline: float, during: str) -> dict[str, Any]:
+    def _timed_out(self, mark: int, during: str) -> dict[str, Any]:
         assert self.process is not None and self.output is not None
         try:
             os.kill(self.process.pid, signal.SIGUSR1)  # faulthandler prints where it is stuck
@@ -259,11 +266,10 @@ class WorkerSession:
         self.close()
         frames = frames_from_dump(output, str(self.path))
         limit = self.limits.startup_seconds if during.startswith("starting") else self.limits.check_seconds
-        raise LearnerFailure(
-            "timeout",
-            f"did not finish within {limit:g} s while {during} (an infinite loop, or far too slow) and was stopped",
-            frames[-3:], strip_dump(output),
-        )
+        message = (OVERALL_MESSAGE.format(seconds=self.limits.total_seconds) if during == OVERALL_LIMIT else
+                   f"did not finish within {limit:g} s while {during} (an infinite loop, or far too slow) "
+                   "and was stopped")
+        raise LearnerFailure("timeout", message, frames[-3:], strip_dump(output))
 
     def _crashed(self, mark: int, event: dict[str, Any], during: str) -> dict[str, Any]:
         assert self.process is not None and self.output is not None

@@ -36,6 +36,9 @@ ATTACKS = {
     "daemonise a grandchild": "    os.fork() or (os.setsid(), os.fork())",
     "stop the grader": "    os.kill(os.getppid(), signal.SIGSTOP)",
     "signal every process": "    os.kill(-1, signal.SIGCONT)",
+    "clear the death signal that ends it with the grader":
+        "    import ctypes\n    libc = ctypes.CDLL(None, use_errno=True)\n"
+        "    if libc.prctl(1, 0, 0, 0, 0) != 0:\n        raise PermissionError(os.strerror(ctypes.get_errno()))",
     "leave a file in /dev/shm (outside the memory limit, outliving the worker)":
         "    open('/dev/shm/quizprep-cache', 'wb').write(bytes(1 << 20))",
     "change a file outside the worker's private directory": "    open(__file__, 'a').write('# changed')",
@@ -78,6 +81,18 @@ def test_a_check_that_was_not_run_is_not_a_pass(tmp_path):
     not_run = [c for c in report.checks if c.message.startswith("not run: the overall time limit")]
     assert not_run and all(c.status == "fail" for c in not_run)
     assert not report.passed
+
+
+def test_slow_wrong_code_is_stopped_at_the_overall_limit_inside_a_check(tmp_path):
+    slow = ("import time, torch\n\ndef scaled_dot_product_attention(q, k, v, mask=None):\n"
+            "    time.sleep(2.5)  # under the check's limit, every call\n"
+            "    return torch.zeros(*q.shape[:-1], v.shape[-1]), torch.zeros(*q.shape[:-1], k.shape[-2])\n")
+    path = _write(tmp_path, "attention.py", slow)
+    report = grade(path, GradeOptions(limits=Limits(check_seconds=3, total_seconds=4)))
+    checks = [c for c in report.checks if c.id != "load"]
+    assert sum(c.seconds for c in checks) < 4 + 2, [(c.id, c.seconds) for c in checks]
+    assert any("overall time limit (4 s) ran out" in c.message for c in checks)
+    assert not report.passed and report.environment["worker_starts"] == 1
 
 
 def test_a_hang_gets_its_verdict_in_one_time_limit(tmp_path):

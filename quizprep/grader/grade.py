@@ -27,9 +27,10 @@ FAILURE_HINTS = {
     "exit": "Return your result; never exit the process from an exercise.",
     "memory": "Your code asked for more memory than the inputs need; look for a huge allocation.",
     "forbidden": "This exercise is about writing that part yourself; basic torch operations are fine.",
+    "resources": "An exercise needs neither many threads nor files: compute the result and return it.",
 }
 FORBIDDEN_QUIZ = "sdpa-is-causal-vs-attn-mask"
-STOPPING_KINDS = ("timeout", "crash", "exit", "memory")  # failures the rest of the checks would repeat
+STOPPING_KINDS = ("timeout", "crash", "exit", "memory", "resources")  # failures the rest of the checks would repeat
 HALF_OVERFLOW = re.compile(r"cannot be converted to type (c10::Half|c10::BFloat16|at::Half|at::BFloat16) "
                            r"without overflow")
 BROADCAST = re.compile(r"must match the size of tensor b|is not broadcastable|expanded size of the tensor|"

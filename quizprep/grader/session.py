@@ -18,9 +18,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from quizprep.grader import protocol, sandbox
+from quizprep.grader import protocol, sandbox, usage
 from quizprep.grader.forkserver import ForkedProcess, ForkServer
 from quizprep.grader.output import Frame, OutputCapture, frames_from_dump, strip_dump
 
@@ -44,6 +44,8 @@ class Limits:
     threads: int = 1
     reply_bytes: int = 64 << 20  # a check's outputs are small: a larger reply is refused unread
     file_bytes: int = 64 << 20  # the largest file it may write (in its private directory only)
+    private_bytes: int = 256 << 20  # all it may store in its private directory together
+    max_threads: int = 64  # threads beyond the `threads` torch computes with
 
 
 @dataclass
@@ -239,7 +241,12 @@ class WorkerSession:
         while True:
             try:
                 message = protocol.checked_reply(
-                    protocol.read_message(self.response_r, _DeadlineReader(deadline), self.limits.reply_bytes))
+                    protocol.read_message(self.response_r, _DeadlineReader(deadline, self._over_limits),
+                                          self.limits.reply_bytes))
+            except OverLimit as problem:
+                self.close()
+                raise LearnerFailure("resources", f"the process running your code {problem} and was stopped "
+                                                  f"while {during}") from None
             except TimeoutError:
                 return self._timed_out(mark, during)
             except (EOFError, OSError):
@@ -254,6 +261,12 @@ class WorkerSession:
             assert self.output is not None
             self.output.wait_for_syncs(self.messages, SYNC_WAIT_SECONDS)
             return message
+
+    def _over_limits(self) -> str:
+        if self.process is None:
+            return ""
+        return usage.over_limits(self.process.pid, self.private_dir, self.limits.max_threads + self.limits.threads,
+                                 self.limits.private_bytes)
 
     def _timed_out(self, mark: int, during: str) -> dict[str, Any]:
         assert self.process is not None and self.output is not None
@@ -316,17 +329,30 @@ class WorkerSession:
         return LearnerFailure(kind, message, frames, self.output.since(mark), forbidden)
 
 
+class OverLimit(Exception):
+    """The learner's process went past a limit the grader watches (usage.over_limits)."""
+
+
 class _DeadlineReader:
-    def __init__(self, deadline: float) -> None:
+    """Reads until `deadline`, checking every POLL_SECONDS that `watch()` finds nothing over its limit."""
+
+    def __init__(self, deadline: float, watch: Callable[[], str]) -> None:
         self.deadline = deadline
+        self.watch = watch
 
     def __call__(self, fd: int, size: int) -> bytes:
         return protocol.read_exact(fd, size, wait=self._until_readable)
 
     def _until_readable(self, fd: int) -> None:
-        left = self.deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise TimeoutError
+        while True:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if select.select([fd], [], [], min(left, usage.POLL_SECONDS))[0]:
+                return
+            problem = self.watch()
+            if problem:
+                raise OverLimit(problem)
 
 
 def _plain_message(kind: str, error: dict[str, Any]) -> str:

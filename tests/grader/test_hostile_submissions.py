@@ -95,6 +95,26 @@ def test_slow_wrong_code_is_stopped_at_the_overall_limit_inside_a_check(tmp_path
     assert not report.passed and report.environment["worker_starts"] == 1
 
 
+HOARDERS = {
+    "4,000 threads": ("    import threading, time\n    threading.stack_size(65536)\n"
+                      "    for _ in range(4000):\n"
+                      "        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n", "threads"),
+    "48 files of 8 MiB": ("    import os\n    for i in range(48):\n"
+                          "        with open(os.path.join(os.environ['TMPDIR'], f'f{i}'), 'wb') as f:\n"
+                          "            f.write(os.urandom(8 << 20))\n    time.sleep(5)\n",
+                          "private directory"),
+}
+
+
+@pytest.mark.parametrize("hoard", sorted(HOARDERS))
+def test_threads_and_stored_bytes_are_capped(hoard, tmp_path):
+    body, words = HOARDERS[hoard]
+    path = _write(tmp_path, "attention.py", ATTACK.format(body="    import time\n" + body))
+    report = grade(path, GradeOptions(only=("values",), limits=Limits(private_bytes=32 << 20)))
+    check = report.checks[-1]
+    assert check.status == "fail" and words in check.message and "was stopped" in check.message, check.message
+
+
 def test_a_hang_gets_its_verdict_in_one_time_limit(tmp_path):
     path = _write(tmp_path, "attention.py", "def scaled_dot_product_attention(q, k, v, mask=None):\n"
                                             "    while True:\n        pass\n")

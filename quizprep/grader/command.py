@@ -11,7 +11,7 @@ STUB_PACKAGE = "quizprep.exercises"
 
 # The whole grade (and, after it, the perf phase) may take this many --timeout: at the default 20 s,
 # any submission has its verdict within a minute, start-up included.
-TOTAL_PER_CHECK = 2.5
+TOTAL_PER_CHECK = 2.25
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="seed for the generated inputs (default: a fresh secret one, printed in the report)")
     grade.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     grade.add_argument("--timeout", type=_positive, default=20.0, metavar="S",
-                       help="seconds allowed per check (default 20); the checks together get 2.5×, "
+                       help="seconds allowed per check (default 20); the whole grade gets 2.25×, "
                             "and so does the perf phase")
     grade.add_argument("--perf", action="store_true", help="time against PyTorch's SDPA once all checks pass")
     grade.add_argument("--format", choices=("text", "json", "exercism"), default="text",

@@ -93,6 +93,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
     With `session`, the file is loaded into that running worker, which is left running (for
     grading many files with one torch import); otherwise a fresh worker is started and stopped."""
     path = Path(path)
+    started = time.monotonic()
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     spec = load_spec(exercise_for(path, options.exercise))
@@ -116,7 +117,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
         if load.status != "pass":
             report.checks += [CheckResult(c.id, c.title, "skip", "your file did not load") for c in spec.checks]
             return report
-        _run_checks(spec, ctx, options, report)
+        _run_checks(spec, ctx, options, report, started + options.limits.total_seconds)
         _point_shape_errors_to_the_named_cause(report.checks)
         if options.perf:
             _run_perf(spec, ctx, report)
@@ -143,12 +144,12 @@ def _raise_exit(number: int, frame: Any) -> None:
     raise SystemExit(128 + number)
 
 
-def _run_checks(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: GradeReport) -> None:
+def _run_checks(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: GradeReport, deadline: float) -> None:
     """Every check in order. Once the learner's code hangs, or crashes (ends the process, runs out
     of memory) a second time, the rest would meet the same fate one time limit or one torch
     re-import at a time: they are marked with that cause at once, which keeps a broken file's
-    verdict within seconds. One crash is forgiven: code may crash on one dtype only."""
-    deadline = time.monotonic() + options.limits.total_seconds
+    verdict within seconds. One crash is forgiven: code may crash on one dtype only. `deadline`
+    counts from the grade's start, the worker's start-up included."""
     ctx.session.deadline = deadline  # a check's requests stop there too, not only the next check
     try:
         _run_each(spec, ctx, options, report, deadline)

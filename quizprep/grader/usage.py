@@ -51,5 +51,5 @@ def over_limits(pid: int, private_dir: str | None, max_threads: int, max_bytes: 
     if entries > MAX_ENTRIES:
         return f"made more than {MAX_ENTRIES} files in its private directory"
     if used > max_bytes:
-        return f"stored {used >> 20} MiB in its private directory (at most {max_bytes >> 20} MiB)"
+        return f"stored more than the {max_bytes >> 20} MiB allowed in its private directory ({used} bytes)"
     return ""

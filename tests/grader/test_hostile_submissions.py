@@ -88,10 +88,10 @@ def test_slow_wrong_code_is_stopped_at_the_overall_limit_inside_a_check(tmp_path
             "    time.sleep(2.5)  # under the check's limit, every call\n"
             "    return torch.zeros(*q.shape[:-1], v.shape[-1]), torch.zeros(*q.shape[:-1], k.shape[-2])\n")
     path = _write(tmp_path, "attention.py", slow)
-    report = grade(path, GradeOptions(limits=Limits(check_seconds=3, total_seconds=4)))
-    checks = [c for c in report.checks if c.id != "load"]
-    assert sum(c.seconds for c in checks) < 4 + 2, [(c.id, c.seconds) for c in checks]
-    assert any("overall time limit (4 s) ran out" in c.message for c in checks)
+    started = time.monotonic()
+    report = grade(path, GradeOptions(limits=Limits(check_seconds=3, total_seconds=20)))
+    assert time.monotonic() - started < 20 + 3  # the limit counts from the grade's start
+    assert any("overall time limit (20 s) ran out" in c.message for c in report.checks)
     assert not report.passed and report.environment["worker_starts"] == 1
 
 

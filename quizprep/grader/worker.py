@@ -65,6 +65,9 @@ class Worker:
         self._wrap_os_exit()
         sys.meta_path.insert(0, QuizprepBlocker(self))
         protections["ptrace_capability_dropped"] = self.sandbox.drop_ptrace_capability()
+        # Dropping a capability changes the credentials, which clears the death signal: armed again
+        # here, before the syscall filter refuses that prctl.
+        protections["dies_with_grader"] = self.sandbox.die_with_parent(int(self.config["parent"]))
         refused = self.sandbox.install_syscall_filter()  # first: finding libseccomp runs ldconfig
         protections["syscall_filter"] = "installed" if not refused else f"not installed: {refused}"
         protections.update(self._confine_files())
@@ -383,6 +386,8 @@ def import_torch(threads: int) -> None:
 
 def run(config: dict[str, Any]) -> None:
     """Everything a worker does, from its protections to serving the grader's requests."""
+    # Before its siblings import torch (seconds): a grader killed meanwhile leaves no worker.
+    _load_sibling("sandbox.py").die_with_parent(int(config["parent"]))
     worker = Worker(config)
     protections = worker.prepare()
     worker.send({"prepared": True, "sandbox": protections})  # from here on the learner's time limits apply

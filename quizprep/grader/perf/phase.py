@@ -26,7 +26,9 @@ from quizprep.grader.perf.remote import measure_learner
 from quizprep.grader.perf.report import PerfReport, build_report, headline
 from quizprep.grader.session import Limits
 
-_BASELINE = "import sys; from quizprep.grader.perf.baseline import main; sys.exit(main(sys.argv[1:]))"
+# The death signal is armed before torch is imported (seconds): a grader killed meanwhile leaves nothing.
+_BASELINE = ("import sys; from quizprep.grader import sandbox; sandbox.die_with_parent(int(sys.argv[1])); "
+             "from quizprep.grader.perf.baseline import main; sys.exit(main(sys.argv[1:]))")
 
 
 def choose_device(requested: str = "auto") -> str:

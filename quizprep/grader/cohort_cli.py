@@ -19,6 +19,12 @@ from quizprep.grader.session import Limits
 
 CSV_COLUMNS = ("file", "score", "passed", "failed", "diagnoses", "seconds", "seed", "error")
 
+# What no grade can vouch for (README, "Reliability of the grader"): a pass is a pass of the
+# checks, not proof that the code did not reach a forbidden kernel by these routes.
+NOT_PROCTORED = ("the forbidden kernels are refused inside the learner's process, so a submission that "
+                 "calls libtorch's exported C functions through ctypes, or finds and undoes the guard in "
+                 "its own memory, can still pass; read the code of a surprising pass")
+
 
 def cohort_command(args: argparse.Namespace, limits: Limits) -> int:
     folder: Path = args.path
@@ -35,12 +41,14 @@ def cohort_command(args: argparse.Namespace, limits: Limits) -> int:
     else:
         rows = _with_progress(folder, options, jobs, args, len(files))
     if args.format == "exercism":
+        taken: set[str] = set()
         for row in rows:
-            exercism.write(_exercism_payload(row), args.output_dir / Path(row.file).stem)
+            exercism.write(_exercism_payload(row), exercism.submission_folder(args.output_dir, Path(row.file).name, taken))
     if args.csv is not None:
         write_csv(rows, args.csv)
     if args.json:
-        print(json.dumps({"exercise": args.exercise, "submissions": [row.summary() for row in rows]},
+        print(json.dumps({"exercise": args.exercise, "proctored": False, "not_proctored": NOT_PROCTORED,
+                          "submissions": [row.summary() for row in rows]},
                          ensure_ascii=False))
     else:
         Console().print(table(rows, args.exercise))
@@ -77,7 +85,8 @@ def write_csv(rows: list[CohortRow], target: Path) -> None:
 
 def table(rows: list[CohortRow], exercise: str) -> Table:
     passed = sum(row.passed for row in rows)
-    grid = Table(title=f"{exercise}: {passed} of {len(rows)} submissions pass")
+    grid = Table(title=f"{exercise}: {passed} of {len(rows)} submissions pass",
+                 caption=f"Not proctored: {NOT_PROCTORED}")
     for name, justify in (("file", "left"), ("score", "right"), ("passed", "center"), ("failed checks", "left"),
                           ("diagnoses", "left"), ("s", "right")):
         grid.add_column(name, justify=justify)  # type: ignore[arg-type]

@@ -9,6 +9,10 @@ from pathlib import Path
 
 STUB_PACKAGE = "quizprep.exercises"
 
+# The whole grade (and, after it, the perf phase) may take this many --timeout: at the default 20 s,
+# any submission has its verdict within a minute, start-up included.
+TOTAL_PER_CHECK = 2.25
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     grade = subparsers.add_parser("grade", help="grade an exercise file against the reference",
@@ -21,7 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        help="seed for the generated inputs (default: a fresh secret one, printed in the report)")
     grade.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     grade.add_argument("--timeout", type=_positive, default=20.0, metavar="S",
-                       help="seconds allowed per check (default 20); the whole run gets 15×")
+                       help="seconds allowed per check (default 20); the whole grade gets 2.25×, "
+                            "and so does the perf phase")
     grade.add_argument("--perf", nargs="?", const="default", choices=("default", "full"),
                        help="time against PyTorch's SDPA once all checks pass (on a GPU, 'full' times all 48 "
                             "sizes; the default six take about a minute)")
@@ -100,7 +105,7 @@ def grade_command(args: argparse.Namespace) -> int:
         if not torch.cuda.is_available():
             print("quizprep grade: --device cuda, but no CUDA device is available", file=sys.stderr)
             return 2
-    limits = Limits(check_seconds=args.timeout, total_seconds=args.timeout * 15)
+    limits = Limits(check_seconds=args.timeout, total_seconds=args.timeout * TOTAL_PER_CHECK)
     if args.path.is_dir():
         from quizprep.grader.cohort_cli import cohort_command
 

@@ -21,6 +21,8 @@ and are left out. The runner's exit status is 0 whenever ``results.json`` was wr
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +53,27 @@ def error_results(message: str) -> dict[str, Any]:
 
 
 def write(payload: dict[str, Any], directory: Path) -> Path:
-    """Write `payload` as DIRECTORY/results.json (creating DIRECTORY) and return the file's path."""
+    """Write `payload` as DIRECTORY/results.json (creating DIRECTORY) and return the file's path;
+    a results.json that is a symbolic link is refused, not followed."""
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / RESULTS_FILE
-    target.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with open(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     return target
+
+
+def submission_folder(root: Path, file_name: str, taken: set[str]) -> Path:
+    """ROOT/<name> for a submission's results: its file name without .py, every character but
+    ASCII letters, digits, '_', '-' and '.' replaced by '_', no leading dot (so never '.' or '..'),
+    never a name in `taken` (which it joins) nor an existing symbolic link."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", file_name.removesuffix(".py")).lstrip(".") or "submission"
+    chosen, count = name, 1
+    while chosen in taken or (root / chosen).is_symlink():
+        count += 1
+        chosen = f"{name}-{count}"
+    taken.add(chosen)
+    return root / chosen
 
 
 def capped_output(output: str) -> str:

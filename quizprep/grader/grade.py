@@ -32,9 +32,10 @@ FAILURE_HINTS = {
     "forbidden": "This exercise is about writing that part yourself; basic torch operations are fine.",
     "exception": "Your code raised this at the line shown: check the shapes, dtypes and types there against "
                  "the contract in the exercise's docstring.",
+    "resources": "An exercise needs neither many threads nor files: compute the result and return it.",
 }
 FORBIDDEN_QUIZ = "sdpa-is-causal-vs-attn-mask"
-STOPPING_KINDS = ("timeout", "crash", "exit", "memory")  # failures the rest of the checks would repeat
+STOPPING_KINDS = ("timeout", "crash", "exit", "memory", "resources")  # failures the rest of the checks would repeat
 
 
 @dataclass
@@ -91,6 +92,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
     With `session`, the file is loaded into that running worker, which is left running (for
     grading many files with one torch import); otherwise a fresh worker is started and stopped."""
     path = Path(path)
+    started = time.monotonic()
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     spec = load_spec(exercise_for(path, options.exercise))
@@ -116,7 +118,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
         if load.status != "pass":
             report.checks += [CheckResult(c.id, c.title, "skip", "your file did not load") for c in spec.checks]
             return report
-        _run_checks(spec, ctx, options, report)
+        _run_checks(spec, ctx, options, report, started + options.limits.total_seconds)
         if _wants_device_check(policy, options, report.checks[1:]):
             report.checks.append(device_check(spec, ctx, policy.probes, lambda: _gpu_session(session)))
         _point_shape_errors_to_the_named_cause(report.checks)
@@ -146,23 +148,31 @@ def _raise_exit(number: int, frame: Any) -> None:
     raise SystemExit(128 + number)
 
 
-def _run_checks(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: GradeReport) -> None:
+def _run_checks(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: GradeReport, deadline: float) -> None:
     """Every check in order. Once the learner's code hangs, or crashes (ends the process, runs out
     of memory) a second time, the rest would meet the same fate one time limit or one torch
     re-import at a time: they are marked with that cause at once, which keeps a broken file's
-    verdict within seconds. One crash is forgiven: code may crash on one dtype only."""
-    deadline = time.monotonic() + options.limits.total_seconds
+    verdict within seconds. One crash is forgiven: code may crash on one dtype only. `deadline`
+    counts from the grade's start, the worker's start-up included."""
+    ctx.session.deadline = deadline  # a check's requests stop there too, not only the next check
+    try:
+        _run_each(spec, ctx, options, report, deadline)
+    finally:
+        ctx.session.deadline = None
+
+
+def _run_each(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: GradeReport, deadline: float) -> None:
     stopped: CheckResult | None = None
     crashes = 0
     for check in spec.checks:
         if options.only and check.id not in options.only:
             continue
-        if stopped is not None:
-            report.checks.append(_not_run(check.id, check.title, f"{stopped.message} (in {stopped.id})",
-                                          stopped.cause, stopped.hint))
-        elif time.monotonic() > deadline:
+        if time.monotonic() > deadline:
             limit = f"the overall time limit ({options.limits.total_seconds:g} s) ran out"
             report.checks.append(_not_run(check.id, check.title, limit, "time-limit", ""))
+        elif stopped is not None:
+            report.checks.append(_not_run(check.id, check.title, f"{stopped.message} (in {stopped.id})",
+                                          stopped.cause, stopped.hint))
         else:
             result = run_check(check.id, check.title, check.run, ctx, spec.mask_layout)
             if ctx.device != "cpu" and _placement_failure(result):

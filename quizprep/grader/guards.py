@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable
 # Parts of operator and function names, per group.
 FORBIDDEN_NAME_PARTS = {
     "sdpa": ("scaled_dot_product", "scaled_dot_attention", "flash_attention", "efficient_attention",
-             "cudnn_attention"),
+             "cudnn_attention", "flex_attention"),
     "mha": ("multi_head_attention", "transformer_encoder_layer"),
     "softmax": ("softmax",),
 }
@@ -87,6 +87,7 @@ class Guards:
             for name in dir(torch):
                 if name.startswith("_scaled_dot_product"):
                     self._patch(torch, name, f"torch.{name}")
+            self._refuse_flex_attention()
         if "mha" in self.groups:
             self._patch(F, "multi_head_attention_forward", "torch.nn.functional.multi_head_attention_forward")
             self._patch(torch, "_native_multi_head_attention", "torch._native_multi_head_attention")
@@ -97,6 +98,20 @@ class Guards:
                                   (torch.special, "torch.special")):
                 for name in ("softmax", "_softmax", "log_softmax"):
                     self._patch(owner, name, f"{prefix}.{name}")
+
+    def _refuse_flex_attention(self) -> None:
+        """flex_attention is a higher-order operator, outside the dispatcher's operator table: its
+        Python kernels, which every route to it (eager or compiled) ends in, are replaced."""
+        try:
+            from torch._higher_order_ops.flex_attention import flex_attention as operator
+            from torch.nn.attention import flex_attention as module
+        except ImportError:  # a PyTorch without it
+            return
+        label = "torch.nn.attention.flex_attention.flex_attention"
+        self._patch(module, "flex_attention", label)
+        for key in list(operator.py_kernels):
+            operator.py_kernels[key] = self.refusing(label)
+        getattr(operator, "_dispatch_cache", {}).clear()
 
     def _patch(self, owner: Any, name: str, label: str) -> None:
         if getattr(owner, name, None) is None:

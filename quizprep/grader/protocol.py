@@ -18,6 +18,7 @@ from typing import Any, Callable
 HEADER = struct.Struct(">Q")
 MAX_MESSAGE_BYTES = 1 << 30
 MAX_HEADER_BYTES = 1 << 24
+MAX_DEPTH = 64  # the deepest a header may nest: replies are a few levels deep
 # Written to the worker's stdout before each message: once the grader's reader has seen it, all
 # output printed before the message has been captured (stdout and the channel are separate pipes).
 OUTPUT_SYNC = b"\x1e[quizprep output sync]\x1e"
@@ -98,13 +99,28 @@ def decode(data: bytes) -> Any:
     (header_len,) = HEADER.unpack_from(data)
     if header_len > len(data) - HEADER.size:
         raise ProtocolError("header length exceeds message")
-    try:
-        header = json.loads(data[HEADER.size : HEADER.size + header_len])
-    except ValueError as error:
-        raise ProtocolError(f"header is not JSON: {error}") from None
+    header = _parse_header(data[HEADER.size : HEADER.size + header_len])
     body = memoryview(data)[HEADER.size + header_len :]
     offsets, _ = _buffer_layout(header)
     return _decoded(header, body, offsets)
+
+
+def _parse_header(raw: bytes) -> Any:
+    """The JSON header, nested at most MAX_DEPTH deep: the decoding walks recurse, and a
+    RecursionError is no verdict."""
+    try:
+        header = json.loads(raw)
+    except RecursionError:
+        raise ProtocolError(f"header nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as error:
+        raise ProtocolError(f"header is not JSON: {error}") from None
+    level: list[Any] = [header]
+    for _ in range(MAX_DEPTH):
+        level = [child for node in level if isinstance(node, (dict, list))
+                 for child in (node.values() if isinstance(node, dict) else node)]
+        if not level:
+            return header
+    raise ProtocolError(f"header nested more than {MAX_DEPTH} levels deep")
 
 
 def _decoded(header: Any, body: memoryview, offsets: dict[int, int]) -> Any:
@@ -231,13 +247,84 @@ def read_message(fd: int, reader: Callable[[int, int], bytes] = read_exact,
     (header_len,) = HEADER.unpack(head)
     if header_len > min(limit, MAX_HEADER_BYTES):
         raise ProtocolError("header too large")
-    header_bytes = reader(fd, header_len)
-    try:
-        header = json.loads(header_bytes)
-    except ValueError as error:
-        raise ProtocolError(f"header is not JSON: {error}") from None
+    header = _parse_header(reader(fd, header_len))
     offsets, total = _buffer_layout(header)
     if total > limit:
         raise ProtocolError(f"a reply of {total} bytes of tensors, more than the {limit} this check allows")
     body = reader(fd, total)
     return _decoded(header, memoryview(body), offsets)
+
+
+# ---- the grader's reading of a reply's envelope ------------------------------------------------
+TEXT_LIMIT = 600  # characters kept of any text in a reply: the learner's process may send far more
+FRAMES_KEPT = 20
+_ENVELOPE = {"ok": bool, "ready": bool, "prepared": bool, "event": str, "sandbox": dict, "seconds": (int, float),
+             "status": int}
+_FRAME = {"file": str, "line": int, "function": str, "code": str}
+
+
+def checked_reply(message: Any) -> dict[str, Any]:
+    """A worker's reply with its envelope's fields of the right types and its texts capped, in
+    the grader (the learner's process could send anything on its pipe); ProtocolError otherwise."""
+    reply = _object(message, "a reply")
+    for key, kind in _ENVELOPE.items():
+        if key in reply and (not isinstance(reply[key], kind) or (kind is not bool and isinstance(reply[key], bool))):
+            raise ProtocolError(f"the reply's {key!r} is a {type(reply[key]).__name__}")
+    if "names" in reply:
+        reply["names"] = [_text(name, "a name") for name in _array(reply["names"], "names")]
+    if "error" in reply:
+        reply["error"] = _checked_error(reply["error"])
+    if "frames" in reply:
+        reply["frames"] = _frames(reply["frames"])
+    if "forbidden" in reply:
+        reply["forbidden"] = [_checked_violation(item) for item in _array(reply["forbidden"], "forbidden")[:FRAMES_KEPT]]
+    return reply
+
+
+def _checked_error(error: Any) -> dict[str, Any]:
+    error = _object(error, "an error")
+    checked: dict[str, Any] = {key: _text(error.get(key, ""), key) for key in ("kind", "type", "message")}
+    checked["frames"] = _frames(error.get("frames", []))
+    if error.get("syntax") is not None:
+        syntax = _object(error["syntax"], "a syntax error")
+        checked["syntax"] = {key: _text(syntax.get(key) or "", key) for key in ("file", "text", "msg")}
+        checked["syntax"]["line"] = _count(syntax.get("line") or 0, "line")
+    return checked
+
+
+def _checked_violation(item: Any) -> dict[str, Any]:
+    item = _object(item, "a forbidden call")
+    return {"call": _text(item.get("call", ""), "call"), "frames": _frames(item.get("frames", []))}
+
+
+def _frames(frames: Any) -> list[dict[str, Any]]:
+    checked = []
+    for frame in _array(frames, "frames")[-FRAMES_KEPT:]:
+        frame = _object(frame, "a frame")
+        checked.append({key: _count(frame.get(key), key) if kind is int else _text(frame.get(key), key)
+                        for key, kind in _FRAME.items()})
+    return checked
+
+
+def _object(value: Any, what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ProtocolError(f"{what} must be an object, not {type(value).__name__}")
+    return dict(value)
+
+
+def _array(value: Any, what: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise ProtocolError(f"{what} must be a list, not {type(value).__name__}")
+    return value
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise ProtocolError(f"{what} must be text, not {type(value).__name__}")
+    return value if len(value) <= TEXT_LIMIT else value[: TEXT_LIMIT - 1] + "…"
+
+
+def _count(value: Any, what: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ProtocolError(f"{what} must be a whole number, not {type(value).__name__}")
+    return value

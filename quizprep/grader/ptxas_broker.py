@@ -1,9 +1,8 @@
 """The one program a learner's process may have run: Triton's ptxas, on a GPU.
 
 Triton compiles a kernel in-process down to PTX, then runs NVIDIA's ``ptxas`` to assemble it;
-the worker's seccomp filter denies ``execve``. The opening is a broker: before the filter goes on
-(and after Landlock, so it writes only where the worker may), the worker forks a process that
-runs exactly one program, the ``ptxas`` whose paths are fixed at that moment, and only with
+the worker's seccomp filter denies ``execve``. The opening is a broker: before the filter and
+Landlock go on, the worker forks a process that runs exactly one program, the ``ptxas`` whose paths are fixed at that moment, and only with
 arguments from Triton's own set (:func:`refusal`): the learner's process keeps its filter, and
 what it can ask for is "assemble this .ptx file of my private directory". Triton's own
 ``make_cubin`` stays as it is; its ``subprocess.run`` is routed to the broker.

@@ -13,9 +13,11 @@ elsewhere each step reports itself unavailable and grading goes on with the in-p
   parent vanished anyway;
 * a seccomp filter, through libseccomp, makes ``execve``/``execveat`` (a fresh interpreter with no
   guards), process creation other than threads (fork fan-out around ``RLIMIT_AS``, daemonised
-  grandchildren), ``ptrace``, ``process_vm_readv``/``writev`` and signals to any process outside
+  grandchildren), ``ptrace``, ``process_vm_readv``/``writev``, signals to any process outside
   the worker's own group (``kill`` with a pid other than 0, ``tkill``, ``tgkill`` to another
-  process) fail with EPERM.
+  process) and the ``prctl`` options that would undo the above (``PR_SET_PDEATHSIG`` first) fail
+  with EPERM;
+* Landlock (:func:`confine`) limits what it may read and write.
 
 This module is loaded by the worker from its file (never as ``quizprep.grader.sandbox``) and by
 the grader through the package; it imports nothing of quizprep.
@@ -25,9 +27,14 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import glob
 import os
 import resource
 import signal
+import stat
+import sys
+from dataclasses import dataclass
+from typing import Any, Iterable
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -38,7 +45,13 @@ CLONE_THREAD = 0x00010000
 SCMP_ACT_ALLOW = 0x7FFF0000
 SCMP_ACT_ERRNO_EPERM = 0x00050000 | 1
 SCMP_ACT_ERRNO_ENOSYS = 0x00050000 | 38
-SCMP_CMP_NE, SCMP_CMP_MASKED_EQ = 1, 7
+SCMP_CMP_NE, SCMP_CMP_EQ, SCMP_CMP_MASKED_EQ = 1, 4, 7
+# prctl options the worker never needs after start-up: clearing its death signal (it would outlive
+# a SIGKILLed grader), becoming dumpable or naming a tracer, a subreaper, securebits, its memory map.
+PR_SET_SECUREBITS, PR_SET_MM, PR_SET_CHILD_SUBREAPER = 28, 35, 36
+PR_SET_PTRACER = 0x59616D61
+DENIED_PRCTL = (PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECUREBITS, PR_SET_MM, PR_SET_CHILD_SUBREAPER,
+                PR_SET_PTRACER)
 LOW_32_BITS = 0xFFFFFFFF
 DENIED = ("execve", "execveat", "fork", "vfork", "ptrace", "process_vm_readv", "process_vm_writev", "tkill")
 
@@ -160,20 +173,31 @@ def _rules(pid: int) -> list[tuple[str, int, list[_ArgCmp]]]:
     # argument, and the worker never needs another target (raise() goes through tgkill)
     rules.append(("kill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, 0, 0)]))
     rules.append(("tgkill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, pid, 0)]))
+    rules += [("prctl", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_EQ, option, 0)]) for option in DENIED_PRCTL]
     return rules
 
 
-# Landlock (Linux 5.13+): the learner's process may write only below its private directory.
+# Landlock (Linux 5.13+): the learner's process reads only what it runs on and writes only below
+# its private directory.
 LANDLOCK_CREATE_RULESET, LANDLOCK_ADD_RULE, LANDLOCK_RESTRICT_SELF = 444, 445, 446
 LANDLOCK_CREATE_RULESET_VERSION = 1
 LANDLOCK_RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
-ACCESS_FS_WRITE_FILE, ACCESS_FS_TRUNCATE = 1 << 1, 1 << 14
+ACCESS_FS_EXECUTE, ACCESS_FS_WRITE_FILE, ACCESS_FS_READ_FILE, ACCESS_FS_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+ACCESS_FS_TRUNCATE = 1 << 14
+ACCESS_FS_READ = ACCESS_FS_EXECUTE | ACCESS_FS_READ_FILE | ACCESS_FS_READ_DIR
 # remove dir/file, make char/dir/reg/sock/fifo/block/sym
 ACCESS_FS_CHANGE_TREE = sum(1 << bit for bit in (4, 5, 6, 7, 8, 9, 10, 11, 12))
 ACCESS_FS_REFER = 1 << 13
 ACCESS_NET_BIND_TCP, ACCESS_NET_CONNECT_TCP = 1 << 0, 1 << 1
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
+# What the interpreter, PyTorch and a GPU driver read after start-up: shared libraries, locale
+# and time zone data, the CPU and PCI topology, randomness, the process's own /proc entry.
+SYSTEM_READS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/usr/share/locale",
+                "/usr/share/zoneinfo", "/etc/ld.so.cache", "/etc/localtime", "/sys", "/proc/self",
+                "/proc/cpuinfo", "/proc/meminfo", "/proc/driver/nvidia", "/dev/urandom", "/dev/random", "/dev/zero")
+# The character devices a GPU runtime opens for reading and writing (CUDA, NVML; ROCm).
+GPU_DEVICE_PATTERNS = ("nvidia*", "nvidia-caps/*", "kfd", "dri/renderD*")
 
 
 class _RulesetAttr(ctypes.Structure):
@@ -186,29 +210,110 @@ class _PathBeneathAttr(ctypes.Structure):
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
 
-def restrict_writes(private_dir: str) -> str:
-    """Writes anywhere but below `private_dir` (and to /dev/null) fail with EACCES: no file in
-    /dev/shm or /tmp outlives the worker or escapes its memory limit, and nothing of the
-    learner's or the grader's is changed. Where the ABI allows, TCP and abstract Unix sockets and
-    signals to processes outside the worker are refused too. Returns "" when in force, else why not."""
+def gpu_device_nodes(dev: str = "/dev") -> list[str]:
+    """The GPU's character devices under `dev` (other files of those names are not devices)."""
+    found = (path for pattern in GPU_DEVICE_PATTERNS for path in glob.glob(os.path.join(dev, pattern)))
+    return sorted(path for path in set(found) if _is_char_device(path))
+
+
+def _is_char_device(path: str) -> bool:
+    try:
+        return stat.S_ISCHR(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def readable_roots(roots: Iterable[str], hidden: Iterable[str]) -> list[str]:
+    """`roots` (resolved, those that exist) with every `hidden` folder carved out: Landlock only
+    grants, so a root that holds a hidden folder is replaced by that folder's siblings, level by
+    level. A root inside a hidden folder (a virtual environment in the checkout) stays whole."""
+    secret = [os.path.realpath(path) for path in hidden]
+    granted: list[str] = []
+    for root in dict.fromkeys(os.path.realpath(path) for path in roots):
+        if os.path.exists(root):
+            granted += _around(root, [folder for folder in secret if not _within(root, folder)])
+    return granted
+
+
+def _around(path: str, secret: list[str]) -> list[str]:
+    if any(_within(path, folder) for folder in secret):
+        return []
+    if not any(_within(folder, path) for folder in secret):
+        return [path]
+    granted = []
+    for name in sorted(os.listdir(path)):
+        child = os.path.realpath(os.path.join(path, name))
+        if os.path.exists(child) and _within(child, path):  # a link out of the root is not granted
+            granted += _around(child, secret)
+    return granted
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+@dataclass(frozen=True)
+class AccessRules:
+    """What the learner's process may touch once confined: read (and map) below `reads`, read and
+    write the files `devices`, and anything below `private_dir`."""
+
+    private_dir: str
+    reads: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ()
+
+    def rules(self, abi: int) -> list[tuple[str, int]]:
+        everything = _handled_fs(abi)
+        file_write = ACCESS_FS_WRITE_FILE | (ACCESS_FS_TRUNCATE if abi >= 3 else 0)
+        rules = [(path, ACCESS_FS_READ) for path in self.reads]
+        rules += [(path, ACCESS_FS_READ_FILE | ACCESS_FS_WRITE_FILE) for path in self.devices]
+        return rules + [("/dev/null", ACCESS_FS_READ_FILE | file_write), (self.private_dir, everything)]
+
+    def summary(self) -> dict[str, Any]:
+        """What the report's environment says was allowed."""
+        return {"reads": "your file, Python and PyTorch (read-only), system libraries, the private directory",
+                "writes": "the private directory only",
+                "devices": list(self.devices) or "none (no GPU device nodes found)"}
+
+
+def learner_access(private_dir: str, hidden: Iterable[str], dev: str = "/dev") -> AccessRules:
+    """The rules for this interpreter: its installation and libraries readable, `hidden` not."""
+    import sysconfig
+
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    roots = [os.path.join(prefix, lib) for prefix in prefixes for lib in ("lib", "lib64")]
+    roots += [path for name in ("stdlib", "platstdlib", "purelib", "platlib")
+              if (path := sysconfig.get_path(name))]
+    roots += [path for path in sys.path if os.path.basename(path.rstrip(os.sep)) in ("site-packages", "dist-packages")]
+    roots += [os.path.dirname(os.path.dirname(module.__file__)) for module in _loaded_packages()]
+    return AccessRules(private_dir, tuple(readable_roots([*roots, *SYSTEM_READS], hidden)),
+                       tuple(gpu_device_nodes(dev)))
+
+
+def _loaded_packages() -> list[Any]:
+    """torch and numpy as imported (a user-site or vendored install is outside the prefixes)."""
+    return [sys.modules[name] for name in ("torch", "numpy") if getattr(sys.modules.get(name), "__file__", None)]
+
+
+def confine(access: AccessRules) -> str:
+    """From now on the process reads only what `access` grants and writes only below its private
+    directory (and to /dev/null and the GPU's devices): no other learner's file, no progress
+    database, none of quizprep's reference, no file in /dev/shm or /tmp that outlives the worker.
+    Where the ABI allows, TCP and abstract Unix sockets and signals to processes outside the
+    worker are refused too. Returns "" when in force, else why not."""
     libc = _libc()
     if not libc:
         return "libc not found"
     abi = libc.syscall(LANDLOCK_CREATE_RULESET, None, 0, LANDLOCK_CREATE_RULESET_VERSION)
     if abi < 1:
         return "the kernel has no Landlock (Linux 5.13+ with landlock in the LSM list)"
-    write = ACCESS_FS_WRITE_FILE | ACCESS_FS_CHANGE_TREE
-    write |= ACCESS_FS_REFER if abi >= 2 else 0
-    write |= ACCESS_FS_TRUNCATE if abi >= 3 else 0
-    attr = _RulesetAttr(write, ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP if abi >= 4 else 0,
+    attr = _RulesetAttr(_handled_fs(abi), ACCESS_NET_BIND_TCP | ACCESS_NET_CONNECT_TCP if abi >= 4 else 0,
                         SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL if abi >= 6 else 0)
     size = 24 if abi >= 6 else 16 if abi >= 4 else 8
     ruleset = libc.syscall(LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), 0)
     if ruleset < 0:
         return f"landlock_create_ruleset failed: {os.strerror(ctypes.get_errno())}"
     try:
-        file_rights = ACCESS_FS_WRITE_FILE | (ACCESS_FS_TRUNCATE if abi >= 3 else 0)
-        for path, rights in ((private_dir, write), ("/dev/null", file_rights)):
+        for path, rights in access.rules(abi):
             if not _allow(libc, ruleset, path, rights):
                 return f"landlock_add_rule failed for {path}: {os.strerror(ctypes.get_errno())}"
         if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
@@ -220,9 +325,22 @@ def restrict_writes(private_dir: str) -> str:
     return ""
 
 
+def _handled_fs(abi: int) -> int:
+    """Every file right this ABI knows but ioctl on devices, which CUDA needs and Landlock would
+    otherwise refuse on the device nodes."""
+    rights = ACCESS_FS_READ | ACCESS_FS_WRITE_FILE | ACCESS_FS_CHANGE_TREE
+    return rights | (ACCESS_FS_REFER if abi >= 2 else 0) | (ACCESS_FS_TRUNCATE if abi >= 3 else 0)
+
+
 def _allow(libc: ctypes.CDLL, ruleset: int, path: str, rights: int) -> bool:
-    fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    """A directory gets `rights`; a file only those that Landlock allows on files."""
     try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return True  # gone since it was listed: nothing to grant
+    try:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            rights &= ACCESS_FS_EXECUTE | ACCESS_FS_READ_FILE | ACCESS_FS_WRITE_FILE | ACCESS_FS_TRUNCATE
         rule = _PathBeneathAttr(rights, fd)
         return libc.syscall(LANDLOCK_ADD_RULE, ruleset, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), 0) == 0
     finally:

@@ -18,9 +18,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from quizprep.grader import protocol, sandbox
+from quizprep.grader import protocol, sandbox, usage
 from quizprep.grader.forkserver import ForkedProcess, ForkServer
 from quizprep.grader.device import gpu_memory_share
 from quizprep.grader.output import Frame, OutputCapture, frames_from_dump, strip_dump
@@ -29,6 +29,8 @@ WORKER_SCRIPT = Path(__file__).with_name("worker.py")
 Process = subprocess.Popen[bytes] | ForkedProcess
 GIB = 1 << 30
 SYNC_WAIT_SECONDS = 2.0  # only reached when learner code closed its stdout
+OVERALL_LIMIT = "running this check, when the overall time limit ran out"
+OVERALL_MESSAGE = "was stopped when the overall time limit ({seconds:g} s) ran out"
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,8 @@ class Limits:
     threads: int = 1
     reply_bytes: int = 64 << 20  # a check's outputs are small: a larger reply is refused unread
     file_bytes: int = 64 << 20  # the largest file it may write (in its private directory only)
+    private_bytes: int = 256 << 20  # all it may store in its private directory together
+    max_threads: int = 64  # threads beyond the `threads` torch computes with
 
 
 @dataclass
@@ -81,16 +85,19 @@ class WorkerSession:
         self.process_groups: list[int] = []
         self.protections: dict[str, Any] = {}
         self.private_dir: str | None = None
+        self.deadline: float | None = None  # the grade's overall limit (time.monotonic), which no request outlasts
 
     # ---- life cycle ---------------------------------------------------------------------
     def start(self) -> dict[str, Any]:
         """Start the worker and load the learner's file; raises LearnerFailure if it does not load."""
         self.close()
         self.private_dir = tempfile.mkdtemp(prefix="quizprep-worker-")  # the only place it may write
+        copy = self._copy_submission()
         request_r, self.request_w = os.pipe()
         self.response_r, response_w = os.pipe()
         config = {
             "path": str(self.path),
+            "copy": copy,
             "request_fd": request_r,
             "response_fd": response_w,
             "memory_limit_bytes": self.limits.memory_bytes,
@@ -114,7 +121,7 @@ class WorkerSession:
         self.protections = prepared.get("sandbox", {})
         info = self._receive(time.monotonic() + self.limits.check_seconds, mark, during="loading your file")
         if not info.get("ready"):
-            failure = self._failure_from(info["error"], mark, info.get("forbidden", []))
+            failure = self._failure_from(info.get("error", {}), mark, info.get("forbidden", []))
             self.close()
             raise failure
         self.load_info = info
@@ -146,15 +153,30 @@ class WorkerSession:
         self.path, self.forbidden = Path(path).resolve(), forbidden
         if not self.alive or not same_guards:
             return self.start()
-        response = self.request({"op": "load", "path": str(self.path), "forbidden": list(forbidden)},
-                                timeout=self.limits.check_seconds)
-        info = response["value"]
+        response = self.request({"op": "load", "path": str(self.path), "copy": self._copy_submission(),
+                                 "forbidden": list(forbidden)}, timeout=self.limits.check_seconds)
+        try:
+            info = protocol.checked_reply(response["value"])
+        except protocol.ProtocolError as error:
+            self.close()
+            raise LearnerFailure("protocol", f"the result could not be read back ({error})") from None
         if not info.get("ready"):
             assert self.output is not None
-            failure = self._failure_from(info["error"], self.output.mark(), info.get("forbidden", []))
+            failure = self._failure_from(info.get("error", {}), self.output.mark(), info.get("forbidden", []))
             raise failure
         self.load_info = info
         return info
+
+    def _copy_submission(self) -> str:
+        """The learner's file, copied where its confined process can read it (its folder cannot be)."""
+        assert self.private_dir is not None
+        copy = os.path.join(self.private_dir, "submission.py")
+        try:
+            shutil.copyfile(self.path, copy)
+        except OSError as error:
+            self.close()
+            raise LearnerFailure("load", f"your file could not be read: {error.strerror}") from None
+        return copy
 
     @property
     def alive(self) -> bool:
@@ -193,6 +215,8 @@ class WorkerSession:
     # ---- requests -----------------------------------------------------------------------
     def request(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send one request; return the worker's successful response or raise LearnerFailure."""
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise LearnerFailure("timeout", OVERALL_MESSAGE.format(seconds=self.limits.total_seconds))
         if not self.alive:
             self.start()
         assert self.output is not None
@@ -201,10 +225,15 @@ class WorkerSession:
             protocol.write_message(self.request_w, payload)
         except (BrokenPipeError, OSError):
             return self._crashed(mark, {}, during="receiving the inputs")
-        deadline = time.monotonic() + (timeout or self.limits.check_seconds)
-        response = self._receive(deadline, mark, during="running this check")
+        limit, during = timeout or self.limits.check_seconds, "running this check"
+        if self.deadline is not None and self.deadline - time.monotonic() < limit:
+            limit, during = max(self.deadline - time.monotonic(), 0.0), OVERALL_LIMIT
+        response = self._receive(time.monotonic() + limit, mark, during=during)
+        if response.get("ok") and "value" not in response:
+            self.close()
+            raise LearnerFailure("protocol", "the result could not be read back (a reply without a value)")
         if not response.get("ok"):
-            raise self._failure_from(response["error"], mark, response.get("forbidden", []))
+            raise self._failure_from(response.get("error", {}), mark, response.get("forbidden", []))
         if response.get("forbidden"):
             raise self._failure_from({"kind": "forbidden", "message": "", "frames": []}, mark, response["forbidden"])
         return response
@@ -213,23 +242,35 @@ class WorkerSession:
         event: dict[str, Any] = {}
         while True:
             try:
-                message = protocol.read_message(self.response_r, _DeadlineReader(deadline), self.limits.reply_bytes)
+                message = protocol.checked_reply(
+                    protocol.read_message(self.response_r, _DeadlineReader(deadline, self._over_limits),
+                                          self.limits.reply_bytes))
+            except OverLimit as problem:
+                self.close()
+                raise LearnerFailure("resources", f"the process running your code {problem} and was stopped "
+                                                  f"while {during}") from None
             except TimeoutError:
-                return self._timed_out(mark, deadline, during)
+                return self._timed_out(mark, during)
             except (EOFError, OSError):
                 return self._crashed(mark, event, during)
             except protocol.ProtocolError as error:
                 self.close()
                 raise LearnerFailure("protocol", f"the result could not be read back ({error})") from None
             self.messages += 1
-            if isinstance(message, dict) and "event" in message:
+            if "event" in message:
                 event = message
                 continue
             assert self.output is not None
             self.output.wait_for_syncs(self.messages, SYNC_WAIT_SECONDS)
             return message
 
-    def _timed_out(self, mark: int, deadline: float, during: str) -> dict[str, Any]:
+    def _over_limits(self) -> str:
+        if self.process is None:
+            return ""
+        return usage.over_limits(self.process.pid, self.private_dir, self.limits.max_threads + self.limits.threads,
+                                 self.limits.private_bytes)
+
+    def _timed_out(self, mark: int, during: str) -> dict[str, Any]:
         assert self.process is not None and self.output is not None
         try:
             os.kill(self.process.pid, signal.SIGUSR1)  # faulthandler prints where it is stuck
@@ -240,11 +281,10 @@ class WorkerSession:
         self.close()
         frames = frames_from_dump(output, str(self.path))
         limit = self.limits.startup_seconds if during.startswith("starting") else self.limits.check_seconds
-        raise LearnerFailure(
-            "timeout",
-            f"did not finish within {limit:g} s while {during} (an infinite loop, or far too slow) and was stopped",
-            frames[-3:], strip_dump(output),
-        )
+        message = (OVERALL_MESSAGE.format(seconds=self.limits.total_seconds) if during == OVERALL_LIMIT else
+                   f"did not finish within {limit:g} s while {during} (an infinite loop, or far too slow) "
+                   "and was stopped")
+        raise LearnerFailure("timeout", message, frames[-3:], strip_dump(output))
 
     def _crashed(self, mark: int, event: dict[str, Any], during: str) -> dict[str, Any]:
         assert self.process is not None and self.output is not None
@@ -291,17 +331,30 @@ class WorkerSession:
         return LearnerFailure(kind, message, frames, self.output.since(mark), forbidden)
 
 
+class OverLimit(Exception):
+    """The learner's process went past a limit the grader watches (usage.over_limits)."""
+
+
 class _DeadlineReader:
-    def __init__(self, deadline: float) -> None:
+    """Reads until `deadline`, checking every POLL_SECONDS that `watch()` finds nothing over its limit."""
+
+    def __init__(self, deadline: float, watch: Callable[[], str]) -> None:
         self.deadline = deadline
+        self.watch = watch
 
     def __call__(self, fd: int, size: int) -> bytes:
         return protocol.read_exact(fd, size, wait=self._until_readable)
 
     def _until_readable(self, fd: int) -> None:
-        left = self.deadline - time.monotonic()
-        if left <= 0 or not select.select([fd], [], [], left)[0]:
-            raise TimeoutError
+        while True:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if select.select([fd], [], [], min(left, usage.POLL_SECONDS))[0]:
+                return
+            problem = self.watch()
+            if problem:
+                raise OverLimit(problem)
 
 
 def _plain_message(kind: str, error: dict[str, Any]) -> str:

@@ -6,6 +6,8 @@ file descriptors; it never sees a reference result. Before the learner's file is
 
 * drops the grader's directory from ``sys.path`` and blocks importing ``quizprep`` (a meta-path
   finder), so the reference engine cannot be borrowed;
+* confines its files with Landlock (``sandbox.confine``): it reads its own file only as a copy in
+  its private directory, Python and PyTorch, and nothing of quizprep's package by any path;
 * installs the exercise's guards (``guards.py``): the forbidden functions raise with the
   learner's line recorded, and the kernels behind them are replaced in PyTorch's dispatcher, so no
   other route (``torch.ops``, TorchScript, a popped mode) reaches them;
@@ -18,6 +20,7 @@ import faulthandler
 import importlib.abc
 import importlib.util
 import json
+import linecache
 import os
 import resource
 import signal
@@ -35,6 +38,7 @@ class Worker:
     def __init__(self, config: dict[str, Any]) -> None:
         self.config = config
         self.learner_path = str(Path(config["path"]).resolve())
+        self.copy_path = str(config["copy"])  # the only copy of the learner's file it can read
         self.request_fd = int(config["request_fd"])
         self.response_fd = int(config["response_fd"])
         self.channel = _load_sibling("protocol.py")
@@ -44,6 +48,7 @@ class Worker:
         self.learner: ModuleType | None = None
         self.guard_module = _load_sibling("guards.py")
         self.values = _load_sibling("values.py")
+        self.memaudit = _load_sibling("memaudit.py")
         self.guards: Any = None
         self.gpu_in_use = False
 
@@ -62,13 +67,17 @@ class Worker:
         self._wrap_os_exit()
         sys.meta_path.insert(0, QuizprepBlocker(self))
         protections["ptrace_capability_dropped"] = self.sandbox.drop_ptrace_capability()
-        protections["writes"] = self._confine_writes()
-        # after Landlock, before seccomp: the broker writes only where the worker may, and can exec
+        # Dropping a capability changes the credentials, which clears the death signal: armed again
+        # here, before the syscall filter refuses that prctl.
+        protections["dies_with_grader"] = self.sandbox.die_with_parent(int(self.config["parent"]))
+        # Before the filter and Landlock: Triton's start-up runs programs (ldconfig, ptxas --version),
+        # and the broker keeps the one right to exec, checking every request it is sent.
         ptxas = _load_sibling("ptxas_broker.py").open_for_triton(self.config.get("private_dir") or "")
         if ptxas:
             protections["ptxas"] = ptxas
-        refused = self.sandbox.install_syscall_filter()
+        refused = self.sandbox.install_syscall_filter()  # before Landlock: finding libseccomp runs ldconfig
         protections["syscall_filter"] = "installed" if not refused else f"not installed: {refused}"
+        protections.update(self._confine_files())
         return protections
 
     def _limit_memory(self) -> None:
@@ -80,13 +89,18 @@ class Worker:
         reserved = int(fields["VmSize"].split()[0]) * 1024
         resource.setrlimit(resource.RLIMIT_AS, (reserved + int(limit), reserved + int(limit)))
 
-    def _confine_writes(self) -> str:
-        """Files only below the private directory the grader made (and removes), each capped in size."""
+    def _confine_files(self) -> dict[str, Any]:
+        """Reads only of its own file (a copy in the private directory), Python, PyTorch and the
+        GPU's devices; writes only below the private directory the grader made (and removes), each
+        file capped in size. Every grader module it needs is loaded before."""
         if self.config.get("file_bytes"):
             self.sandbox.limit_file_size(int(self.config["file_bytes"]))
         private = self.config.get("private_dir")
-        refused = self.sandbox.restrict_writes(private) if private else "no private directory was given"
-        return "private directory only" if not refused else f"anywhere: {refused}"
+        if not private:
+            return {"files": "anywhere: no private directory was given"}
+        access = self.sandbox.learner_access(private, hidden=_quizprep_folders())
+        refused = self.sandbox.confine(access)
+        return access.summary() if not refused else {"files": f"anywhere: {refused}"}
 
     def _install_guards(self) -> None:
         self.guards = self.guard_module.Guards(self.config.get("forbidden", ()), self.record_violation)
@@ -111,17 +125,17 @@ class Worker:
 
     # ---- the learner's file -------------------------------------------------------------
     def load_learner(self) -> dict[str, Any]:
+        """Runs the learner's file from its copy, under its own name (tracebacks, __file__); the
+        folder it came from is not on sys.path, so a classmate's file there cannot be imported."""
         self.learner, self.modules = None, {}
-        sys.modules.pop(LEARNER_MODULE, None)
-        sys.path.insert(0, str(Path(self.learner_path).parent))
-        spec = importlib.util.spec_from_file_location(LEARNER_MODULE, self.learner_path)
-        if spec is None or spec.loader is None:
-            return {"ready": False, "error": {"kind": "load", "message": "cannot load this file as Python"}}
-        module = importlib.util.module_from_spec(spec)
+        module = ModuleType(LEARNER_MODULE)
+        module.__file__ = self.learner_path
         sys.modules[LEARNER_MODULE] = module
         started = time.perf_counter()
         try:
-            spec.loader.exec_module(module)
+            source = Path(self.copy_path).read_bytes()
+            _remember_source(self.learner_path, source)
+            exec(compile(source, self.learner_path, "exec", dont_inherit=True), module.__dict__)
         except BaseException as error:  # noqa: BLE001 - every failure is the learner's to see
             return {"ready": False, "error": self.describe(error), "forbidden": self.take_violations()}
         self.learner = module
@@ -207,6 +221,7 @@ class Worker:
         if op == "load":  # another file of the same exercise (WorkerSession.switch restarts for others)
             self.sandbox.limit_cpu(float(self.config["cpu_seconds"]))
             self.learner_path = str(Path(request["path"]).resolve())
+            self.copy_path = str(request["copy"])
             return {"ok": True, "value": self.load_learner()}
         if op == "new_module":
             return self.new_module(request)
@@ -280,7 +295,7 @@ class Worker:
         memory = None
         with context, self.guards.mode:
             if request.get("memory_audit"):
-                value, memory = _load_sibling("memaudit.py").audit(target, *call_args, **call_kwargs)
+                value, memory = self.memaudit.audit(target, *call_args, **call_kwargs)
             else:
                 value = target(*call_args, **call_kwargs)
         response: dict[str, Any] = {"ok": True, "value": self.values.from_numpy(value) if numpy_track else value}
@@ -335,6 +350,20 @@ class QuizprepBlocker(importlib.abc.MetaPathFinder):
             self.worker.record_violation(f"import {fullname}")
             raise ImportError(f"{fullname} cannot be imported from an exercise: it contains the grader's reference")
         return None
+
+
+def _remember_source(path: str, source: bytes) -> None:
+    """Tracebacks and inspect show the learner's lines, read from the copy: the original path
+    cannot be read once the process is confined (no mtime: linecache never re-reads it)."""
+    lines = source.decode("utf-8", "replace").splitlines(keepends=True)
+    linecache.cache[path] = (len(source), None, lines, path)
+
+
+def _quizprep_folders() -> list[str]:
+    """quizprep's package, and the checkout holding it when run from one (its tests hold solutions)."""
+    package = Path(__file__).resolve().parents[1]
+    holder = package.parent
+    return [str(package)] + ([] if holder.name in ("site-packages", "dist-packages") else [str(holder)])
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -400,6 +429,8 @@ def configure_triton(private_dir: str | None) -> None:
 
 def run(config: dict[str, Any]) -> None:
     """Everything a worker does, from its protections to serving the grader's requests."""
+    # Before its siblings import torch (seconds): a grader killed meanwhile leaves no worker.
+    _load_sibling("sandbox.py").die_with_parent(int(config["parent"]))
     worker = Worker(config)
     protections = worker.prepare()
     worker.send({"prepared": True, "sandbox": protections})  # from here on the learner's time limits apply

@@ -143,6 +143,7 @@ def test_json_rows_and_no_progress_bar(small_class, capsys):
     assert rows["01_no-max-shift.py"]["diagnoses"] == ["no-max-shift"]
     assert rows["01_no-max-shift.py"]["failed"] == ["large-fp32", "large-fp16"]
     assert all(row["seed"] == 0 and row["seconds"] > 0 for row in payload["submissions"])
+    assert payload["proctored"] is False and "ctypes" in payload["not_proctored"]
 
 
 def test_csv_rows_and_table(small_class, tmp_path, capsys):
@@ -152,7 +153,8 @@ def test_csv_rows_and_table(small_class, tmp_path, capsys):
     assert [(r["file"], r["passed"], r["failed"], r["diagnoses"]) for r in rows] == [
         ("00_correct.py", "True", "", ""), ("01_no-max-shift.py", "False", "large-fp32 large-fp16", "no-max-shift")]
     assert rows[0]["seed"] != rows[1]["seed"]  # without --seed, each file gets its own secret inputs
-    assert "softmax: 1 of 2 submissions pass" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "softmax: 1 of 2 submissions pass" in printed and "Not proctored" in printed
 
 
 @pytest.mark.parametrize("argv, named", [

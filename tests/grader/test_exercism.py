@@ -84,3 +84,40 @@ def test_a_folder_writes_one_results_json_per_submission(tmp_path, capsys):
     assert bob["status"] == "error" and "syntax" in bob["message"] and "<solution-dir>/bob.py" in bob["message"]
     assert sorted(p.name for p in out.iterdir()) == ["alice", "bob"]
     assert Path(out / "alice").is_dir()
+
+
+def test_result_folders_never_leave_the_output_dir(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "linked").symlink_to(tmp_path)
+    taken: set[str] = set()
+    names = ["...py", "..py", ".py", "a\u2215b.py", "a\uff0fb.py", "linked.py", "alice.py", "alice.py"]
+    folders = [exercism.submission_folder(out, name, taken) for name in names]
+    assert [f.name for f in folders] == ["submission", "submission-2", "submission-3", "a_b", "a_b-2",
+                                         "linked-2", "alice", "alice-2"]
+    assert all(f.parent == out for f in folders)
+
+
+def test_a_results_file_that_is_a_link_is_not_followed(tmp_path):
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "results.json").symlink_to(victim)
+    try:
+        exercism.write({"status": "pass"}, tmp_path / "out")
+    except OSError:
+        pass
+    assert victim.read_text() == "untouched"
+
+
+def test_a_class_with_dot_named_files_writes_inside_the_output_dir(tmp_path):
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("...py", "..py"):
+        (folder / name).write_text("x = 1\n")
+    out = tmp_path / "work" / "out"
+    assert run_cli("grade", str(folder), "--exercise", "softmax", "--format", "exercism",
+                   "--output-dir", str(out), "--fresh-workers") == 0
+    assert sorted(p.name for p in (tmp_path / "work").iterdir()) == ["out"]
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("results.json")) == \
+        ["submission-2/results.json", "submission/results.json"]

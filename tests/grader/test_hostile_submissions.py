@@ -36,6 +36,9 @@ ATTACKS = {
     "daemonise a grandchild": "    os.fork() or (os.setsid(), os.fork())",
     "stop the grader": "    os.kill(os.getppid(), signal.SIGSTOP)",
     "signal every process": "    os.kill(-1, signal.SIGCONT)",
+    "clear the death signal that ends it with the grader":
+        "    import ctypes\n    libc = ctypes.CDLL(None, use_errno=True)\n"
+        "    if libc.prctl(1, 0, 0, 0, 0) != 0:\n        raise PermissionError(os.strerror(ctypes.get_errno()))",
     "leave a file in /dev/shm (outside the memory limit, outliving the worker)":
         "    open('/dev/shm/quizprep-cache', 'wb').write(bytes(1 << 20))",
     "change a file outside the worker's private directory": "    open(__file__, 'a').write('# changed')",
@@ -61,8 +64,11 @@ def test_attack_is_refused_by_the_kernel(attack, tmp_path, grade_file):
 def test_sandbox_is_reported(tmp_path):
     path = _write(tmp_path, "attention.py", ATTACK.format(body="    pass"))
     report = grade(path, GradeOptions(only=("values",)))
-    assert report.environment["sandbox"] == {"dies_with_grader": True, "ptrace_capability_dropped": True,
-                                             "syscall_filter": "installed", "writes": "private directory only"}
+    sandbox = report.environment["sandbox"]
+    assert {key: sandbox[key] for key in ("dies_with_grader", "ptrace_capability_dropped", "syscall_filter", "writes")} \
+        == {"dies_with_grader": True, "ptrace_capability_dropped": True, "syscall_filter": "installed",
+            "writes": "the private directory only"}
+    assert sandbox["reads"].startswith("your file, Python and PyTorch") and "devices" in sandbox
 
 
 def test_a_check_that_was_not_run_is_not_a_pass(tmp_path):
@@ -75,6 +81,38 @@ def test_a_check_that_was_not_run_is_not_a_pass(tmp_path):
     not_run = [c for c in report.checks if c.message.startswith("not run: the overall time limit")]
     assert not_run and all(c.status == "fail" for c in not_run)
     assert not report.passed
+
+
+def test_slow_wrong_code_is_stopped_at_the_overall_limit_inside_a_check(tmp_path):
+    slow = ("import time, torch\n\ndef scaled_dot_product_attention(q, k, v, mask=None):\n"
+            "    time.sleep(2.5)  # under the check's limit, every call\n"
+            "    return torch.zeros(*q.shape[:-1], v.shape[-1]), torch.zeros(*q.shape[:-1], k.shape[-2])\n")
+    path = _write(tmp_path, "attention.py", slow)
+    started = time.monotonic()
+    report = grade(path, GradeOptions(limits=Limits(check_seconds=3, total_seconds=20)))
+    assert time.monotonic() - started < 20 + 3  # the limit counts from the grade's start
+    assert any("overall time limit (20 s) ran out" in c.message for c in report.checks)
+    assert not report.passed and report.environment["worker_starts"] == 1
+
+
+HOARDERS = {
+    "4,000 threads": ("    import threading, time\n    threading.stack_size(65536)\n"
+                      "    for _ in range(4000):\n"
+                      "        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n", "threads"),
+    "48 files of 8 MiB": ("    import os\n    for i in range(48):\n"
+                          "        with open(os.path.join(os.environ['TMPDIR'], f'f{i}'), 'wb') as f:\n"
+                          "            f.write(os.urandom(8 << 20))\n    time.sleep(5)\n",
+                          "private directory"),
+}
+
+
+@pytest.mark.parametrize("hoard", sorted(HOARDERS))
+def test_threads_and_stored_bytes_are_capped(hoard, tmp_path):
+    body, words = HOARDERS[hoard]
+    path = _write(tmp_path, "attention.py", ATTACK.format(body="    import time\n" + body))
+    report = grade(path, GradeOptions(only=("values",), limits=Limits(private_bytes=32 << 20)))
+    check = report.checks[-1]
+    assert check.status == "fail" and words in check.message and "was stopped" in check.message, check.message
 
 
 def test_a_hang_gets_its_verdict_in_one_time_limit(tmp_path):
@@ -192,8 +230,8 @@ def test_files_the_worker_wrote_go_with_it(tmp_path, forked):
     try:
         grade(path, GradeOptions(only=("values",)), session)
         private = Path(session.private_dir)
-        assert {f.read_bytes() for f in private.iterdir()} == {b"cached"}
-        assert session.protections["writes"] == "private directory only"
+        assert {f.read_bytes() for f in private.iterdir() if f.name != "submission.py"} == {b"cached"}
+        assert session.protections["writes"] == "the private directory only"
     finally:
         session.close()
         if server is not None:

@@ -159,6 +159,14 @@ def test_wrong_return_types(tmp_path, shared_worker, body, expected):
      "torch.ops.aten._scaled_dot_product_flash_attention_for_cpu"),
     ("return torch._C._VariableFunctions._scaled_dot_product_attention_math(q, k, v)",
      "torch._scaled_dot_product_attention_math"),
+    ("from torch.nn.attention.flex_attention import flex_attention\nreturn flex_attention(q, k, v), None",
+     "flex_attention"),
+    ("import torch.nn.attention.flex_attention as fa\nfrom torch._higher_order_ops.flex_attention import "
+     "flex_attention as hop\nreturn fa.flex_attention(q, k, v), None", "flex_attention"),
+    ("from torch._higher_order_ops.flex_attention import flex_attention as hop\n"
+     "from torch.nn.attention.flex_attention import _identity\n"
+     "return hop(q, k, v, _identity, (1, 1, None, None, None, None, None, None, None, None, 1, 1, None), "
+     "q.shape[-1] ** -0.5, {})[0], None", "flex_attention"),
 ])
 def test_forbidden_calls_are_named(tmp_path, shared_worker, body, named):
     report, _, path = run_grade(tmp_path, function(body), shared=shared_worker)

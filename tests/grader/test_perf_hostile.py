@@ -272,24 +272,25 @@ def test_the_workers_memory_limit_holds_in_timed_calls(tmp_path):
 LOOPER = "def scaled_dot_product_attention(q, k, v, mask=None):\n    while True:\n        pass\n"
 
 
-def _baselines_of(seed: int) -> list[int]:
-    """The clean SDPA processes timing the plan with this seed."""
+def _baselines_of(grader: int) -> list[int]:
+    """The clean SDPA processes started by this grader (its pid is their first argument; the plan,
+    seed included, goes on their stdin)."""
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            command = (entry / "cmdline").read_bytes().decode(errors="replace") if entry.name.isdigit() else ""
+            command = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
         except OSError:
             continue
-        if "perf.baseline" in command and f'"seed": {seed}' in command:
+        if any(b"perf.baseline" in part for part in command) and str(grader).encode() in command:
             found.append(int(entry.name))
     return found
 
 
-def _wait_until_gone(path: Path, seed: int, seconds: float) -> list[int]:
+def _wait_until_gone(path: Path, grader: int, seconds: float) -> list[int]:
     deadline = time.monotonic() + seconds
-    while (_workers_of(path) or _baselines_of(seed)) and time.monotonic() < deadline:
+    while (_workers_of(path) or _baselines_of(grader)) and time.monotonic() < deadline:
         time.sleep(0.2)
-    return _workers_of(path) + _baselines_of(seed)
+    return _workers_of(path) + _baselines_of(grader)
 
 
 def test_a_perf_run_that_loops_forever_is_stopped_and_leaves_nothing(tmp_path):
@@ -298,7 +299,7 @@ def test_a_perf_run_that_loops_forever_is_stopped_and_leaves_nothing(tmp_path):
     with pytest.raises(perf.PerfError, match="did not finish"):
         perf.run_perf(path, plan=PLAN, seed=1, timeout=20)
     assert time.monotonic() - started < 20 + 15
-    assert not _wait_until_gone(path, 1, 5)
+    assert not _wait_until_gone(path, os.getpid(), 5)
 
 
 @pytest.mark.parametrize("phase, ending", [("sdpa", "SIGKILL"), ("yours", "SIGKILL"), ("yours", "SIGTERM")])
@@ -313,15 +314,15 @@ def test_ending_the_grader_during_the_perf_phase_leaves_no_process(phase, ending
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 90
-        while not (_baselines_of(seed) if phase == "sdpa" else _workers_of(path)) and time.monotonic() < deadline:
+        while not (_baselines_of(grader.pid) if phase == "sdpa" else _workers_of(path)) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert _baselines_of(seed) if phase == "sdpa" else _workers_of(path), f"the {phase} process never started"
+        assert _baselines_of(grader.pid) if phase == "sdpa" else _workers_of(path), f"the {phase} process never started"
         time.sleep(0.5)
         grader.send_signal(getattr(signal, ending))
         grader.wait(timeout=30)
-        assert not _wait_until_gone(path, seed, 2)
+        assert not _wait_until_gone(path, grader.pid, 2)
     finally:
-        for pid in _workers_of(path) + _baselines_of(seed):  # only what this test started: none, unless it failed
+        for pid in _workers_of(path) + _baselines_of(grader.pid):  # only what this test started: none, unless it failed
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:

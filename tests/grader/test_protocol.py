@@ -4,9 +4,12 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import re
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from quizprep.grader import protocol
 
@@ -84,3 +87,46 @@ def test_tensors_with_no_plain_storage_cross_as_opaque_values():
                          (torch.nested.nested_tensor([torch.ones(2)]), "nested")):
         decoded = protocol.decode(protocol.encode({"value": value}))["value"]
         assert isinstance(decoded, protocol.Opaque) and words in decoded.description
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+                    lambda children: st.lists(children, max_size=4)
+                    | st.dictionaries(st.sampled_from(["ok", "error", "frames", "forbidden", "names", "ready", "event",
+                                                       "value", "kind", "message", "file", "line", "call", "syntax",
+                                                       "__tensor__", "__tuple__", "__dict__", "x"]), children,
+                                      max_size=5),
+                    max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(header=JSON)
+def test_any_reply_is_read_or_refused_as_a_protocol_error(header):
+    try:
+        protocol.checked_reply(_read(_frame(header) + b"\0" * 64))
+    except (protocol.ProtocolError, EOFError):
+        pass
+
+
+@pytest.mark.parametrize("header, words", [
+    pytest.param("[" * 100_000 + "]" * 100_000, "nested", id="100000-deep"),
+    ([{"ok": True}], "must be an object"),
+    ({"ok": "yes", "value": 1}, "'ok'"),
+    ({"ok": False, "error": "boom"}, "an error must be an object"),
+    ({"ok": False, "error": {"kind": "exception", "frames": [{"file": 1, "line": 2}]}}, "file must be text"),
+    ({"ready": True, "names": "scaled_dot_product_attention"}, "names must be a list"),
+    ({"ok": True, "value": 1, "forbidden": [{"call": 3}]}, "call must be text"),
+])
+def test_malformed_replies_name_the_protocol_error(header, words):
+    raw = header.encode() if isinstance(header, str) else json.dumps(header).encode()
+    with pytest.raises(protocol.ProtocolError, match=re.escape(words)):
+        protocol.checked_reply(protocol.decode(protocol.HEADER.pack(len(raw)) + raw))
+
+
+def test_long_texts_in_a_reply_are_capped_by_the_grader():
+    huge = "y" * (15 << 20)
+    reply = protocol.checked_reply({"ok": False, "error": {"kind": "exception", "type": "E", "message": huge,
+                                                           "frames": [{"file": huge, "line": 1, "function": "f",
+                                                                       "code": huge}] * 1000}})
+    assert len(reply["error"]["message"]) == protocol.TEXT_LIMIT
+    assert len(reply["error"]["frames"]) == protocol.FRAMES_KEPT
+    assert len(json.dumps(reply)) < 100_000

@@ -2,8 +2,8 @@
 float64 probes the learner's timed outputs are checked against. The learner's code never runs
 here, and this process ends before the learner's starts.
 
-Run as ``python -m quizprep.grader.perf.baseline PLAN PARENT_PID``; the result is one JSON object
-on stdout (a pipe only the grader reads).
+Run as ``python -m quizprep.grader.perf.baseline PARENT_PID CPU_SECONDS`` with the plan (its secret
+seed included) on stdin; the result is one JSON object on stdout (a pipe only the grader reads).
 """
 from __future__ import annotations
 
@@ -87,7 +87,8 @@ def sdpa_worker(plan: PerfPlan) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
-    plan, parent, cpu_seconds = PerfPlan.from_json(argv[0]), int(argv[1]), float(argv[2])
+    parent, cpu_seconds = int(argv[0]), float(argv[1])
+    plan = PerfPlan.from_json(sys.stdin.read())  # the secret seed never appears in argv
     sandbox.die_with_parent(parent)
     sandbox.limit_cpu(cpu_seconds)
     result = sdpa_worker(plan)

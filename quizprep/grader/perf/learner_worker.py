@@ -144,8 +144,9 @@ def _correctness_worker() -> ModuleType:
 def main() -> None:
     config = json.loads(sys.argv[1])
     del sys.path[0]  # this script's directory
-    measure, plan = _import_measurement(PACKAGE_ROOT)
     base = _correctness_worker()
+    base._load_sibling("sandbox.py").die_with_parent(int(config["parent"]))  # before torch is imported
+    measure, plan = _import_measurement(PACKAGE_ROOT)
     worker_class = type("PerfWorker", (PerfOps, base.Worker), {"measure": measure, "plan_module": plan})
     worker = worker_class(config)
     protections = worker.prepare()

@@ -26,7 +26,9 @@ from quizprep.grader.perf.remote import measure_learner
 from quizprep.grader.perf.report import PerfReport, build_report, headline
 from quizprep.grader.session import Limits
 
-_BASELINE = "import sys; from quizprep.grader.perf.baseline import main; sys.exit(main(sys.argv[1:]))"
+# The death signal is armed before torch is imported (seconds): a grader killed meanwhile leaves nothing.
+_BASELINE = ("import sys; from quizprep.grader import sandbox; sandbox.die_with_parent(int(sys.argv[1])); "
+             "from quizprep.grader.perf.baseline import main; sys.exit(main(sys.argv[1:]))")
 
 
 def choose_device(requested: str = "auto") -> str:
@@ -42,13 +44,15 @@ def choose_device(requested: str = "auto") -> str:
 def run_baseline(plan: PerfPlan, deadline: float) -> dict[str, Any]:
     """SDPA and the float64 probes, in a clean process; its JSON comes back on a pipe."""
     left = deadline - time.monotonic()
+    # The plan holds the secret seed: it goes on a pipe, never on the command line or in the
+    # environment, which other processes can read in /proc.
     process = subprocess.Popen(
-        [sys.executable, "-c", _BASELINE, plan.to_json(), str(os.getpid()), str(left)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        [sys.executable, "-c", _BASELINE, str(os.getpid()), str(left)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
         text=True,
     )
     try:
-        output, errors = process.communicate(timeout=max(left, 0))
+        output, errors = process.communicate(plan.to_json(), timeout=max(left, 0))
     except subprocess.TimeoutExpired:
         raise PerfError(f"timing SDPA took longer than the {left:.0f} s left") from None
     finally:
@@ -109,7 +113,8 @@ def perf_phase(exercise: str) -> Callable[[Any], Any]:
 
         title = "speed and memory against PyTorch SDPA"
         session = ctx.session
-        timeout = max(900.0, session.limits.total_seconds)
+        session.close()  # the correctness worker is gone before the secret plan exists anywhere
+        timeout = session.limits.total_seconds  # the whole phase, as --timeout bounds the checks
         try:
             report = run_perf(session.path, exercise, device=ctx.device, seed=ctx.seed, timeout=timeout,
                               limits=session.limits, forbidden=session.forbidden,

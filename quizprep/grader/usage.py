@@ -1,0 +1,55 @@
+"""What the learner's process uses that no kernel limit of its own caps, watched from the grader.
+
+RLIMIT_NPROC counts every process of the user (and does not bind root), and the private
+directory is on a shared file system, so its threads and the bytes it stores are read here, from
+``/proc`` and the directory, while the grader waits for a reply: a process over either limit is
+stopped within one polling interval.
+"""
+from __future__ import annotations
+
+import os
+
+POLL_SECONDS = 0.25
+MAX_ENTRIES = 10_000  # files and folders in the private directory; walking more each poll is costly
+
+
+def threads_of(pid: int) -> int:
+    """The number of threads of process `pid` (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Threads:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def stored_bytes(folder: str) -> tuple[int, int]:
+    """Bytes allocated on disk below `folder` and the entries counted, stopping past MAX_ENTRIES."""
+    total = entries = 0
+    for root, folders, files in os.walk(folder):
+        entries += len(folders) + len(files)
+        if entries > MAX_ENTRIES:
+            break
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_blocks * 512
+            except OSError:
+                continue  # removed meanwhile
+    return total, entries
+
+
+def over_limits(pid: int, private_dir: str | None, max_threads: int, max_bytes: int) -> str:
+    """Why the process must be stopped, or "" while it is within its limits."""
+    threads = threads_of(pid)
+    if threads > max_threads:
+        return f"started {threads} threads (at most {max_threads})"
+    if private_dir is None:
+        return ""
+    used, entries = stored_bytes(private_dir)
+    if entries > MAX_ENTRIES:
+        return f"made more than {MAX_ENTRIES} files in its private directory"
+    if used > max_bytes:
+        return f"stored more than the {max_bytes >> 20} MiB allowed in its private directory ({used} bytes)"
+    return ""

@@ -69,7 +69,7 @@ def test_version_is_still_quizprep_s_own(capsys: pytest.CaptureFixture[str]) -> 
 def test_unknown_topic_fails_listing_the_topics(opened: list[dict], capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["quiz", "--topic", "attention"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("quizprep quiz: no questions in topic(s) attention; the topics are: complexity, flash,")
+    assert err.startswith("quizprep quiz: no questions in topic(s) attention; the topics are: beyond_softmax, complexity, flash,")
     assert " memory," in err and opened == []
 
 

@@ -55,7 +55,8 @@ def test_third_corpus_covers_every_exercise_and_issue_20_class():
 
     files = sorted((HERE / "realworld3").glob("*.py"))
     exercises = {re.search(r"exercise=([\w-]+)", p.read_text()).group(1).replace("-", "_") for p in files}
-    assert exercises == set(available())
+    # The Triton track's planted bugs are kernel edits of its example: tests/grader/triton_kernels.py.
+    assert exercises == set(available()) - {"flash_triton"}
     named = {expected_diagnosis(p) for p in files}
     for cause in ("padding-width-from-lengths", "kv-chunk-ignores-cache", "fill-overflow", "cat-wrong-axis",
                   "repeat-wrong-axis", "transpose-all-axes", "hard-coded-axis", "weights-head-averaged",

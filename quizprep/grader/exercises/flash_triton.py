@@ -230,6 +230,14 @@ def perf_on_gpu(ctx: CheckContext) -> PhaseResult:
     return perf_phase("flash-triton")(ctx)
 
 
+USAGE = {
+    "forward": "a model's attention layer: sequence lengths that are not a multiple of the tile, d = 64 and 128",
+    "causal": "a decoder's prefill: whole tiles above the diagonal skipped, the diagonal tile masked",
+    "stability": "long contexts and unnormalised logits: the running maximum must shift every tile",
+    "strides": "q, k, v handed over as transposed views of (B, n, H, d) projections",
+    "float16": "inference in half precision, with the softmax and accumulator kept in float32",
+}
+
 SPEC = ExerciseSpec(
     name="flash-triton",
     title="FlashAttention forward kernel in Triton",

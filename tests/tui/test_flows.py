@@ -167,7 +167,7 @@ async def test_practice_ends_with_a_report_and_home_shows_progress(make_app):
         await pilot.press("down", "enter")  # practise beta
         await pilot.press(*keys_for(app, 0), "enter", "enter")
         assert isinstance(app.screen, ReportScreen)
-        assert "| beta | 1 | 100% |" in text_of(app.screen, "#report")
+        assert "| Beta — a second topic | 1 | 100% |" in text_of(app.screen, "#report")
         await pilot.press("enter")
         assert isinstance(app.screen, HomeScreen)
         assert row_text(table, "beta")[1:4] == ["1/1", "0", "100%"]

@@ -41,7 +41,7 @@ async def test_home_with_a_date_shows_every_topic_with_readable_titles(make_app,
         await on_screen(pilot, HomeScreen)
         await pilot.pause()
         table = app.screen.query_one(DataTable)
-        assert table.row_count == len(TITLES) == 17
+        assert table.row_count == len(TITLES) == 19
         assert table.max_scroll_y == 0  # the last topic is on screen without scrolling
         assert_readable(shown_titles(table))
 
@@ -55,8 +55,8 @@ async def test_stats_shows_every_topic_without_a_nested_scroll(make_app, size):
         await on_screen(pilot, StatsScreen)
         await pilot.pause()
         table = app.screen.query_one("#topic-stats", DataTable)
-        assert table.row_count == 17
-        assert table.max_scroll_y == 0 and table.size.height == 17 + 1  # rows and the header
+        assert table.row_count == len(TITLES)
+        assert table.max_scroll_y == 0 and table.size.height == len(TITLES) + 1  # rows and the header
         topics = [t.topic for t in app.screen.stats.topics]
         assert_readable({topic: str(table.get_row_at(row)[0]) for row, topic in enumerate(topics)})
 

@@ -25,6 +25,7 @@ SCROLLBAR_WIDTH = 2  # reserved whether or not it shows: the columns must not sh
 NARROW = 80  # below this terminal width Home's mastery column drops its bar
 NARROW_WITH_RECALL = 100  # the same beside one more column (recall; Stats' answers), so titles keep room
 LENGTHS = (5, 10, 20, 40)  # `l` steps through these, then back to every question
+SHORT_TERMINAL_ROWS = 24  # at or below this height the spacer under the summary becomes a topic row
 
 
 def shorten(text: str, width: int) -> str:
@@ -204,6 +205,8 @@ class HomeScreen(Screen[None]):
         self.shown_once = True
 
     def on_resize(self) -> None:
+        # A short terminal drops the spacer line under the summary: at 24 rows it is a topic's row.
+        self.set_class(self.app.size.height <= SHORT_TERMINAL_ROWS, "-short")
         if self.app.size.width != self.laid_out_for:
             self.show(self.topics)
 

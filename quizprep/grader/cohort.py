@@ -97,9 +97,13 @@ class Cohort:
 
     def run(self) -> list[CohortRow]:
         from quizprep.grader.exercises import load_spec
+        from quizprep.grader.grade import device_policy, select_triton_mode
 
         assert self.options.exercise is not None
-        self.forbidden = load_spec(self.options.exercise).forbidden  # every worker guards these
+        spec = load_spec(self.options.exercise)
+        self.forbidden = spec.forbidden  # every worker guards these
+        # before any fork server imports torch (and with it, maybe Triton)
+        select_triton_mode(device_policy(self.options.device, spec).checks)
         for index in range(len(self.files)):
             self.todo.put(index)
         threads = [threading.Thread(target=self._job, daemon=True) for _ in range(self.jobs)]

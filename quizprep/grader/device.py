@@ -15,7 +15,9 @@ or ``.cpu()``) with file:line:
 
 ``--device cuda`` runs every check on CUDA; a check that fails there for a placement bug is run
 again on the CPU, so its verdict and name are the CPU's, and the device check names the bug.
-The NumPy track always runs on the CPU. ``--perf`` times on the GPU when there is one.
+The NumPy track always runs on the CPU. The Triton track runs every check on the GPU when there
+is one (compiled) and on the CPU otherwise (Triton's interpreter, which the grader's environment
+selects for every worker whose checks run on the CPU). ``--perf`` times on the GPU when there is one.
 """
 from __future__ import annotations
 
@@ -39,11 +41,14 @@ class DevicePolicy:
         return asdict(self)
 
 
-def decide(requested: str, *, cuda: bool, numpy_track: bool = False) -> DevicePolicy:
+def decide(requested: str, *, cuda: bool, numpy_track: bool = False, gpu_kernels: bool = False) -> DevicePolicy:
     """The policy for `requested` (auto | cpu | cuda) on a machine with or without CUDA."""
     if numpy_track:
         return DevicePolicy(requested, "cpu", (), "cpu")
     use_gpu = cuda and requested != "cpu"
+    if gpu_kernels:
+        where = "cuda" if use_gpu else "cpu"
+        return DevicePolicy(requested, where, (), where)
     checks = "cuda" if requested == "cuda" else "cpu"
     return DevicePolicy(requested, checks, ("meta", "cuda") if use_gpu else ("meta",), "cuda" if use_gpu else "cpu")
 

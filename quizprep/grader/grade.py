@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import platform
 import re
 import signal
@@ -83,7 +84,18 @@ def exercise_for(path: Path, explicit: str | None) -> str:
 
 def device_policy(requested: str, spec: ExerciseSpec) -> DevicePolicy:
     """Where this grade runs the learner's code (the rules are in quizprep.grader.device)."""
-    return decide(requested, cuda=requested != "cpu" and cuda_available(), numpy_track=spec.numpy_track)
+    return decide(requested, cuda=requested != "cpu" and cuda_available(), numpy_track=spec.numpy_track,
+                  gpu_kernels=spec.gpu_kernels)
+
+
+def select_triton_mode(checks_device: str) -> None:
+    """Triton kernels on CPU tensors run only through its interpreter, which must be chosen before
+    a worker imports torch (torch's own start-up may import Triton). Workers and fork servers
+    inherit the grader's environment."""
+    if checks_device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+    else:
+        os.environ.pop("TRITON_INTERPRET", None)
 
 
 def grade(path: Path, options: GradeOptions, session: WorkerSession | None = None) -> GradeReport:
@@ -98,6 +110,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
     spec = load_spec(exercise_for(path, options.exercise))
     policy = device_policy(options.device, spec)
     device = policy.checks
+    select_triton_mode(device)
     from quizprep.grader.context import CheckContext
     from quizprep.grader.device_check import device_check
 

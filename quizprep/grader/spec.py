@@ -90,4 +90,7 @@ class ExerciseSpec:
     forbidden: tuple[str, ...] = ()  # guard groups in worker.py: "sdpa", "mha", "softmax"
     mask_layout: str = ""  # the masks the checks pass, named when a broadcast fails
     numpy_track: bool = False  # the learner gets NumPy arrays, so every call runs on the CPU
+    # Triton kernels: compiled on a GPU, so the checks run there when there is one; interpreted on
+    # the CPU otherwise. A kernel cannot run on the meta device, so there is no placement probe.
+    gpu_kernels: bool = False
     perf: Callable[["CheckContext"], PhaseResult] | None = None

@@ -251,4 +251,5 @@ SPEC = ExerciseSpec(
         Check("float16", "float16 inputs", check_half),
     ),
     perf=perf_on_gpu,
+    gpu_kernels=True,
 )

@@ -17,9 +17,10 @@ import json, os, subprocess, sys
 sys.path.insert(0, sys.argv[1])
 import ptxas_broker, sandbox
 private, fake = sys.argv[2], sys.argv[3]
-results = {"writes": sandbox.restrict_writes(private)}
+# the worker's order: the broker first, then the syscall filter, then Landlock
 channel = ptxas_broker.start((fake,), private)
-results["filter"] = sandbox.install_syscall_filter()
+results = {"filter": sandbox.install_syscall_filter()}
+results["files"] = sandbox.confine(sandbox.learner_access(private, hidden=()))
 brokered = ptxas_broker.BrokeredSubprocess(channel)
 
 def attempt(name, action):

@@ -42,9 +42,10 @@ def test_each_cue_is_flagged_on_its_question_and_the_fair_one_is_not() -> None:
     assert "shortest correct 59 characters, longest wrong 31" in select_all
     [follower] = found["cue-follower"]
     assert "predecessor [cue-predecessor] states 11.09" in follower
-    # GiB for GB and MiB for MB are within 8 %; TiB for TB (9 %) is not.
+    # GiB for GB, MiB for MB and KiB for kB are within 8 %; TiB for TB (9 %) is not.
     assert [m.split(" is within")[0] for m in found["cue-gib-slip"]] == [
-        "the slip ×0.931", "the slip ×1.074", "the slip ×0.954", "the slip ×1.049"]
+        "the slip ×0.931", "the slip ×1.074", "the slip ×0.954", "the slip ×1.049", "the slip ×0.977",
+        "the slip ×1.024"]
     assert sorted(m.split(" is within")[0] for m in found["cue-off-by-one"]) == [
         "the slip +1 on a count", "the slip -1 on a count"]
 
@@ -133,12 +134,12 @@ def test_numbers_the_follower_shows_itself_give_nothing_away(tmp_path: Path) -> 
 def test_warnings_exit_zero_and_strict_makes_them_errors() -> None:
     run = check(CUES)
     assert run.returncode == 0, run.stdout
-    assert "no errors, 9 warning(s) (errors with --strict)" in run.stdout
+    assert "no errors, 11 warning(s) (errors with --strict)" in run.stdout
     assert "warning: " in run.stdout and "[cue-long-correct]" in run.stdout
     strict = check(CUES, "--strict", "--json")
     assert strict.returncode == 1
     summary = json.loads(strict.stdout)
-    assert summary["warnings"] == [] and len(summary["errors"]) == 9
+    assert summary["warnings"] == [] and len(summary["errors"]) == 11
 
 
 def test_a_bank_without_cues_is_clean_under_strict() -> None:

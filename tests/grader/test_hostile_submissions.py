@@ -230,7 +230,7 @@ def test_files_the_worker_wrote_go_with_it(tmp_path, forked):
     try:
         grade(path, GradeOptions(only=("values",)), session)
         private = Path(session.private_dir)
-        assert {f.read_bytes() for f in private.iterdir() if f.name != "submission.py"} == {b"cached"}
+        assert {f.read_bytes() for f in private.iterdir() if f.is_file() and f.name != "submission.py"} == {b"cached"}
         assert session.protections["writes"] == "the private directory only"
     finally:
         session.close()

@@ -6,7 +6,7 @@ With ``--device cuda`` (a GPU machine) every grade runs with that device and the
 ``--device auto`` there grades as a learner's default does (checks on the CPU, the device probe
 on the GPU).
 
-    python benchmarks/grader_walltime.py [--repeat N] [--json] [--device auto|cpu|cuda]
+    python benchmarks/grader_walltime.py [--repeat N] [--json] [--device auto|cpu|cuda] [--only STEM ...]
 """
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                         help="the grade's --device; 'cuda' needs a GPU (default: auto)")
+    parser.add_argument("--only", nargs="+", metavar="STEM", help="grade only these example solutions (e.g. mha)")
     args = parser.parse_args()
     gpu = gpu_name()
     if args.device == "cuda" and gpu is None:
@@ -68,6 +69,8 @@ def main() -> int:
 
     commands = {"import torch": [sys.executable, "-c", "import torch"]}
     for solution in sorted(SOLUTIONS.glob("*.py")):
+        if args.only and solution.stem not in args.only:
+            continue
         commands[solution.stem] = [sys.executable, "-c", GRADE, str(solution), args.device]
     medians = interleaved_medians(commands, args.repeat)
     baseline = medians.pop("import torch")

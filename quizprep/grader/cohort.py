@@ -94,16 +94,19 @@ class Cohort:
         self.servers: list[ForkServer] = []
         self.process_groups: list[int] = []  # every worker's group, for checking none outlives the run
         self.forbidden: tuple[str, ...] = ()
+        self.limits = options.limits
 
     def run(self) -> list[CohortRow]:
         from quizprep.grader.exercises import load_spec
-        from quizprep.grader.grade import device_policy, select_triton_mode
+        from quizprep.grader.grade import device_policy, limits_for, select_triton_mode
 
         assert self.options.exercise is not None
         spec = load_spec(self.options.exercise)
         self.forbidden = spec.forbidden  # every worker guards these
+        checks = device_policy(self.options.device, spec).checks
+        self.limits = limits_for(checks, self.options.limits)
         # before any fork server imports torch (and with it, maybe Triton)
-        select_triton_mode(device_policy(self.options.device, spec).checks)
+        select_triton_mode(checks)
         for index in range(len(self.files)):
             self.todo.put(index)
         threads = [threading.Thread(target=self._job, daemon=True) for _ in range(self.jobs)]
@@ -166,7 +169,7 @@ class Cohort:
         return server
 
     def _new_session(self, server: ForkServer | None, path: Path) -> TrackedSession:
-        session = TrackedSession(path, forbidden=self.forbidden, limits=self.options.limits, stopping=self.stopping,
+        session = TrackedSession(path, forbidden=self.forbidden, limits=self.limits, stopping=self.stopping,
                                  fork_server=server)
         with self.lock:
             self.sessions.append(session)

@@ -61,6 +61,16 @@ def _missing_triton(message: str, code: str, frames: list[Frame]) -> Diagnosis |
                      "without one the grader runs your kernel through Triton's interpreter.", "")
 
 
+def _thread_limit(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    """The machine refused a thread before the grader's poll saw too many (a pids limit of the
+    container, or memory for their stacks): the same cause as a worker stopped for its threads."""
+    if "can't start new thread" not in message:
+        return None
+    return Diagnosis("", "too many threads: the machine refused another one",
+                     "Attention needs no threads of its own: PyTorch already parallelises each operation. The grader "
+                     "stops a worker that starts more threads than it allows.", "")
+
+
 def _overflow(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
     match = OVERFLOW.search(message)
     if not match:
@@ -195,5 +205,5 @@ def _source(frames: list[Frame]) -> str:
 
 
 RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (
-    _missing_triton, _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _view_of_a_view, _transposed_weight,
+    _missing_triton, _thread_limit, _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _view_of_a_view, _transposed_weight,
     _unexpanded_heads)

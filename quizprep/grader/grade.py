@@ -98,6 +98,22 @@ def select_triton_mode(checks_device: str) -> None:
         os.environ.pop("TRITON_INTERPRET", None)
 
 
+def limits_for(device: str, limits: Limits) -> Limits:
+    """The worker's limits where its checks run on `device`: a CUDA context reserves tens of GiB
+    of address space, so RLIMIT_AS would break it; on GPU the per-check time limit and CUDA's own
+    out-of-memory errors bound the damage."""
+    return dataclasses.replace(limits, memory_bytes=0) if device.startswith("cuda") else limits
+
+
+def session_for(path: Path, options: GradeOptions) -> WorkerSession:
+    """A worker for grading `path` (and, reused, more files of its exercise) under `options`: the
+    Triton mode and the limits its checks' device needs, chosen before the worker starts."""
+    spec = load_spec(exercise_for(Path(path), options.exercise))
+    device = device_policy(options.device, spec).checks
+    select_triton_mode(device)
+    return WorkerSession(Path(path), forbidden=spec.forbidden, limits=limits_for(device, options.limits))
+
+
 def grade(path: Path, options: GradeOptions, session: WorkerSession | None = None) -> GradeReport:
     """Run every check of the exercise on `path`. Raises UnknownExercise / FileNotFoundError early.
 
@@ -116,15 +132,16 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
 
     owned = session is None
     if session is None:
-        limits = options.limits
-        if device.startswith("cuda"):
-            # A CUDA context reserves tens of GiB of address space, so RLIMIT_AS would break it;
-            # on GPU the per-check time limit and CUDA's own out-of-memory errors bound the damage.
-            limits = dataclasses.replace(limits, memory_bytes=0)
-        session = WorkerSession(path, forbidden=spec.forbidden, limits=limits)
+        session = session_for(path, options)
     report = GradeReport(spec.name, spec.title, str(path), [], _environment(policy, options))
+    gpu_worker: WorkerSession | None = None
     try:
         exit_on_termination_signals()
+        if "cuda" in policy.probes and device == "cpu" and (not options.only or "device" in options.only):
+            # The device check's CUDA worker imports torch and creates its context (seconds) while
+            # the checks run on the CPU, instead of after them.
+            gpu_worker = _gpu_session(session, path, spec.forbidden)
+            gpu_worker.launch()
         ctx = CheckContext(session, seed=options.seed, device=device)
         load = _load_check(session, spec, path, owned)
         report.checks.append(load)
@@ -133,12 +150,14 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
             return report
         _run_checks(spec, ctx, options, report, started + options.limits.total_seconds)
         if _wants_device_check(policy, options, report.checks[1:]):
-            report.checks.append(device_check(spec, ctx, policy.probes, lambda: _gpu_session(session)))
+            report.checks.append(device_check(spec, ctx, policy.probes, lambda: gpu_worker or _gpu_session(session, path, spec.forbidden)))
         _point_shape_errors_to_the_named_cause(report.checks)
         if options.perf:
             perf_ctx = CheckContext(session, seed=options.seed, device=policy.perf, perf_full=options.perf_full)
             _run_perf(spec, perf_ctx, report)
     finally:
+        if gpu_worker is not None:
+            gpu_worker.close()
         if owned:
             session.close()
     report.environment["worker_starts"] = session.starts
@@ -212,12 +231,13 @@ def _placement_failure(result: CheckResult) -> bool:
     return result.status == "fail" and placement(result.message, code) is not None
 
 
-def _gpu_session(checks: WorkerSession) -> WorkerSession:
-    """A worker for the device check on CUDA, beside the checks' own CPU one: a CUDA context
-    reserves tens of GiB of address space, so it runs without RLIMIT_AS (CUDA's own
-    out-of-memory errors and the per-process GPU memory share bound it)."""
-    return WorkerSession(checks.path, forbidden=checks.forbidden,
-                         limits=dataclasses.replace(checks.limits, memory_bytes=0), fork_server=checks.fork_server)
+def _gpu_session(checks: WorkerSession, path: Path, forbidden: tuple[str, ...]) -> WorkerSession:
+    """A worker for the device check on CUDA, beside the checks' own CPU one (`path` itself: a
+    reused checks worker may still hold the previous file): a CUDA context reserves tens of GiB of
+    address space, so it runs without RLIMIT_AS (CUDA's own out-of-memory errors and the
+    per-process GPU memory share bound it)."""
+    return WorkerSession(path, forbidden=forbidden, limits=limits_for("cuda", checks.limits),
+                         fork_server=checks.fork_server)
 
 
 def _not_run(check_id: str, title: str, why: str, cause: str, hint: str) -> CheckResult:

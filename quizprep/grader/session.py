@@ -86,10 +86,30 @@ class WorkerSession:
         self.protections: dict[str, Any] = {}
         self.private_dir: str | None = None
         self.deadline: float | None = None  # the grade's overall limit (time.monotonic), which no request outlasts
+        self.launched_at: int | None = None  # the output mark of a process launched and not yet waited for
 
     # ---- life cycle ---------------------------------------------------------------------
     def start(self) -> dict[str, Any]:
-        """Start the worker and load the learner's file; raises LearnerFailure if it does not load."""
+        """Start the worker (unless `launch` already did) and load the learner's file; raises
+        LearnerFailure if it does not load."""
+        if self.launched_at is None:
+            self.launch()
+        mark, self.launched_at = self.launched_at, None
+        assert mark is not None
+        prepared = self._receive(time.monotonic() + self.limits.startup_seconds, mark,
+                                 during="starting Python and torch")
+        self.protections = prepared.get("sandbox", {})
+        info = self._receive(time.monotonic() + self.limits.check_seconds, mark, during="loading your file")
+        if not info.get("ready"):
+            failure = self._failure_from(info.get("error", {}), mark, info.get("forbidden", []))
+            self.close()
+            raise failure
+        self.load_info = info
+        return info
+
+    def launch(self) -> None:
+        """Start the worker's process without waiting for it: it imports torch and loads the file
+        meanwhile (a worker needed later, started early). `start` waits for it."""
         self.close()
         self.private_dir = tempfile.mkdtemp(prefix="quizprep-worker-")  # the only place it may write
         copy = self._copy_submission()
@@ -115,17 +135,7 @@ class WorkerSession:
         self.output = OutputCapture(self.process.stdout, self.limits.output_bytes)
         self.messages = 0
         self.starts += 1
-        mark = self.output.mark()
-        prepared = self._receive(time.monotonic() + self.limits.startup_seconds, mark,
-                                 during="starting Python and torch")
-        self.protections = prepared.get("sandbox", {})
-        info = self._receive(time.monotonic() + self.limits.check_seconds, mark, during="loading your file")
-        if not info.get("ready"):
-            failure = self._failure_from(info.get("error", {}), mark, info.get("forbidden", []))
-            self.close()
-            raise failure
-        self.load_info = info
-        return info
+        self.launched_at = self.output.mark()
 
     def _launch(self, config: dict[str, Any], request_r: int, response_w: int) -> Process:
         """The worker process; the child's ends of its pipes are closed here once it has them."""
@@ -184,6 +194,7 @@ class WorkerSession:
 
     def close(self) -> None:
         """Kill the worker's whole process group and release the pipes."""
+        self.launched_at = None
         if self.process is not None:
             _kill_group(self.process.pid)
             try:

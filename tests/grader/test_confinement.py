@@ -170,7 +170,8 @@ def test_the_kernel_holds_to_the_device_rule(tmp_path):
     other.write_bytes(b"secret")
     (tmp_path / "private").mkdir()
     run = subprocess.run([sys.executable, "-c", CONFINED, str(tmp_path / "private"), str(device), str(other)],
-                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REFERENCE.parents[2])})
+                         capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                             filter(None, (str(REFERENCE.parents[2]), os.environ.get("PYTHONPATH"))))})
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["denied,denied,denied"]
     assert device.read_bytes() == b"granted"

@@ -74,3 +74,11 @@ def test_a_weight_that_is_merely_wrong_sized_is_not_called_transposed():
 
 def test_an_unknown_exception_gets_no_invented_cause():
     assert crash_diagnosis("raised KeyError: 'W_q'", frames("w = params['W_q']")) is None
+
+
+def test_a_refused_thread_names_the_thread_limit():
+    """Seen on a GPU machine running as root: the container refused thread 4,000 before the grader's
+    poll stopped the worker (RLIMIT_NPROC does not bind root)."""
+    found = crash_diagnosis("raised RuntimeError: can't start new thread",
+                            frames("threading.Thread(target=time.sleep, args=(60,), daemon=True).start()"))
+    assert found is not None and "too many threads" in found.title and "PyTorch" in found.hint

@@ -22,9 +22,12 @@ KERNEL_BUGS = {"triton-no-rescale", "no-max-shift", "triton-causal-loop-bound", 
 
 @pytest.fixture(scope="module")
 def triton_worker():
-    from quizprep.grader.session import Limits, WorkerSession
+    """One worker for the module, as the product makes it: compiled on a GPU (no memory limit,
+    which a CUDA context cannot live under), interpreted on CPU."""
+    from quizprep.grader.grade import GradeOptions, session_for
+    from quizprep.grader.session import Limits
 
-    session = WorkerSession(SOLUTIONS / "flash_triton.py", limits=Limits(check_seconds=60))
+    session = session_for(SOLUTIONS / "flash_triton.py", GradeOptions(limits=Limits(check_seconds=60)))
     yield session
     session.close()
 
@@ -135,3 +138,33 @@ def test_perf_phase_times_the_kernel_against_sdpa_on_a_gpu():
     report = grade(SOLUTIONS / "flash_triton.py", GradeOptions(device="cuda", perf=True))
     rows = {c.id: c for c in report.checks}
     assert rows["perf"].status == "pass" and rows["perf-recheck"].status == "pass", rows["perf"].message
+
+
+GPU_TILE_M, GPU_TILE_N = 128, 64  # the example's compiled tiles (tests/solutions/flash_triton.py)
+
+
+def _differs(got, want) -> bool:
+    import torch
+
+    return not torch.allclose(got["out"], want["out"], atol=1e-9)
+
+
+@pytest.mark.parametrize("check", ["forward", "causal", "float16"])
+def test_compiled_lengths_show_the_tile_bugs_at_gpu_tiles(check):
+    """On an H200 three mutants passed when the checks used the interpreted lengths (n = 37, 45):
+    one 64-key block held every key, so nothing needed rescaling and no loop bound was crossed.
+    At the compiled lengths each of those bugs changes the output with the example's GPU tiles."""
+    from quizprep.grader.exercises import _kernel_sim as sim
+    from quizprep.grader.exercises.flash_triton import LENGTHS, PROBLEM
+
+    interpreted, compiled = LENGTHS[check]
+    for n, shows in ((interpreted[0], False), (compiled[0], True)):
+        case = PROBLEM.build({"batch": 1, "heads": 2, "n": n, "d": 64}, {"causal": check != "forward"}, 7)
+        q, k, v = case.data["q"].double(), case.data["k"].double(), case.data["v"].double()
+        allowed = sim.causal_allowed(n) if case.data["causal"] else None
+        exact = sim.exact(q, k, v, allowed)
+        bugs = [sim.online(q, k, v, allowed, GPU_TILE_N, rescale_acc=False),
+                sim.online(q, k, v, allowed, GPU_TILE_N, divide_in_loop=True, block_m=GPU_TILE_M)]
+        if allowed is not None:
+            bugs.append(sim.exact(q, k, v, sim.block_rule_allowed(n, GPU_TILE_M, GPU_TILE_N, "one past")))
+        assert [_differs(bug, exact) for bug in bugs] == [shows] * len(bugs), (check, n)

@@ -112,7 +112,11 @@ def test_threads_and_stored_bytes_are_capped(hoard, tmp_path):
     path = _write(tmp_path, "attention.py", ATTACK.format(body="    import time\n" + body))
     report = grade(path, GradeOptions(only=("values",), limits=Limits(private_bytes=32 << 20)))
     check = report.checks[-1]
-    assert check.status == "fail" and words in check.message and "was stopped" in check.message, check.message
+    stopped = words in check.message and "was stopped" in check.message
+    # Where the machine caps threads below the grader's limit (a container's pids limit; root ignores
+    # RLIMIT_NPROC), the learner's own call fails first, and the report names the same cause.
+    refused = "can't start new thread" in check.message and "too many threads" in check.diagnosis
+    assert check.status == "fail" and (stopped or refused), (check.message, check.diagnosis)
 
 
 def test_a_hang_gets_its_verdict_in_one_time_limit(tmp_path):

@@ -391,7 +391,11 @@ def test_gpu_path_times_and_names_backends() -> None:
     assert report.passed
     ran = {b.ran for b in report.rows[0].backends if b.stats}
     assert "math" in ran and len(ran) >= 2
-    assert report.rows[0].yours.peak_bytes >= report.rows[0].yours.score_bytes
+    yours = report.rows[0].yours
+    # The peak holds the inputs and at least one score-sized tensor, not all of them at once: each
+    # step's scores are freed once the next step's exist.
+    assert yours.score_tensors >= 3
+    assert yours.peak_bytes >= cases[0].qkv_bytes() + yours.score_bytes // yours.score_tensors
 
 
 def statistics_median(samples):

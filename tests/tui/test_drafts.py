@@ -103,7 +103,8 @@ KILLED_MID_DRAFT = textwrap.dedent(f"""
 
 
 def test_kill_9_mid_draft_keeps_the_text(tmp_path, stored, db):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # ahead of, not instead of, the caller's path (where the app's dependencies may live)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     run = subprocess.run([sys.executable, "-c", KILLED_MID_DRAFT, str(DATA), str(db)], env=env,
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == -signal.SIGKILL, run.stderr

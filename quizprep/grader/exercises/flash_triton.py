@@ -64,7 +64,8 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
 
 
 def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
-    return [{**sizes, "n": n} for n in (23, 50)]
+    n = sizes["n"]
+    return [{**sizes, "n": other} for other in ((23, 50) if n < COMPILED_FLOOR else (n * 2 // 3 + 1, n + 77))]
 
 
 def _allowed(case: Case) -> Tensor | None:
@@ -190,33 +191,51 @@ HYPOTHESES = (
 PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink, alternatives)
 
 
+# Lengths per check: interpreted (each program runs in Python, tiles of 16 in the example) and
+# compiled on a GPU, where kernels pick tiles of 64 to 128: a length within one tile would hide every
+# bug that needs a second key block (the rescale, the causal loop bound, dividing in the loop).
+LENGTHS = {"forward": ((37, 21), (300, 211)), "causal": ((45,), (333,)), "stability": ((24,), (200,)),
+           "strides": ((19,), (150,)), "float16": ((33,), (333,))}
+COMPILED_FLOOR = 100  # every compiled length is above it, every interpreted one below
+
+
 def _sizes(batch: int, heads: int, n: int, d: int) -> dict[str, int]:
     return {"batch": batch, "heads": heads, "n": n, "d": d}
 
 
+def _lengths(ctx: CheckContext, check: str) -> tuple[int, ...]:
+    interpreted, compiled = LENGTHS[check]
+    return compiled if ctx.device == "cuda" else interpreted
+
+
 def check_forward(ctx: CheckContext) -> str:
-    for i, (sizes, logits) in enumerate(((_sizes(1, 2, 37, 64), "peaky"), (_sizes(2, 1, 21, 128), "mild"))):
+    first, second = _lengths(ctx, "forward")
+    for i, (sizes, logits) in enumerate(((_sizes(1, 2, first, 64), "peaky"), (_sizes(2, 1, second, 128), "mild"))):
         verify(ctx, PROBLEM, sizes, {"logits": logits}, ctx.seed + i)
-    return "n = 37 and 21 (not multiples of a tile), d = 64 and 128"
+    return f"n = {first} and {second} (not multiples of a tile), d = 64 and 128"
 
 
 def check_causal(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, _sizes(1, 2, 45, 64), {"causal": True, "logits": "peaky"}, ctx.seed + 10)
-    return "n = 45, keys j ≤ i"
+    (n,) = _lengths(ctx, "causal")
+    verify(ctx, PROBLEM, _sizes(1, 2, n, 64), {"causal": True, "logits": "peaky"}, ctx.seed + 10)
+    return f"n = {n}, keys j ≤ i"
 
 
 def check_stability(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, _sizes(1, 1, 24, 64), {"logits": "huge"}, ctx.seed + 20)
+    (n,) = _lengths(ctx, "stability")
+    verify(ctx, PROBLEM, _sizes(1, 1, n, 64), {"logits": "huge"}, ctx.seed + 20)
     return "scaled logits in the hundreds, float32"
 
 
 def check_strides(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, _sizes(1, 2, 19, 64), {"noncontiguous": True}, ctx.seed + 30)
+    (n,) = _lengths(ctx, "strides")
+    verify(ctx, PROBLEM, _sizes(1, 2, n, 64), {"noncontiguous": True}, ctx.seed + 30)
     return "inputs whose feature stride is 2"
 
 
 def check_half(ctx: CheckContext) -> str:
-    case, actual = verify(ctx, PROBLEM, _sizes(1, 1, 33, 64), {"dtype": torch.float16, "causal": True},
+    (n,) = _lengths(ctx, "float16")
+    case, actual = verify(ctx, PROBLEM, _sizes(1, 1, n, 64), {"dtype": torch.float16, "causal": True},
                           ctx.seed + 40)
     expect_dtype_and_device(ctx, "out", actual["out"], torch.float16, case.label)
     return "float16 in, float16 out"

@@ -193,7 +193,7 @@ def topics_table(stats: Stats, width: int) -> RenderableType:
     table.add_column("Topic", overflow="fold")
     for column in headers:
         table.add_column(column, justify="right", no_wrap=True)
-    for t, title, cells in zip(stats.topics, titles_within([t.title for t in stats.topics], room), rows):
+    for title, cells in zip(titles_within([t.title for t in stats.topics], room), rows):
         table.add_row(Text(title), *cells)
     return table
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""One-command set-up: `python3 dev.py quiz` or `python3 dev.py test`.
+"""One-command set-up: `python3 dev.py quiz`, `python3 dev.py test` or `python3 dev.py lint`.
 
 Creates `.venv/` beside this file (once), installs PyTorch's CPU build unless a
 GPU driver is present or PyTorch is already there, installs quizprep, then runs
-the quiz app or the test suite. Extra arguments go to `quizprep` or `pytest`.
-Installing is skipped (and silent) once done, until pyproject.toml changes.
+the quiz app, the test suite, or the linters (ruff, then the import contracts
+of the layers, both configured in pyproject.toml). Extra arguments go to
+`quizprep` or `pytest`. Installing is skipped (and silent) once done, until
+pyproject.toml changes.
 """
 from __future__ import annotations
 
@@ -24,6 +26,8 @@ TORCH_CPU_SPEC = os.environ.get("QUIZPREP_TORCH", "torch==2.13.*")
 # The editable install follows source edits by itself; only a changed pyproject.toml
 # (dependencies, entry points, packages) needs pip again, which took 7-19 s per launch.
 STAMP = VENV / "quizprep-installed"
+TEST_EXTRAS = "[dev,triton]"  # CI covers the Triton track too; lint uses the same install
+LINTED = ("quizprep", "tests", "dev.py")
 
 
 def venv_python() -> Path:
@@ -75,15 +79,29 @@ def ensure_environment(extras: str) -> Path:
     return python
 
 
+def lint(python: Path) -> int:
+    """ruff, then lint-imports; both run, and either failing fails the lint."""
+    scripts = python.parent
+    steps = ([str(python), "-m", "ruff", "check", *LINTED],
+             [str(scripts / ("lint-imports.exe" if os.name == "nt" else "lint-imports"))])
+    failed = 0
+    for step in steps:
+        print("+", " ".join(step), flush=True)
+        failed = subprocess.run(step, cwd=ROOT).returncode or failed
+    return failed
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in {"quiz", "test"}:
+    if not argv or argv[0] not in {"quiz", "test", "lint"}:
         print(__doc__.strip(), file=sys.stderr)
         return 2
     command, rest = argv[0], argv[1:]
     if command == "quiz":
         python = ensure_environment("")
         return subprocess.run([str(python), "-m", "quizprep", *rest]).returncode
-    python = ensure_environment("[dev,triton]")  # CI covers the Triton track too
+    python = ensure_environment(TEST_EXTRAS)
+    if command == "lint":
+        return lint(python)
     return subprocess.run([str(python), "-m", "pytest", *rest], cwd=ROOT).returncode
 
 

@@ -27,7 +27,7 @@ GPU_GOAL = 2.0  # issue 18: grading a correct file on a GPU machine
 # top-level CLI registers.
 GRADE = (
     "import argparse, sys\n"
-    "from quizprep.grader import command\n"
+    "from quizprep.cli import grade as command\n"
     "parser = argparse.ArgumentParser(); command.register(parser.add_subparsers())\n"
     "args = parser.parse_args(['grade', sys.argv[1], '--json', '--device', sys.argv[2]])\n"
     "sys.exit(args.handler(args))\n"

@@ -76,7 +76,7 @@ class ModelConfig:
         """True when the MLP and vocabulary are known, so whole-model numbers make sense."""
         return self.ffn_dim is not None and self.vocab is not None
 
-    def as_mha(self) -> "ModelConfig":
+    def as_mha(self) -> ModelConfig:
         """The same model with one KV head per query head (what GQA saves against)."""
         return replace(self, name=f"{self.name} as MHA", kv_heads=self.heads)
 

@@ -146,7 +146,8 @@ def back_html(content: dict[str, Any]) -> str:
     kind = content["kind"]
     if kind == "choice":
         rows = "".join(
-            f"<li>{'✓' if choice['correct'] else '✗'} {_inline(choice['text'])}<br><small>{_inline(choice['why'])}</small></li>"
+            f"<li>{'✓' if choice['correct'] else '✗'} {_inline(choice['text'])}"
+            f"<br><small>{_inline(choice['why'])}</small></li>"
             for choice in content["choices"]
         )
         parts = [f"<ol>{rows}</ol>"]

@@ -69,15 +69,18 @@ def test_version_is_still_quizprep_s_own(capsys: pytest.CaptureFixture[str]) -> 
 def test_unknown_topic_fails_listing_the_topics(opened: list[dict], capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["quiz", "--topic", "attention"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("quizprep quiz: no questions in topic(s) attention; the topics are: beyond_softmax, complexity, flash,")
+    assert err.startswith("quizprep quiz: no questions in topic(s) attention; "
+                          "the topics are: beyond_softmax, complexity, flash,")
     assert " memory," in err and opened == []
 
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["--topic", "gamma"], "no questions in topic(s) gamma; the topics are: alpha, beta\n"),
-    (["--question", "alpha-fre"], "no question has id 'alpha-fre'; did you mean alpha-free, alpha-choice, alpha-numeric?\n"),
+    (["--question", "alpha-fre"],
+     "no question has id 'alpha-fre'; did you mean alpha-free, alpha-choice, alpha-numeric?\n"),
     (["--question", "zzz"], "no question has id 'zzz'\n"),
-    (["--question", "alpha-free", "--topic", "beta"], "question alpha-free is in topic alpha, which --topic leaves out\n"),
+    (["--question", "alpha-free", "--topic", "beta"],
+     "question alpha-free is in topic alpha, which --topic leaves out\n"),
 ])
 def test_selection_is_checked_against_the_given_banks(opened: list[dict], capsys: pytest.CaptureFixture[str],
                                                       argv: list[str], message: str) -> None:

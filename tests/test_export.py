@@ -163,7 +163,8 @@ def test_every_shipped_question_exports(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("argv", "message"), [
     ((), "give --anki FILE, --json FILE or both"),
-    (("--json", "x.json", "--topic", "attention"), "no questions to export in topic(s) attention; the topics are: demo\n"),
+    (("--json", "x.json", "--topic", "attention"),
+     "no questions to export in topic(s) attention; the topics are: demo\n"),
     (("--json", "x.json", "--bank", "no/such.yaml"), "no such bank file or folder: no/such.yaml"),
 ])
 def test_usage_errors(capsys: pytest.CaptureFixture[str], bank: Path, argv: tuple[str, ...], message: str) -> None:

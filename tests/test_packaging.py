@@ -28,7 +28,7 @@ def test_help_lists_every_subcommand_with_a_description() -> None:
     run = subprocess.run([sys.executable, "-m", "quizprep", "--help"], capture_output=True, text=True)
     assert run.returncode == 0
     for command in ("quiz", "check", "grade", "init", "budget", "stats", "report"):
-        line = next((l for l in run.stdout.splitlines() if l.strip().startswith(command + " ")), "")
+        line = next((text for text in run.stdout.splitlines() if text.strip().startswith(command + " ")), "")
         assert len(line.split()) > 2, f"{command!r} missing or undescribed in --help:\n{run.stdout}"
 
 

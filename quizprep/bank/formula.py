@@ -250,9 +250,9 @@ def _evaluate(node: ast.AST, env: Mapping[str, Number]) -> Number:
 
 
 def _power(base: Number, exponent: Number) -> Number:
-    if isinstance(base, int) and isinstance(exponent, int) and exponent >= 0:
-        if base not in (0, 1, -1) and exponent * max(abs(base), 2).bit_length() > MAX_INT_BITS:
-            raise FormulaError(f"a value on the way is too large (over {MAX_INT_BITS:,} bits)")
+    if (isinstance(base, int) and isinstance(exponent, int) and exponent >= 0
+            and base not in (0, 1, -1) and exponent * max(abs(base), 2).bit_length() > MAX_INT_BITS):
+        raise FormulaError(f"a value on the way is too large (over {MAX_INT_BITS:,} bits)")
     result = base**exponent
     if isinstance(result, complex):
         raise FormulaError("a negative number raised to a fractional power")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 from quizprep.bank.formula import Formula
 
@@ -124,7 +124,7 @@ class FreeQuestion(QuestionBase):
         return sum(item.weight for item in self.rubric)
 
 
-Question = Union[ChoiceQuestion, NumericQuestion, FreeQuestion]
+Question = ChoiceQuestion | NumericQuestion | FreeQuestion
 
 
 @dataclass(frozen=True)

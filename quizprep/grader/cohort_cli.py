@@ -43,7 +43,8 @@ def cohort_command(args: argparse.Namespace, limits: Limits) -> int:
     if args.format == "exercism":
         taken: set[str] = set()
         for row in rows:
-            exercism.write(_exercism_payload(row), exercism.submission_folder(args.output_dir, Path(row.file).name, taken))
+            folder = exercism.submission_folder(args.output_dir, Path(row.file).name, taken)
+            exercism.write(_exercism_payload(row), folder)
     if args.csv is not None:
         write_csv(rows, args.csv)
     if args.json:

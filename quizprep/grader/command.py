@@ -1,11 +1,22 @@
-"""`quizprep grade` and `quizprep init`. Imports torch only inside the handlers."""
+"""`quizprep grade` and `quizprep init`. Imports torch only inside the handlers.
+
+The grader knows no progress database: `quizprep.cli.grade` registers these commands with a
+`record` callable that keeps the grade in study (`--db`, `--no-record`).
+"""
 from __future__ import annotations
 
 import argparse
+import functools
 import secrets
 import sys
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from quizprep.grader.grade import GradeReport
+
+Recorder = Callable[["GradeReport", "str | None"], object]
 
 STUB_PACKAGE = "quizprep.exercises"
 
@@ -14,7 +25,9 @@ STUB_PACKAGE = "quizprep.exercises"
 TOTAL_PER_CHECK = 2.25
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction, record: Recorder | None = None) -> None:
+    """`record(report, db)` is called after each single-file grade unless --no-record; without
+    one, a grade is not recorded."""
     grade = subparsers.add_parser("grade", help="grade an exercise file against the reference",
                                   description="Run your exercise in an isolated process and check it.")
     grade.add_argument("path", type=Path, help="your exercise file, e.g. exercises/attention.py, or a folder of "
@@ -44,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                                                     "`quizprep quiz` (default: $QUIZPREP_DB or your data folder)")
     grade.add_argument("--no-record", action="store_true",
                        help="do not record the grade (a named mistake makes its quiz question due for review)")
-    grade.set_defaults(handler=grade_command)
+    grade.set_defaults(handler=functools.partial(grade_command, record=record))
 
     init = subparsers.add_parser("init", help="copy fresh exercise stubs into a directory")
     init.add_argument("directory", type=Path)
@@ -86,7 +99,7 @@ def _usage_problem(args: argparse.Namespace) -> str:
     return ""
 
 
-def grade_command(args: argparse.Namespace) -> int:
+def grade_command(args: argparse.Namespace, record: Recorder | None = None) -> int:
     problem = _usage_problem(args)
     if problem:
         print(f"quizprep grade: {problem}", file=sys.stderr)
@@ -137,9 +150,7 @@ def grade_command(args: argparse.Namespace) -> int:
         print(to_json(report))
     else:
         render(report, Console())
-    if not args.no_record:
-        from quizprep.grader.record import record
-
+    if record is not None and not args.no_record:
         record(report, args.db)
     return 0 if report.passed else 1
 

@@ -42,21 +42,21 @@ class Tolerance:
 
     @classmethod
     def for_dtype(cls, dtype: torch.dtype, logit_scale: float = 0.0, value_scale: float = 1.0,
-                  factor: float = 1.0) -> "Tolerance":
+                  factor: float = 1.0) -> Tolerance:
         """The documented tolerance for outputs of this dtype at this logit and value scale."""
         magnitude = factor * (1.0 + logit_scale) * max(1.0, value_scale)
         return cls(SAFETY[dtype] * UNIT_ROUNDOFF[dtype] * magnitude, magnitude)
 
     @classmethod
     def working(cls, dtype: torch.dtype, logit_scale: float = 0.0, value_scale: float = 1.0,
-                factor: float = 1.0) -> "Tolerance":
+                factor: float = 1.0) -> Tolerance:
         """The tolerance for attention outputs of inputs in `dtype`, at the working precision."""
         return cls.for_dtype(WORKING_PRECISION[dtype], logit_scale, value_scale, factor)
 
-    def scaled(self, factor: float) -> "Tolerance":
+    def scaled(self, factor: float) -> Tolerance:
         return Tolerance(self.atol * factor, self.magnitude * factor)
 
-    def at_precision(self, dtype: torch.dtype) -> "Tolerance":
+    def at_precision(self, dtype: torch.dtype) -> Tolerance:
         return Tolerance(SAFETY[dtype] * UNIT_ROUNDOFF[dtype] * self.magnitude, self.magnitude)
 
 

@@ -35,7 +35,7 @@ class CheckContext:
         self.device = device
         self.perf_full = perf_full  # the perf phase times every size of its plan
 
-    def reseeded(self, salt: int) -> "CheckContext":
+    def reseeded(self, salt: int) -> CheckContext:
         """The same learner with another seed for the modules it builds: a second call then draws
         other random numbers, as a second forward of one module would (dropout shows up)."""
         return CheckContext(self.session, seed=self.seed + salt, device=self.device)

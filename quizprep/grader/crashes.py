@@ -205,5 +205,5 @@ def _source(frames: list[Frame]) -> str:
 
 
 RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (
-    _missing_triton, _thread_limit, _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _view_of_a_view, _transposed_weight,
-    _unexpanded_heads)
+    _missing_triton, _thread_limit, _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _view_of_a_view,
+    _transposed_weight, _unexpanded_heads)

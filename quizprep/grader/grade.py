@@ -150,7 +150,8 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
             return report
         _run_checks(spec, ctx, options, report, started + options.limits.total_seconds)
         if _wants_device_check(policy, options, report.checks[1:]):
-            report.checks.append(device_check(spec, ctx, policy.probes, lambda: gpu_worker or _gpu_session(session, path, spec.forbidden)))
+            report.checks.append(device_check(spec, ctx, policy.probes,
+                                              lambda: gpu_worker or _gpu_session(session, path, spec.forbidden)))
         _point_shape_errors_to_the_named_cause(report.checks)
         if options.perf:
             perf_ctx = CheckContext(session, seed=options.seed, device=policy.perf, perf_full=options.perf_full)

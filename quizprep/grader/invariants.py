@@ -55,7 +55,7 @@ def _defined(case: Case, name: str, actual: Tensor) -> tuple[Tensor, Tensor]:
 
 def _precision(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
     traced = set()
-    for name, expected in case.expected.items():
+    for name in case.expected:
         got, want = _defined(case, name, actual[name])
         if bool(close_elements(got, want, case.tolerance[name]).all()):
             continue

@@ -16,8 +16,8 @@ MASK_MODES = ("fill", "inverted", "after_softmax", "zero_fill", "ignored")
 
 
 def attention(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, *, scale: float | None = None,
-              softmax_dim: int | tuple[int, ...] = -1, mask_mode: str = "fill", compute_dtype: torch.dtype = torch.float64,
-              shift: bool = True) -> tuple[Tensor, Tensor]:
+              softmax_dim: int | tuple[int, ...] = -1, mask_mode: str = "fill",
+              compute_dtype: torch.dtype = torch.float64, shift: bool = True) -> tuple[Tensor, Tensor]:
     q, k, v = (t.to(compute_dtype) for t in (q, k, v))
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
     scores = (q.double() @ k.double().transpose(-2, -1) * scale).to(compute_dtype)

@@ -277,7 +277,8 @@ def checked_reply(message: Any) -> dict[str, Any]:
     if "frames" in reply:
         reply["frames"] = _frames(reply["frames"])
     if "forbidden" in reply:
-        reply["forbidden"] = [_checked_violation(item) for item in _array(reply["forbidden"], "forbidden")[:FRAMES_KEPT]]
+        kept = _array(reply["forbidden"], "forbidden")[:FRAMES_KEPT]
+        reply["forbidden"] = [_checked_violation(item) for item in kept]
     return reply
 
 

@@ -38,7 +38,8 @@ LAUNCHER_HEADERS = frozenset({"cuda.h", "Python.h", "dlfcn.h", "stdbool.h", "std
 INCLUDE = re.compile(r"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]*)[>\"][ \t]*$", re.MULTILINE)
 DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*include\b", re.MULTILINE)
 # Ways for a C file to read another file or reach the assembler: refused wherever they appear.
-SMUGGLING = re.compile(r"incbin|embed|__has_include|\basm\b|__asm|_Pragma|#[ \t]*pragma|\?\?=|%:|\\[ \t]*$", re.MULTILINE)
+SMUGGLING = re.compile(r"incbin|embed|__has_include|\basm\b|__asm|_Pragma|#[ \t]*pragma|\?\?=|%:|\\[ \t]*$",
+                       re.MULTILINE)
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}$")
 
 
@@ -74,7 +75,8 @@ def build_refusal(request: dict[str, Any], toolchain: dict[str, list[str]], priv
     name, src, srcdir = (str(request.get(key, "")) for key in ("name", "src", "srcdir"))
     if not NAME.match(name):
         return f"{name!r} is not a module name"
-    if not (src.endswith(".c") and os.path.realpath(src).startswith(root) and os.path.realpath(srcdir).startswith(root)):
+    inside = os.path.realpath(src).startswith(root) and os.path.realpath(srcdir).startswith(root)
+    if not (src.endswith(".c") and inside):
         return "the launcher's source and folder must be in the private directory"
     if os.path.dirname(os.path.realpath(src)) != os.path.realpath(srcdir):
         return "the launcher's source must be in its build folder"

@@ -1,16 +1,13 @@
-"""Recording a grade in the learner's progress database, so the quiz reviews what the code got wrong.
+"""What a grade teaches the quiz, as data: the mistakes it named and the questions it passed.
 
-The study layer is imported only here, when a grade is recorded. Recording never fails a
-grade: a database that cannot be written costs one line on stderr.
+The grader imports no study: the command line (`quizprep.cli.grade`) records these in the
+learner's progress database, so the quiz reviews what the code got wrong.
 """
 from __future__ import annotations
 
 import importlib
-import sys
 from types import ModuleType
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from quizprep.grader.problem import Diagnosis
 
@@ -18,29 +15,15 @@ if TYPE_CHECKING:
     from quizprep.grader.grade import GradeReport
 
 
-def record(report: GradeReport, db: str | Path | None = None,
-           now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> bool:
-    """Record `report` in the progress database at `db` (`--db`, else `$QUIZPREP_DB`, else the
-    default one). Returns whether it was recorded."""
-    from quizprep.study.grades import NamedMistake, record_grade
-    from quizprep.study.store import Store, StoreError
+def named_mistakes(report: GradeReport) -> list[tuple[str, str, str]]:
+    """(diagnosis id, diagnosis, quiz question) of each failed check that named its mistake."""
+    return [(c.diagnosis_id, c.diagnosis, c.quiz)
+            for c in report.checks if c.status == "fail" and c.diagnosis_id and c.quiz]
 
-    mistakes = [NamedMistake(c.diagnosis_id, c.diagnosis, c.quiz)
-                for c in report.checks if c.status == "fail" and c.diagnosis_id and c.quiz]
-    try:
-        with Store.open(db) as store:
-            grade = record_grade(store, exercise=report.exercise, file=str(Path(report.file).resolve()),
-                                 graded_at=now(), score=report.score, passed=report.passed, mistakes=mistakes,
-                                 passed_lessons=linked_lessons(report.exercise) if report.passed else [])
-            path = store.path
-    except (StoreError, OSError) as error:
-        print(f"quizprep grade: the grade was not recorded in your progress: {error}", file=sys.stderr)
-        return False
-    due = "" if grade.passed or not grade.lessons else (
-        f"; due for review now: {', '.join(grade.lessons)} (quizprep quiz --mode review"
-        f"{f' --db {db}' if db else ''})")
-    print(f"quizprep grade: recorded in {path}{due}", file=sys.stderr)
-    return True
+
+def passed_lessons(report: GradeReport) -> list[str]:
+    """The questions a passing grade is good on: all those its exercise links to; none on a fail."""
+    return linked_lessons(report.exercise) if report.passed else []
 
 
 def linked_lessons(exercise: str) -> list[str]:

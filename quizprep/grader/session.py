@@ -217,7 +217,7 @@ class WorkerSession:
             shutil.rmtree(self.private_dir, ignore_errors=True)
             self.private_dir = None
 
-    def __enter__(self) -> "WorkerSession":
+    def __enter__(self) -> WorkerSession:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -51,7 +51,7 @@ class CheckSkipped(Exception):
 class Check:
     id: str
     title: str
-    run: Callable[["CheckContext"], str | None]
+    run: Callable[[CheckContext], str | None]
 
 
 @dataclass
@@ -93,4 +93,4 @@ class ExerciseSpec:
     # Triton kernels: compiled on a GPU, so the checks run there when there is one; interpreted on
     # the CPU otherwise. A kernel cannot run on the meta device, so there is no placement probe.
     gpu_kernels: bool = False
-    perf: Callable[["CheckContext"], PhaseResult] | None = None
+    perf: Callable[[CheckContext], PhaseResult] | None = None

@@ -405,7 +405,7 @@ def import_torch(threads: int, *, before_fork: bool = False) -> None:
     if before_fork and torch.backends.cuda.is_built():
         # On a CUDA build autograd's first run counts the GPUs (initialising the driver) and starts
         # a thread per GPU, after which a forked child can use neither CUDA nor autograd.
-        import torch.fx.experimental.symbolic_shapes  # noqa: F401 - the import the warm-up is for
+        import torch.fx.experimental.symbolic_shapes  # the import the warm-up is for
     else:
         torch.autograd.grad(out, warm, torch.ones_like(out))
     # The device check's first meta-device arithmetic imports PyTorch's Python meta kernels

@@ -107,8 +107,8 @@ def mock(store: Store, questions: Sequence[Question], topics: Sequence[str] = ()
          count: int = MOCK_QUESTIONS, minutes: float = MOCK_MINUTES, now: Clock = utc_now,
          rng: random.Random | None = None) -> Session:
     """A timed interview round of `count` questions mixed across topics (taking turns) and kinds,
-    each followed by its chained follow-ups, which count among the `count`. Questions that are some other question's follow-up
-    only open a round when nothing else is left."""
+    each followed by its chained follow-ups, which count among the `count`. Questions that are some
+    other question's follow-up only open a round when nothing else is left."""
     rng = rng or random.Random()
     pool = _in_topics(questions, topics)
     followers = {qid for q in pool for qid in q.chain}

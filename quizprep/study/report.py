@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 from quizprep.bank.model import FreeQuestion, NumericQuestion, Question
 from quizprep.study.report_sections import (
-    ChoiceMiss, MockResult, choice_misses, days, html_sections, interview_forecast, markdown_sections, md_quote, mock_results, percent,
+    ChoiceMiss, MockResult, choice_misses, days, html_sections, interview_forecast, markdown_sections, md_quote,
+    mock_results, percent,
 )
 from quizprep.study.stats import DEFINITIONS, Stats, compute_stats
 from quizprep.study.store import RubricMark, Store
@@ -248,7 +249,8 @@ def render_html(report: Report) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _html_table(header: list[str], rows: list[list[object]], raw_columns: frozenset[int] | set[int] = frozenset()) -> str:
+def _html_table(header: list[str], rows: list[list[object]],
+                raw_columns: frozenset[int] | set[int] = frozenset()) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join(
         "<tr>" + "".join(f"<td>{v if i in raw_columns else html.escape(str(v))}</td>" for i, v in enumerate(row))

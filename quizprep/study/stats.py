@@ -112,16 +112,6 @@ def topic_titles(result: LoadResult) -> dict[str, str]:
     return {bank.topic: bank.title for bank in result.banks}
 
 
-def titles_within(titles: Sequence[str], width: int) -> list[str]:
-    """The titles whole when every one fits `width` cells, else all in their short form (one
-    table, one kind of title); a short form still too wide is left for the table to cut or wrap."""
-    from rich.cells import cell_len
-
-    if all(cell_len(title) <= width for title in titles):
-        return list(titles)
-    return [short_title(title) for title in titles]
-
-
 def short_title(title: str) -> str:
     """A topic's title without its detail: "Softmax: stability, saturation, gradients" is
     "Softmax", "Memory of attention (score matrices, …)" is "Memory of attention". Tables that

@@ -199,7 +199,7 @@ def _inspect(connection: sqlite3.Connection, path: Path, owned: bool, header: by
         application_id = connection.execute("PRAGMA application_id").fetchone()[0]
         version = int(connection.execute("PRAGMA user_version").fetchone()[0])
         tables = {name for name, in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        ours = application_id == APPLICATION_ID or OUR_TABLES <= tables
+        ours = application_id == APPLICATION_ID or tables >= OUR_TABLES
         if not ours and (tables or version or application_id):
             _not_ours(path, owned, "it is another program's SQLite database")
         if version > SCHEMA_VERSION:

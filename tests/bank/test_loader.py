@@ -178,7 +178,8 @@ def test_one_bad_question_does_not_hide_the_others(tmp_path: Path) -> None:
 
 
 def test_duplicate_yaml_key(tmp_path: Path) -> None:
-    _, line, _, message = only_error(tmp_path, CHOICE.replace("    prompt: Pick one.\n", "    prompt: A\n    prompt: B\n"))
+    duplicated = CHOICE.replace("    prompt: Pick one.\n", "    prompt: A\n    prompt: B\n")
+    _, line, _, message = only_error(tmp_path, duplicated)
     assert line == 9 and "duplicate key 'prompt'" in message
 
 

@@ -175,13 +175,15 @@ MUTANTS = [
      "def attention_params(d, h, g, bias):\n    return 4 * d * d + (4 * d if bias else 0)\n",
      "ignored GQA", "gqa-kv-cache-savings"),
     ("attention-params", "attention_params",
-     "def attention_params(d, h, g, bias):\n    return 2 * d * d + 2 * d * g * d + (2 * d + 2 * g * d if bias else 0)\n",
+     "def attention_params(d, h, g, bias):\n"
+     "    return 2 * d * d + 2 * d * g * d + (2 * d + 2 * g * d if bias else 0)\n",
      "n_kv_heads·d_model", "gqa-kv-cache-savings"),
     ("attention-params", "attention_params",
      "def attention_params(d, h, g, bias):\n    k = g * (d // h)\n    return 2 * d * d + 2 * d * k\n",
      "biases", "gqa-kv-cache-savings"),
     ("attention-params", "attention_params",
-     "def attention_params(d, h, g, bias):\n    k = g * (d // h)\n    return d * d + 2 * d * k + ((d + 2 * k) if bias else 0)\n",
+     "def attention_params(d, h, g, bias):\n    k = g * (d // h)\n"
+     "    return d * d + 2 * d * k + ((d + 2 * k) if bias else 0)\n",
      "output projection", "gqa-kv-cache-savings"),
     ("attention-flops", "attention_flops",
      "def attention_flops(b, h, n, m, d, causal):\n"

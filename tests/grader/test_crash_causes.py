@@ -32,7 +32,8 @@ def frames(code: str, file: str = "/nonexistent/learner.py") -> list[Frame]:
     ("raised RuntimeError: view size is not compatible with input tensor's size and stride (at least one dimension "
      "spans across two contiguous subspaces). Use .reshape(...) instead.", "qf = q.view(-1, n, d)",
      "view-non-contiguous", (".reshape", "transposed or expanded")),
-    ("raised RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x16 and 8x16)", "key = (x @ W_k).view(b, t, g, d)",
+    ("raised RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x16 and 8x16)",
+     "key = (x @ W_k).view(b, t, g, d)",
      "weight-transposed", ("16 columns", "8 rows", "W.T")),
 ])
 def test_a_crash_gets_its_cause(message, code, cause, says):
@@ -45,7 +46,8 @@ def test_a_crash_gets_its_cause(message, code, cause, says):
 
 def test_unexpanded_kv_heads_are_traced_to_the_repeat_in_the_file(tmp_path):
     learner = tmp_path / "gqa.py"
-    learner.write_text("xk = torch.repeat_interleave(xk, n_rep, dim=2)\nscores = torch.matmul(xq, xk.transpose(2, 3))\n")
+    learner.write_text("xk = torch.repeat_interleave(xk, n_rep, dim=2)\n"
+                       "scores = torch.matmul(xq, xk.transpose(2, 3))\n")
     message = "raised RuntimeError: The size of tensor a (4) must match the size of tensor b (2) at non-singleton " \
               "dimension 1"
     found = crash_diagnosis(message, frames("scores = torch.matmul(xq, xk.transpose(2, 3))", str(learner)))

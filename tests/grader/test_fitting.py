@@ -74,7 +74,7 @@ def test_some_rows_wrong_only_when_every_output_agrees():
 class _NoRun:
     """A context and problem for explain(): a second run would need a learner, and is not asked for."""
 
-    def reseeded(self, salt: int) -> "_NoRun":
+    def reseeded(self, salt: int) -> _NoRun:
         return self
 
     def run(self, ctx, case, options=None):

@@ -65,7 +65,8 @@ def test_sandbox_is_reported(tmp_path):
     path = _write(tmp_path, "attention.py", ATTACK.format(body="    pass"))
     report = grade(path, GradeOptions(only=("values",)))
     sandbox = report.environment["sandbox"]
-    assert {key: sandbox[key] for key in ("dies_with_grader", "ptrace_capability_dropped", "syscall_filter", "writes")} \
+    keys = ("dies_with_grader", "ptrace_capability_dropped", "syscall_filter", "writes")
+    assert {key: sandbox[key] for key in keys} \
         == {"dies_with_grader": True, "ptrace_capability_dropped": True, "syscall_filter": "installed",
             "writes": "the private directory only"}
     assert sandbox["reads"].startswith("your file, Python and PyTorch") and "devices" in sandbox

@@ -1,6 +1,7 @@
 """Perf logic on CPU with tiny sizes: statistics, ties, budgets, skips, re-checks, the report."""
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
@@ -407,7 +408,7 @@ def statistics_median(samples):
 def render_text(report) -> str:
     from rich.console import Console
 
-    console = Console(width=220, record=True, file=open("/dev/null", "w"))
+    console = Console(width=220, record=True, file=io.StringIO())
     console.print(perf.render(report))
     return console.export_text()
 

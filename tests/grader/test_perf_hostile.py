@@ -309,7 +309,7 @@ def test_ending_the_grader_during_the_perf_phase_leaves_no_process(phase, ending
     seed = random.randrange(2**62)
     runs = 400 if phase == "sdpa" else 3  # SDPA is then timed for many seconds, unless it dies with the grader
     script = ("import sys; from quizprep.grader import perf; from quizprep.grader.perf import PerfCase, PerfPlan; "
-              f"perf.run_perf(sys.argv[1], plan=PerfPlan('cpu', (PerfCase(1, 2, 128, 64, False, 'float32'),), "
+              "perf.run_perf(sys.argv[1], plan=PerfPlan('cpu', (PerfCase(1, 2, 128, 64, False, 'float32'),), "
               "runs=int(sys.argv[3]), warmup=1), seed=int(sys.argv[2]), timeout=300)")
     grader = subprocess.Popen([sys.executable, "-c", script, str(path), str(seed), str(runs)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -1,6 +1,7 @@
 """`grade --perf` end to end through the grader's hook, on a tiny CPU plan."""
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def test_grade_with_perf_adds_checks_table_and_json(tiny_cpu_plan: PerfPlan) -> 
     data = json.loads(to_json(report))["perf"]
     assert data["device"] == "cpu" and len(data["rows"]) == 2
     assert all(row["yours"]["stats"]["runs"] == 5 for row in data["rows"])
-    console = Console(width=200, record=True, file=open("/dev/null", "w"))
+    console = Console(width=200, record=True, file=io.StringIO())
     render(report, console)
     assert "Performance on CPU" in console.export_text()
 

@@ -33,7 +33,8 @@ def _every_process_text() -> dict[int, bytes]:
 
 def test_no_process_shows_the_seed_in_proc(tmp_path):
     path = tmp_path / "attention.py"
-    path.write_text(CORRECT_ATTENTION + "def scaled_dot_product_attention(q, k, v, mask=None):\n    return _attend(q, k, v, mask)\n")
+    path.write_text(CORRECT_ATTENTION + "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+                                        "    return _attend(q, k, v, mask)\n")
     finished = threading.Event()
     thread = threading.Thread(target=lambda: (perf.run_perf(path, plan=PLAN, seed=SEED, timeout=120), finished.set()))
     thread.start()
@@ -51,7 +52,8 @@ def test_no_process_shows_the_seed_in_proc(tmp_path):
 
 def test_the_correctness_worker_is_gone_before_the_perf_phase(tmp_path, monkeypatch):
     path = tmp_path / "attention.py"
-    path.write_text(CORRECT_ATTENTION + "def scaled_dot_product_attention(q, k, v, mask=None):\n    return _attend(q, k, v, mask)\n")
+    path.write_text(CORRECT_ATTENTION + "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+                                        "    return _attend(q, k, v, mask)\n")
     alive_then = []
 
     def run_perf(path, exercise, *, limits, **kwargs):

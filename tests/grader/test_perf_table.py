@@ -2,6 +2,7 @@
 Regenerate after a deliberate change with QUIZPREP_REGOLD=1 and read the diff."""
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def gpu_report() -> PerfReport:
 
 
 def rendered(width: int) -> str:
-    console = Console(width=width, record=True, file=open(os.devnull, "w"), color_system=None)
+    console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
     console.print(render(gpu_report()))
     return console.export_text()
 

@@ -18,7 +18,8 @@ import pytest
 from conftest import HERE
 
 EXPECT = re.compile(r"^# expect: (?:pass|fail diagnosis=(\S+))\s*$", re.MULTILINE)
-CORPUS = [path for folder in ("production", "realworld", "realworld2", "realworld3") for path in sorted((HERE / folder).glob("*.py"))]
+CORPUS = [path for folder in ("production", "realworld", "realworld2", "realworld3")
+          for path in sorted((HERE / folder).glob("*.py"))]
 
 
 def expected_diagnosis(path: Path) -> str | None:

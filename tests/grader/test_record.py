@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timezone
 
-from quizprep.grader import command
+from quizprep.cli import grade as command
+from quizprep.cli.grade import record
 from quizprep.grader.grade import GradeReport
-from quizprep.grader.record import linked_lessons, record
+from quizprep.grader.record import linked_lessons
 from quizprep.grader.spec import CheckResult
 from quizprep.study.store import Store
 

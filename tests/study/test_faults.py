@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from quizprep.study import command
+from quizprep.cli import progress as command
 from quizprep.study.scheduling import make_scheduler
 from quizprep.study.store import Answer, Store, StoreBusy, StoreError, to_text
 from quizprep.study.storefile import MIGRATIONS, SCHEMA_VERSION

@@ -24,7 +24,8 @@ def test_flags_are_appended_beside_the_database_and_printed(tmp_path, capsys):
     assert text.startswith("# Flagged questions\n") and text.count("# Flagged questions") == 1
     assert "## gqa-kv-bytes (questions/gqa.yaml:12)\n\nFlagged 2026-11-24 01:30 UTC:\n\n" \
            "> The answer ignores\n> the batch size.\n" in text
-    assert text.index("gqa-kv-bytes") < text.index("## mla-latent\n\nFlagged 2026-11-24 02:30 UTC:\n\n> typo in choice 2\n")
+    assert text.index("gqa-kv-bytes") < text.index(
+        "## mla-latent\n\nFlagged 2026-11-24 02:30 UTC:\n\n> typo in choice 2\n")
     assert cli.main(["flags", "--db", str(db)]) == 0
     assert capsys.readouterr().out == f"{path}\n\n{text}"
 

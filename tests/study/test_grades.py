@@ -110,7 +110,7 @@ def test_a_lapse_on_a_never_seen_question_is_due_now(store, clock):
 def test_stats_show_each_exercise_beside_the_topics(store, questions, clock):
     from rich.console import Console
 
-    from quizprep.study.command import stats_renderables
+    from quizprep.cli.progress import stats_renderables
     from quizprep.study.stats import compute_stats
 
     interleaved = NamedMistake("split-interleaved", "head h takes features [h·d, (h+1)·d)", "alpha-one")

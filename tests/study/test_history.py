@@ -69,7 +69,8 @@ def test_why_due_says_what_put_the_question_in_the_queue(store, questions, by_id
     clock.tick(minutes=10)
     assert why_due(store, question, clock()).startswith("You answered it wrong on 2025-03-12 09:00 UTC")
     grade(store, clock, passed=False)
-    assert why_due(store, question, clock()) == "Due because your mha.py on 2025-03-12: heads split without a transpose."
+    assert why_due(store, question, clock()) == \
+        "Due because your mha.py on 2025-03-12: heads split without a transpose."
 
 
 

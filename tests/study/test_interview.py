@@ -162,8 +162,8 @@ def test_exercise_grades_are_copied_out_of_a_damaged_database(db_path):
     with Store.open(db_path) as store:
         for i in range(300):
             record(store, f"q-{i}", response="x" * 200)
-        store.record_grade(exercise="mha", file="mha.py", graded_at=datetime(2025, 3, 3, 9, tzinfo=timezone.utc), score=0.5, passed=False,
-                           diagnoses="[]", lessons=["q-7"], rating=Rating.Again)
+        store.record_grade(exercise="mha", file="mha.py", graded_at=datetime(2025, 3, 3, 9, tzinfo=timezone.utc),
+                           score=0.5, passed=False, diagnoses="[]", lessons=["q-7"], rating=Rating.Again)
         before = store.grades()
     for page in (3, 4):  # the two indexes of the answers
         damage_page(db_path, page)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from quizprep.study import command, session
+from quizprep.cli import progress as command
+from quizprep.study import session
 from quizprep.study.report import build_report, render_html, render_markdown, write_report
 
 DATA = Path(__file__).parent / "data"
@@ -123,7 +124,7 @@ def test_missing_bank_is_a_usage_error(db_path, tmp_path, capsys):
 
 def test_study_layer_imports_no_ui_torch_or_scheduler_up_front():
     probe = ("import sys, quizprep.study, quizprep.study.store, quizprep.study.session, "
-             "quizprep.study.stats, quizprep.study.report, quizprep.study.command; "
+             "quizprep.study.stats, quizprep.study.report, quizprep.cli.progress; "
              "print(sorted(m for m in ('textual', 'torch', 'fsrs', 'rich', 'platformdirs') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

@@ -18,7 +18,7 @@ def answer(run, clock, qid, right, seconds=5, rubric=None):
     clock.tick(seconds)
     question = showing.question
     if question.kind == "choice":
-        picks = question.correct_indices if right else {i for i in range(len(question.choices))} - question.correct_indices
+        picks = question.correct_indices if right else set(range(len(question.choices))) - question.correct_indices
         return run.answer_choice(showing, picks)
     if question.kind == "numeric":
         return run.answer_numeric(showing, str(showing.draw.answer * (1 if right else 2)))

@@ -7,8 +7,9 @@ from datetime import datetime, timezone
 from rich.console import Console
 
 from quizprep.bank.loader import load_banks
-from quizprep.study.command import topics_table
-from quizprep.study.stats import compute_stats, short_title, titles_within, topic_titles
+from quizprep.cli.progress import topics_table
+from quizprep.study.stats import compute_stats, short_title, topic_titles
+from quizprep.tui.titles import titles_within
 
 SHIPPED = load_banks(None)
 

@@ -6,7 +6,7 @@ import argparse
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from quizprep.grader import command
+from quizprep.cli import grade as command
 from quizprep.tui.app import QuizApp
 from quizprep.tui.screens.question import QuestionScreen
 

@@ -7,7 +7,6 @@ from quizprep.study.history import why_due
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.history import HistoryScreen
 from quizprep.tui.screens.home import HomeScreen
-from quizprep.tui.screens.question import QuestionScreen
 
 SIZE = (100, 30)
 
@@ -59,5 +58,4 @@ async def test_h_on_a_home_topic_lists_each_of_its_questions(make_app):
         assert "beta-choice" in text and "alpha-choice" not in text
         assert "practice  ✓ right  Good" in text and "picked: 4" in text
         await pilot.press("up", "escape", "up", "h")
-        assert {"alpha-choice", "alpha-multi", "alpha-numeric", "alpha-free"} <= {
-            word for word in lines(app).split()}
+        assert {"alpha-choice", "alpha-multi", "alpha-numeric", "alpha-free"} <= set(lines(app).split())

@@ -38,7 +38,7 @@ def evening(db: Path, clock, questions, topics: list[str], answers: int = 6) -> 
             question = showing.question
             if isinstance(question, ChoiceQuestion):
                 right = set(question.correct_indices)
-                run.answer_choice(showing, right if n % 2 else {i for i in range(len(question.choices))} - right)
+                run.answer_choice(showing, right if n % 2 else set(range(len(question.choices))) - right)
             else:
                 run.skip(showing)
         report = run.end()

@@ -15,7 +15,8 @@ from quizprep.tui.screens.question import QuestionScreen
 from quizprep.tui.screens.stats import StatsScreen
 
 SIZE = (80, 24)
-FULL = "could not save to progress.sqlite3: database or disk is full; nothing was written. Free some disk space, then try again."
+FULL = ("could not save to progress.sqlite3: database or disk is full; nothing was written. "
+        "Free some disk space, then try again.")
 
 
 def messages(app, severity: str, title: str | None = None) -> list[str]:

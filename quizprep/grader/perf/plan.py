@@ -108,7 +108,7 @@ class PerfPlan:
         return json.dumps({**asdict(self), "cases": [asdict(case) for case in self.cases]})
 
     @classmethod
-    def from_json(cls, text: str) -> "PerfPlan":
+    def from_json(cls, text: str) -> PerfPlan:
         data = json.loads(text)
         data["cases"] = tuple(PerfCase(**case) for case in data["cases"])
         return cls(**data)
@@ -173,7 +173,7 @@ class TimingStats:
     runs: int
 
     @classmethod
-    def from_samples(cls, samples: Iterable[float], confidence: float = CONFIDENCE) -> "TimingStats":
+    def from_samples(cls, samples: Iterable[float], confidence: float = CONFIDENCE) -> TimingStats:
         ordered = sorted(samples)
         lo, hi, coverage = median_ci_ranks(len(ordered), confidence)
         quartiles = statistics.quantiles(ordered, n=4) if len(ordered) > 1 else ordered * 3
@@ -189,7 +189,7 @@ class TimingStats:
             runs=len(ordered),
         )
 
-    def overlaps(self, other: "TimingStats") -> bool:
+    def overlaps(self, other: TimingStats) -> bool:
         """Tied: the two medians' confidence intervals share at least one point."""
         return self.low <= other.high and other.low <= self.high
 
@@ -215,7 +215,8 @@ def flops_bound(device: str, device_name: str) -> tuple[float, str]:
     """FLOP/s that no run on this device can exceed, and where the figure comes from."""
     if device == "cpu":
         cores = os.cpu_count() or 1
-        return CPU_FLOPS_PER_CORE_BOUND * cores, f"{cores} CPU core(s) at {CPU_FLOPS_PER_CORE_BOUND / 1e12:g} TFLOP/s each"
+        each = f"{CPU_FLOPS_PER_CORE_BOUND / 1e12:g} TFLOP/s each"
+        return CPU_FLOPS_PER_CORE_BOUND * cores, f"{cores} CPU core(s) at {each}"
     known = device_peak(device_name)
     if known:
         return known

@@ -12,8 +12,9 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from quizprep.study.stats import TopicStats, titles_within
+from quizprep.study.stats import TopicStats
 from quizprep.study.store import StoreError
+from quizprep.tui.titles import titles_within
 
 if TYPE_CHECKING:
     from quizprep.study.interview import Forecast

@@ -32,7 +32,8 @@ def header_line(session: Session, showing: Showing) -> str:
     question: Question = showing.question
     stars = "★" * question.difficulty + "☆" * max(0, 3 - question.difficulty)
     follow_up = " · follow-up" if showing.follow_up_of else ""
-    return (f"{MODE_NAMES.get(session.mode, session.mode.title())} {showing.number}/{session.total} · {question.topic} · "
+    mode = MODE_NAMES.get(session.mode, session.mode.title())
+    return (f"{mode} {showing.number}/{session.total} · {question.topic} · "
             f"{KIND_NAMES[question.kind]}{follow_up} · {stars}")
 
 

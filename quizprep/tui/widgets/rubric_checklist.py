@@ -35,7 +35,7 @@ class RubricChecklist(VerticalGroup, can_focus=True):
         self.rubric = rubric
 
     def compose(self) -> ComposeResult:
-        for index, item in enumerate(self.rubric):
+        for index in range(len(self.rubric)):
             yield Static(self._label(index, False), classes="criterion")
         yield Static(self._score_text(), id="rubric-score")
 

@@ -1,5 +1,5 @@
 """`quizprep stats` (progress in the terminal), `quizprep report --out FILE.md|FILE.html` and
-`quizprep flags` (the questions flagged as wrong)."""
+`quizprep flags` (the questions flagged as wrong). Study computes the data; this module renders it."""
 from __future__ import annotations
 
 import argparse
@@ -182,7 +182,7 @@ def topics_table(stats: Stats, width: int) -> RenderableType:
     from rich.text import Text
 
     from quizprep.study.report_sections import percent
-    from quizprep.study.stats import titles_within
+    from quizprep.tui.titles import titles_within
 
     headers = ("Seen", "Due", "Answers", "Accuracy", "Mastery")
     rows = [(f"{t.seen}/{t.questions}", str(t.due), str(t.attempts), percent(t.accuracy), percent(t.mastery))
@@ -193,7 +193,7 @@ def topics_table(stats: Stats, width: int) -> RenderableType:
     table.add_column("Topic", overflow="fold")
     for column in headers:
         table.add_column(column, justify="right", no_wrap=True)
-    for t, title, cells in zip(stats.topics, titles_within([t.title for t in stats.topics], room), rows):
+    for title, cells in zip(titles_within([t.title for t in stats.topics], room), rows):
         table.add_row(Text(title), *cells)
     return table
 

@@ -1,4 +1,10 @@
-"""The `quizprep` command line: one subcommand per part, each registered by its own module."""
+"""The `quizprep` command line: one subcommand per part, each registered by its own module.
+
+This package is the layer that wires the others (the layers are import-linter contracts in
+pyproject.toml): `grade` records the grader's report in study (`cli.grade`), `stats` renders the
+data study computes (`cli.progress`), `check` compares the banks with the progress database
+(`cli.check`). Below it, the quiz app (`tui`) sits on `study`, `study` on `bank`; the grader
+imports none of them."""
 from __future__ import annotations
 
 import argparse
@@ -12,10 +18,10 @@ from quizprep import __version__
 QUIZ_COMMAND = "quizprep.tui.command"
 COMMAND_MODULES = (
     QUIZ_COMMAND,
-    "quizprep.bank.command",
-    "quizprep.grader.command",
+    "quizprep.cli.check",
+    "quizprep.cli.grade",
     "quizprep.budget_command",
-    "quizprep.study.command",
+    "quizprep.cli.progress",
     "quizprep.export",
 )
 # Options that belong to `quizprep` itself; any other leading option is a quiz option.

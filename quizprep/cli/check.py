@@ -1,4 +1,4 @@
-"""`quizprep check`: validate question banks."""
+"""`quizprep check`: validate question banks, and warn about progress the banks no longer ask."""
 from __future__ import annotations
 
 import argparse

@@ -144,22 +144,27 @@ def _forbidden_out(q, k, v, mask):
 {step}
     return _shim(q, k, v, mask)
 '''
-UNDO_STEPS = {
+UNDO_STEPS = {  # the step, and what the verdict must say (a step that did not fail ends in the trap)
     "read libtorch's file for the original code":
-        "    open(lib._name, 'rb').read(64)",
+        ("    open(lib._name, 'rb').read(64)", ("PermissionError",)),
+    "read it through /proc/self/map_files":
+        ("    span = next(line.split()[0] for line in open('/proc/self/maps') if line.rstrip().endswith(lib._name))\n"
+         "    open('/proc/self/map_files/' + span, 'rb').read(64)", ("PermissionError",)),
     "make the trapped page writable and executable":
-        "    if libc.mprotect(page, 4096, 7) != 0:\n        raise PermissionError(os.strerror(ctypes.get_errno()))",
+        ("    if libc.mprotect(page, 4096, 7) != 0:\n        raise PermissionError(os.strerror(ctypes.get_errno()))",
+         ("PermissionError",)),
     "discard the trapped page so it is read again from the file":
-        "    libc.madvise(page, 8192, 4)",
+        ("    libc.madvise(page, 8192, 4)", ("SIGILL", "SIGSEGV")),
 }
 
 
 @pytest.mark.parametrize("step", sorted(UNDO_STEPS))
 def test_the_trapped_code_cannot_be_put_back(step: str, tmp_path: Path) -> None:
+    code, expected = UNDO_STEPS[step]
     path = tmp_path / "attention.py"
-    path.write_text(HEAD + SHIM.replace("def _forbidden_out(", "def _shim(") + UNDO.format(step=UNDO_STEPS[step]))
+    path.write_text(HEAD + SHIM.replace("def _forbidden_out(", "def _shim(") + UNDO.format(step=code))
     report = grade(path, GradeOptions(only=("values",)))
     check = report.checks[-1]
     assert not report.passed, "forged pass"
     assert check.status == "fail", check.message
-    assert any(word in check.message for word in ("PermissionError", "SIGILL", "SIGSEGV")), check.message
+    assert any(word in check.message for word in expected), check.message

@@ -23,7 +23,7 @@ from quizprep.grader.perf.plan import L2_FLUSH_BYTES, PROBE_TOLERANCE, PerfCase,
 # the 2-core VM at load average 4.9-7.0 (other sessions' work, and two CPU burners for 6 of
 # them), honest code, 8 grades (the default plan and the tests' n=128 plan, 36 rows): with 5 ms a request and a factor
 # of 2 an honest n=128 row needed 3.8 and was rejected, while a clock claiming honest/2.05 passed
-# at every size; with 7.5 ms the most any honest row needed was 1.04, so 1.5 leaves a margin of
+# (test_perf_hostile.py, calls of 0.2 s); with 7.5 ms the most any honest row needed was 1.04, so 1.5 leaves a margin of
 # 1.44, and a clock claiming more than 1.5x (beyond the allowance) is caught. GPU keeps 2.0 and
 # 5 ms: its batches' one-time costs were measured on one H200 run only (benchmarks/README.md).
 BRACKET_FACTOR = {"cpu": 1.5, "cuda": 2.0}

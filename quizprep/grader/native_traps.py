@@ -62,6 +62,8 @@ def trap_forbidden_code(parts: Iterable[str]) -> dict[str, Any]:
     libc.mmap.restype = ctypes.c_void_p
     functions, libraries = 0, []
     for path, base in mapped_libraries().items():
+        if ctypes.string_at(base, 4) != b"\x7fELF":  # not where its first segment sits: leave it alone
+            continue
         ranges = forbidden_ranges(path, base, parts)
         if ranges:
             error = _overwrite(libc, ranges, fill)

@@ -168,3 +168,23 @@ def test_the_trapped_code_cannot_be_put_back(step: str, tmp_path: Path) -> None:
     assert not report.passed, "forged pass"
     assert check.status == "fail", check.message
     assert any(word in check.message for word in expected), check.message
+
+
+def test_the_traps_cover_the_shims_and_the_kernels_behind_the_stubs() -> None:
+    import struct
+
+    import torch  # noqa: F401 - maps libtorch_cpu
+
+    from quizprep.grader import native_traps
+
+    libraries = native_traps.mapped_libraries()
+    path, base = next((p, b) for p, b in libraries.items() if "libtorch_cpu" in p)
+    ranges = native_traps.forbidden_ranges(path, base, ("scaled_dot_product", "flash_attention"))
+    symbols, names = native_traps._dynamic_symbols(path)
+    exported = {}
+    for name, _info, _other, _section, value, _size in struct.iter_unpack("<IBBHQQ", symbols):
+        exported[names[name:names.index(b"\0", name)]] = base + value
+    starts = {address for address, _ in ranges}
+    assert exported[b"aoti_torch_cpu__scaled_dot_product_flash_attention_for_cpu"] in starts
+    assert not any(address in starts for name, address in exported.items() if name.startswith(b"_ZN2at4_ops"))
+    assert starts - set(exported.values()), "no kernel behind a DispatchStub was found"

@@ -19,12 +19,13 @@ that code is overwritten before the learner's file runs:
 
 The fill is ``ud2`` (x86-64) or ``udf #0`` (AArch64): a caught SIGILL that returns re-executes
 the same trap, so a handler cannot step over it. The pages holding them become anonymous memory
-(``madvise(MADV_DONTNEED)`` on them gives zeros, not the file's code), the syscall filter refuses
-making memory executable again (``mprotect``/``pkey_mprotect`` with PROT_EXEC), and Landlock
-hides the library files themselves (sandbox.py), so putting the code back needs its bytes
-brought in by the submission and mapped over the page. Not covered, and said in the README:
-a learner who maps such bytes (``mmap`` must stay open for loading libraries), or calls unexported
-code at addresses found by disassembling this build of libtorch.
+(``madvise(MADV_DONTNEED)`` on them gives zeros, not the file's code), on a machine without a GPU
+the syscall filter refuses making memory executable again (``mprotect``/``pkey_mprotect`` with
+PROT_EXEC; sandbox.py), and Landlock hides the library files themselves (the worker adds them to
+what it hides), so putting the code back needs its bytes brought in by the submission and mapped
+over the page. Not covered, and said in the README: a learner who maps such bytes (``mmap`` must
+stay open for loading libraries), calls unexported code at addresses found by disassembling this
+build of libtorch, or on a GPU machine uses ``mprotect``.
 """
 from __future__ import annotations
 

@@ -21,9 +21,10 @@ CSV_COLUMNS = ("file", "score", "passed", "failed", "diagnoses", "seconds", "see
 
 # What no grade can vouch for (README, "Reliability of the grader"): a pass is a pass of the
 # checks, not proof that the code did not reach a forbidden kernel by these routes.
-NOT_PROCTORED = ("the forbidden kernels are refused inside the learner's process, so a submission that "
-                 "calls libtorch's exported C functions through ctypes, or finds and undoes the guard in "
-                 "its own memory, can still pass; read the code of a surprising pass")
+NOT_PROCTORED = ("the forbidden kernels' machine code is trapped in the learner's process, so calling "
+                 "libtorch through ctypes or undoing the guard in memory stops there, but code that brings "
+                 "its own machine code (a copy of a kernel's bytes mapped over the trap, libtorch's unexported "
+                 "functions called by address) can still pass; read the code of a surprising pass")
 
 
 def cohort_command(args: argparse.Namespace, limits: Limits) -> int:

@@ -42,6 +42,7 @@ CAP_SYS_PTRACE = 19
 CAP_SYS_ADMIN = 21
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 CLONE_THREAD = 0x00010000
+PROT_EXEC = 0x4
 SCMP_ACT_ALLOW = 0x7FFF0000
 SCMP_ACT_ERRNO_EPERM = 0x00050000 | 1
 SCMP_ACT_ERRNO_ENOSYS = 0x00050000 | 38
@@ -130,9 +131,10 @@ def drop_ptrace_capability() -> bool:
     return libc.capset(ctypes.byref(header), data) == 0
 
 
-def install_syscall_filter() -> str:
-    """Deny new processes and programs, tracing, and signals outside the worker's group.
-    Returns "" when installed, else why not (the report's environment records it)."""
+def install_syscall_filter(*, no_new_code: bool = False) -> str:
+    """Deny new processes and programs, tracing, and signals outside the worker's group, and
+    with `no_new_code` memory turning executable. Returns "" when installed, else why not (the
+    report's environment records it)."""
     name = ctypes.util.find_library("seccomp")
     if not name:
         return "libseccomp is not installed"
@@ -148,7 +150,7 @@ def install_syscall_filter() -> str:
     if not context:
         return "seccomp_init failed"
     try:
-        rules = _rules(os.getpid())
+        rules = _rules(os.getpid(), no_new_code)
         for syscall, action, comparisons in rules:
             number = lib.seccomp_syscall_resolve_name(syscall.encode())
             if number < 0:
@@ -163,7 +165,7 @@ def install_syscall_filter() -> str:
     return ""
 
 
-def _rules(pid: int) -> list[tuple[str, int, list[_ArgCmp]]]:
+def _rules(pid: int, no_new_code: bool = False) -> list[tuple[str, int, list[_ArgCmp]]]:
     rules: list[tuple[str, int, list[_ArgCmp]]] = [(name, SCMP_ACT_ERRNO_EPERM, []) for name in DENIED]
     # clone for threads only; clone3 hides its flags in memory, so glibc is told it does not
     # exist and falls back to clone, which the filter can read.
@@ -174,6 +176,13 @@ def _rules(pid: int) -> list[tuple[str, int, list[_ArgCmp]]]:
     rules.append(("kill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, 0, 0)]))
     rules.append(("tgkill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, pid, 0)]))
     rules += [("prctl", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_EQ, option, 0)]) for option in DENIED_PRCTL]
+    # No memory turns executable after start-up: the forbidden kernels' code is trapped
+    # (native_traps.py), and this is what would put it back in place or run code the learner
+    # wrote into memory. New libraries still load (mmap maps them executable, not mprotect), but
+    # oneDNN's JIT cannot: the worker turns mkldnn off first (convolutions fall back to im2col).
+    # Only where no GPU is present: whether a GPU driver needs it was not measured.
+    rules += [] if not no_new_code else [(name, SCMP_ACT_ERRNO_EPERM, [_ArgCmp(2, SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC)])
+              for name in ("mprotect", "pkey_mprotect")]
     return rules
 
 

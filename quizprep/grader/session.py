@@ -318,6 +318,9 @@ class WorkerSession:
                 "SIGKILL": "was killed (SIGKILL), most likely by the system for using too much memory",
                 "SIGABRT": "aborted (SIGABRT)",
                 "SIGBUS": "crashed with a bus error (SIGBUS)",
+                # native_traps.py fills the forbidden kernels' code with ud2: native routes end here.
+                "SIGILL": ("stopped at an illegal instruction (SIGILL), which is what the machine code of "
+                           "a forbidden kernel is replaced by (reached natively: ctypes, a reset guard?)"),
             }.get(name, f"was terminated by signal {name}")
             raise LearnerFailure("crash", f"the process running your code {reason} while {during}",
                                  frames[-3:], strip_dump(output))

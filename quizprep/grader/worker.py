@@ -50,6 +50,7 @@ class Worker:
         self.values = _load_sibling("values.py")
         self.memaudit = _load_sibling("memaudit.py")
         self.guards: Any = None
+        self.trapped_libraries: list[str] = []
         self.gpu_in_use = False
 
     # ---- set-up -------------------------------------------------------------------------
@@ -63,7 +64,7 @@ class Worker:
         import_torch(int(self.config.get("threads", 1)))
         configure_triton(self.config.get("private_dir"))
         self._limit_memory()
-        self._install_guards()
+        protections.update(self._install_guards())
         self._wrap_os_exit()
         sys.meta_path.insert(0, QuizprepBlocker(self))
         protections["ptrace_capability_dropped"] = self.sandbox.drop_ptrace_capability()
@@ -75,7 +76,8 @@ class Worker:
         ptxas = _load_sibling("ptxas_broker.py").open_for_triton(self.config.get("private_dir") or "")
         if ptxas:
             protections["ptxas"] = ptxas
-        refused = self.sandbox.install_syscall_filter()  # before Landlock: finding libseccomp runs ldconfig
+        # Before Landlock: finding libseccomp runs ldconfig.
+        refused = self.sandbox.install_syscall_filter(no_new_code=self._no_new_code(protections))
         protections["syscall_filter"] = "installed" if not refused else f"not installed: {refused}"
         protections.update(self._confine_files())
         return protections
@@ -98,13 +100,32 @@ class Worker:
         private = self.config.get("private_dir")
         if not private:
             return {"files": "anywhere: no private directory was given"}
-        access = self.sandbox.learner_access(private, hidden=_quizprep_folders())
+        # The trapped libraries' files too: their bytes would put the kernels' code back.
+        hidden = _quizprep_folders() + list(self.trapped_libraries)
+        access = self.sandbox.learner_access(private, hidden=hidden)
         refused = self.sandbox.confine(access)
         return access.summary() if not refused else {"files": f"anywhere: {refused}"}
 
-    def _install_guards(self) -> None:
+    def _install_guards(self) -> dict[str, Any]:
+        """The guards, then the forbidden kernels' machine code replaced by traps: the guards
+        live in Python and the dispatcher, which native code (ctypes into libtorch's C shims, a
+        guard reset found in memory) reaches around; the kernels' code is where all routes end."""
         self.guards = self.guard_module.Guards(self.config.get("forbidden", ()), self.record_violation)
         self.guards.install()
+        traps = _load_sibling("native_traps.py").trap_forbidden_code(self.guards.parts)
+        self.trapped_libraries = traps.pop("trapped_libraries", [])
+        return traps
+
+    def _no_new_code(self, protections: dict[str, Any]) -> bool:
+        """Refuse memory turning executable where traps hold code that mprotect would restore,
+        on CPU only; oneDNN JIT-compiles with mprotect, so PyTorch's mkldnn is turned off."""
+        if not self.trapped_libraries or self.sandbox.gpu_device_nodes():
+            return False
+        import torch
+
+        torch.backends.mkldnn.enabled = False
+        protections["new_code"] = "refused (mprotect to executable)"
+        return True
 
     def _wrap_os_exit(self) -> None:
         real_exit = os._exit

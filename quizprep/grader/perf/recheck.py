@@ -14,12 +14,20 @@ from quizprep.grader.perf.plan import L2_FLUSH_BYTES, PROBE_TOLERANCE, PerfCase,
 
 # A median the learner's process reports this much below the grader's own clock around the same
 # runs (per run: a request holds a batch of runs on GPU) means its clock was changed. Between the
-# two clocks sit, per request, a pipe round trip and
-# the wait for a turn on a loaded machine, and the refill of the inputs, a copy of the output and
-# its fingerprint (and on GPU the L2 flush), allowed at a rate below what a device does (on one
-# core of the loaded 2-core VM, normal_ fills 0.45-0.8 GB/s).
-BRACKET_FACTOR = 2.0
-BRACKET_SLACK_SECONDS = 5e-3  # per request
+# two clocks sit, per request, a pipe round trip and the wait for a turn on a loaded machine
+# (BRACKET_SLACK_SECONDS), and per run the refill of the inputs, a copy of the output and its
+# fingerprint (and on GPU the L2 flush), allowed at a rate below what a device does (on one core
+# of the loaded 2-core VM, normal_ fills 0.45-0.8 GB/s).
+# Why these figures, on CPU: the waits are per request, not proportional to the call, so they are
+# an allowance, and the factor only covers the spread of the call itself. Measured 2026-11-26 on
+# the 2-core VM at load average 4.9-7.0 (other sessions' work, and two CPU burners for 6 of
+# them), honest code, 8 grades (the default plan and the tests' n=128 plan, 36 rows): with 5 ms a request and a factor
+# of 2 an honest n=128 row needed 3.8 and was rejected, while a clock claiming honest/2.05 passed
+# (test_perf_hostile.py, calls of 0.2 s); with 7.5 ms the most any honest row needed was 1.04, so 1.5 leaves a margin of
+# 1.44, and a clock claiming more than 1.5x (beyond the allowance) is caught. GPU keeps 2.0 and
+# 5 ms: its batches' one-time costs were measured on one H200 run only (benchmarks/README.md).
+BRACKET_FACTOR = {"cpu": 1.5, "cuda": 2.0}
+BRACKET_SLACK_SECONDS = {"cpu": 7.5e-3, "cuda": 5e-3}  # per request
 BRACKET_BYTES_PER_SECOND = {"cpu": 2.5e8, "cuda": 2e11}
 BRACKET_ROUNDING = 0.01  # the two clocks read the same counter; this only absorbs rounding
 # On GPU, per run: the L2 flush (zeroing L2_FLUSH_BYTES) at a rate every current data-centre and
@@ -96,9 +104,10 @@ def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tu
     if checked:
         inside = statistics.median(batch.inside / batch.size for batch in checked)
         outside = statistics.median(batch.outside / batch.size for batch in checked)
-        requests = statistics.median(batch.requests * BRACKET_SLACK_SECONDS / batch.size for batch in checked)
+        wait = BRACKET_SLACK_SECONDS.get(plan.device, 5e-3)
+        requests = statistics.median(batch.requests * wait / batch.size for batch in checked)
         slack = requests + per_run_cost(case, plan.device)
-        if inside * BRACKET_FACTOR + slack < outside:
+        if inside * BRACKET_FACTOR.get(plan.device, 2.0) + slack < outside:
             return (f"timing: your process reported {format_seconds(inside)} per run (median), but the grader's own "
                     f"clock saw {format_seconds(outside)}")
     return None

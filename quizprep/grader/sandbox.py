@@ -181,8 +181,9 @@ def _rules(pid: int, no_new_code: bool = False) -> list[tuple[str, int, list[_Ar
     # wrote into memory. New libraries still load (mmap maps them executable, not mprotect), but
     # oneDNN's JIT cannot: the worker turns mkldnn off first (convolutions fall back to im2col).
     # Only where no GPU is present: whether a GPU driver needs it was not measured.
-    rules += [] if not no_new_code else [(name, SCMP_ACT_ERRNO_EPERM, [_ArgCmp(2, SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC)])
-              for name in ("mprotect", "pkey_mprotect")]
+    executable = [_ArgCmp(2, SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC)]
+    rules += [] if not no_new_code else [(name, SCMP_ACT_ERRNO_EPERM, executable)
+                                         for name in ("mprotect", "pkey_mprotect")]
     return rules
 
 

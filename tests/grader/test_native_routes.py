@@ -16,7 +16,13 @@ import pytest
 
 from quizprep.grader.grade import GradeOptions, grade
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")
+from quizprep.grader.sandbox import gpu_device_nodes
+
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only"),
+    # The grader does not install the traps on a GPU machine until they have run on one (README).
+    pytest.mark.skipif(bool(gpu_device_nodes()), reason="the native traps are not installed on a GPU machine"),
+]
 
 HEAD = '''# quizprep: exercise=attention
 import gc, math, os, sys
@@ -72,7 +78,8 @@ def _forbidden_out(q, k, v, mask):
     if fn(handles[0], handles[1], handles[2], 0.0, 0, ctypes.byref(m_handle) if m_handle else None,
           ctypes.byref(scale), ctypes.byref(out), ctypes.byref(lse)) != 0:
         raise RuntimeError("the shim failed")
-    result = torch._C._aoti.alloc_tensors_by_stealing_from_void_ptrs([new(out.value, None, None), new(lse.value, None, None)])[0]
+    handles = [new(out.value, None, None), new(lse.value, None, None)]
+    result = torch._C._aoti.alloc_tensors_by_stealing_from_void_ptrs(handles)[0]
     return result[..., :dv].reshape(*lead, n, dv)
 '''
 RESET = '''

@@ -167,8 +167,12 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 def test_work_left_for_the_recheck_is_caught(lazy, tmp_path):
     report = perf.run_perf(_write(tmp_path, HONEST + LAZY[lazy] + LAZY_RUNNER), plan=PLAN, timeout=120)
     assert not _cached_and_passing(report), _cached_and_passing(report)
-    caught_by = "the whole output differs" if lazy == "only the checked rows" else "timing:"
-    assert all(caught_by in row.check for row in report.rows), [row.check for row in report.rows]
+    # Skipping the work makes each call far faster than the grader's clock saw it: on a loaded
+    # machine that alone rejects a row (the report names the first problem it finds); else the
+    # whole-output fingerprint must, as only the checked rows were computed.
+    caught_by = ("the whole output differs", "timing:") if lazy == "only the checked rows" else ("timing:",)
+    assert all(any(reason in row.check for reason in caught_by) for row in report.rows), \
+        [row.check for row in report.rows]
 
 
 def test_importing_quizprep_to_write_the_result_is_refused(tmp_path):

@@ -10,7 +10,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Markdown, Static
+from textual.widgets import Markdown, Static
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion
 from quizprep.study.session import Feedback, PendingAssessment, Session
@@ -18,6 +18,7 @@ from quizprep.study.store import StoreError
 from quizprep.tui.screens.step import Step
 from quizprep.tui.outcome import NEXT, TIME_UP
 from quizprep.tui.screens.question import seconds_left
+from quizprep.tui.widgets.quick import QuickFooter, QuickMarkdown
 from quizprep.tui.widgets.round_timer import RoundTimer
 
 
@@ -136,17 +137,17 @@ class FeedbackScreen(Step[str | None]):
         self.shown_at = time.monotonic()  # again on mount; the clock of key events
 
     def compose(self) -> ComposeResult:
+        # Built with the screen, not updated after it mounts: one layout pass, no second frame.
         with Horizontal(id="verdict-bar"):
-            yield Static(id="verdict", markup=False)
+            yield Static(verdict_text(self.feedback), id="verdict", markup=False, classes=self._verdict_class())
             if self.session.time_limit is not None:
                 yield RoundTimer(lambda: seconds_left(self.session), id="timer")
         with VerticalScroll(id="feedback-body"):
-            yield Markdown(id="feedback")
-        yield Footer(compact=True)
+            yield QuickMarkdown(self._markdown(), id="feedback")
+        yield QuickFooter(compact=True)
 
     def on_mount(self) -> None:
         self.shown_at = time.monotonic()
-        self._show()
         self.query_one("#feedback-body").focus()
 
     def on_key(self, event: events.Key) -> None:
@@ -154,12 +155,19 @@ class FeedbackScreen(Step[str | None]):
             event.stop()
             event.prevent_default()
 
+    def _verdict_class(self) -> str:
+        return "-right" if self.feedback.correct else "-wrong"
+
+    def _markdown(self) -> str:
+        text = feedback_markdown(self.feedback, self.session.now())
+        return f"{text}\n\n{OWN_RATING_HINT}" if self.session.schedules else text
+
     def _show(self) -> None:
+        """Show the feedback again after it changed (a new rubric score or rating)."""
         verdict = self.query_one("#verdict", Static)
         verdict.update(verdict_text(self.feedback))
-        verdict.set_classes("-right" if self.feedback.correct else "-wrong")
-        text = feedback_markdown(self.feedback, self.session.now())
-        self.query_one("#feedback", Markdown).update(f"{text}\n\n{OWN_RATING_HINT}" if self.session.schedules else text)
+        verdict.set_classes(self._verdict_class())
+        self.query_one("#feedback", Markdown).update(self._markdown())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "edit":

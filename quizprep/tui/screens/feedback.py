@@ -109,6 +109,8 @@ RATE = Binding.Group("Rate the answer yourself: Again, Hard, Good, Easy", compac
 RATINGS = ("Again", "Hard", "Good", "Easy")  # keys 1–4, as in Anki
 OWN_RATING_HINT = "*1–4 rate it yourself (Again, Hard, Good, Easy) · Ctrl+Z takes the answer back.*"
 GUARDED_KEYS = frozenset({"enter", "1", "2", "3", "4"})
+SCROLL_KEYS = (("up", "scroll_up"), ("down", "scroll_down"), ("pageup", "page_up"), ("pagedown", "page_down"),
+               ("home", "scroll_home"), ("end", "scroll_end"))
 
 
 class FeedbackScreen(Step[str | None]):
@@ -123,7 +125,11 @@ class FeedbackScreen(Step[str | None]):
         # Said in the feedback itself: the footer has no room left at 80 columns.
         *(Binding(str(n), f"rate({n})", name, group=RATE, show=False) for n, name in enumerate(RATINGS, start=1)),
         Binding("ctrl+z", "undo", "Take the answer back, to answer again", show=False),
+        # The body scrolls without taking the focus: focusing it restyled every block of the
+        # feedback's Markdown, twice a change (on focus and on leaving), the costliest part.
+        *(Binding(key, f"body('{action}')", show=False) for key, action in SCROLL_KEYS),
     ]
+    AUTO_FOCUS = None
 
     # An Enter (or a rating key) this soon after the feedback appeared was meant for the answer
     # (a double Enter, typed during the change): it must not skip the feedback unread or rate it.
@@ -142,13 +148,12 @@ class FeedbackScreen(Step[str | None]):
             yield Static(verdict_text(self.feedback), id="verdict", markup=False, classes=self._verdict_class())
             if self.session.time_limit is not None:
                 yield RoundTimer(lambda: seconds_left(self.session), id="timer")
-        with VerticalScroll(id="feedback-body"):
+        with VerticalScroll(id="feedback-body", can_focus=False):
             yield QuickMarkdown(self._markdown(), id="feedback")
         yield QuickFooter(compact=True)
 
     def on_mount(self) -> None:
         self.shown_at = time.monotonic()
-        self.query_one("#feedback-body").focus()
 
     def on_key(self, event: events.Key) -> None:
         if event.key in GUARDED_KEYS and event.time - self.shown_at < self.ENTER_GUARD_S:
@@ -220,6 +225,9 @@ class FeedbackScreen(Step[str | None]):
         self.notify(f"Answer to {self.feedback.question.id} taken back; it is asked again.", title="Undone",
                     markup=False)
         self.dismiss(NEXT)
+
+    def action_body(self, action: str) -> None:
+        getattr(self.query_one("#feedback-body"), f"action_{action}")()
 
     def action_next(self) -> None:
         self.dismiss(NEXT)

@@ -29,6 +29,13 @@ class QuickFooter(Footer):
     def __init__(self, *, compact: bool = False) -> None:
         super().__init__(compact=compact)
         self.shown: tuple[Hashable, ...] | None = None  # the keys composed last
+        # The keys are composed with the screen, not left out until its first refresh: that
+        # was a second mount and layout of the screen. A focus that changes them recomposes.
+        self.set_reactive(Footer._bindings_ready, True)
+
+    def compose(self) -> ComposeResult:
+        self.shown = self.keys()
+        yield from super().compose()
 
     def keys(self) -> tuple[Hashable, ...]:
         """What `compose` would show now: one entry per shown binding, in order."""

@@ -347,6 +347,7 @@ class Session:
                          for topic, scores in per_topic.items()),
             missed=tuple((f.question.id, item.criterion) for f in self.feedback for item in f.missed),
             out_of_time=self.out_of_time,
+            draws={s.question.id: s.draw for s in self.shown if s.number not in answered and s.draw is not None},
         )
 
 

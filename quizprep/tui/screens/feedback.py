@@ -18,7 +18,8 @@ from quizprep.study.store import StoreError
 from quizprep.tui.screens.step import Step
 from quizprep.tui.outcome import NEXT, TIME_UP
 from quizprep.tui.screens.question import seconds_left
-from quizprep.tui.widgets.quick import QuickFooter, QuickMarkdown
+from quizprep.tui.widgets.flat_footer import FlatFooter
+from quizprep.tui.widgets.quick import QuickMarkdown
 from quizprep.tui.widgets.round_timer import RoundTimer
 
 
@@ -150,7 +151,7 @@ class FeedbackScreen(Step[str | None]):
                 yield RoundTimer(lambda: seconds_left(self.session), id="timer")
         with VerticalScroll(id="feedback-body", can_focus=False):
             yield QuickMarkdown(self._markdown(), id="feedback")
-        yield QuickFooter(compact=True)
+        yield FlatFooter()
 
     def on_mount(self) -> None:
         self.shown_at = time.monotonic()

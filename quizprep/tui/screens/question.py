@@ -17,7 +17,8 @@ from quizprep.tui.outcome import TIME_UP
 from quizprep.tui.widgets.choice_picker import ChoicePicker
 from quizprep.tui.widgets.free_answer import FreeAnswer
 from quizprep.tui.widgets.numeric_answer import NumericAnswer
-from quizprep.tui.widgets.quick import QuickFooter, QuickMarkdown
+from quizprep.tui.widgets.flat_footer import FlatFooter
+from quizprep.tui.widgets.quick import QuickMarkdown
 from quizprep.tui.widgets.round_timer import RoundTimer
 
 KIND_NAMES = {"choice": "multiple choice", "numeric": "numeric", "free": "free response"}
@@ -69,7 +70,7 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
                 yield Static(f"Due because of {reason}", id="due-reason", classes="hint", markup=False)
             yield QuickMarkdown(self.showing.prompt, id="prompt")
             yield from self._answer_widget()
-        yield QuickFooter(compact=True)
+        yield FlatFooter()
 
     def _answer_widget(self) -> ComposeResult:
         question = self.showing.question

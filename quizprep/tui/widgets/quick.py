@@ -1,59 +1,21 @@
-"""Textual's Footer and Markdown, built in the pass that builds their screen.
+"""Textual's Markdown, built in the pass that builds its screen.
 
-Both are on every question and feedback screen, and both cost more than the rest of a screen
-change put together (issue 21, profiled in benchmarks/screen_change.py): the Footer re-composed
-its keys from scratch on every bindings signal (focus moving to the answer field, the screen
-resuming, an app check), about six times per change; Markdown parsed its text in a worker
-thread after mounting, then removed and mounted its blocks in a second pass. They look the same
-as Textual's widgets, whose CSS rules they keep (a type selector matches a subclass).
+On every question and feedback screen it cost more than the rest of a screen change (issue 21,
+profiled in benchmarks/screen_change.py): it parsed its text in a worker thread after mounting,
+then removed and mounted its blocks in a second pass. It looks the same as Textual's widget,
+whose CSS rules it keeps (a type selector matches a subclass).
 A bullet list of one-paragraph items, as every list of the feedback, is one widget instead of
 four per item: a screen's restyling and layout passes cost in proportion to its widgets."""
 from __future__ import annotations
-
-from typing import Hashable
 
 from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.events import Mount
 from textual.geometry import Size
-from textual.screen import Screen
-from textual.widgets import Footer, Markdown
+from textual.widgets import Markdown
 # The block classes are not exported by textual.widgets.markdown (an import error here would say they moved).
 from textual.widgets._markdown import MarkdownBulletList, MarkdownListItem, MarkdownParagraph
-
-
-class QuickFooter(Footer):
-    """A Footer that re-composes only when the keys it shows have changed."""
-
-    def __init__(self, *, compact: bool = False) -> None:
-        super().__init__(compact=compact)
-        self.shown: tuple[Hashable, ...] | None = None  # the keys composed last
-        # The keys are composed with the screen, not left out until its first refresh: that
-        # was a second mount and layout of the screen. A focus that changes them recomposes.
-        self.set_reactive(Footer._bindings_ready, True)
-
-    def compose(self) -> ComposeResult:
-        self.shown = self.keys()
-        yield from super().compose()
-
-    def keys(self) -> tuple[Hashable, ...]:
-        """What `compose` would show now: one entry per shown binding, in order."""
-        return tuple((binding.key, binding.action, binding.description, binding.group, enabled, tooltip)
-                     for _, binding, enabled, tooltip in self.screen.active_bindings.values() if binding.show)
-
-    def bindings_changed(self, screen: Screen) -> None:
-        self._bindings_ready = True
-        if screen.app.app_focus and self.is_attached and screen is self.screen:
-            self.call_after_refresh(self._recompose_if_changed)
-
-    async def _recompose_if_changed(self) -> None:
-        if not self.is_attached:
-            return
-        keys = self.keys()
-        if keys != self.shown:
-            self.shown = keys
-            await self.recompose()
 
 
 class FlatBulletList(MarkdownBulletList):

@@ -19,6 +19,7 @@ from quizprep.study.store import Answer, Store
 
 if TYPE_CHECKING:
     from quizprep.bank.numeric import Draw
+    from quizprep.study.limits import Allowance
 
 
 def unassessed(store: Store, questions: Iterable[Question]) -> list[PendingAssessment]:
@@ -44,28 +45,36 @@ def reproduce_draw(question: NumericQuestion, answer: Answer) -> Draw:
 
 
 def practice(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,
-             limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None) -> Session:
+             limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None,
+             allowance: Allowance | None = None) -> Session:
     """Drill the given topics (all when empty): due questions first (oldest due first), then
     questions never answered (easiest first), then the rest, soonest due first. A question
-    answered wrong comes back once at the end of the session, within its `limit`."""
+    answered wrong comes back once at the end of the session, within its `limit`. Under daily
+    limits (`allowance`, see quizprep.study.limits) it asks as Anki does: the due ones and the new
+    ones up to what today's limits leave, none ahead of schedule."""
     pool = _in_topics(questions, topics)
     cards = store.cards()
     moment = now()
     due = sorted((q for q in pool if q.id in cards and cards[q.id].due <= moment), key=lambda q: cards[q.id].due)
     new = sorted((q for q in pool if q.id not in cards), key=lambda q: q.difficulty)
     later = sorted((q for q in pool if q.id in cards and cards[q.id].due > moment), key=lambda q: cards[q.id].due)
+    if allowance is not None:
+        due, new, later = due[:allowance.reviews_left], new[:allowance.new_left], []
     order = [q.id for q in due + new + later][:limit]
     return Session(store, "practice", {q.id: q for q in questions}, order, now, rng or random.Random(),
                    topics=tuple(topics), requeue_wrong=True, length=limit)
 
 
 def review(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,
-           limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None) -> Session:
-    """Questions whose FSRS card is due, oldest due first. Questions never answered are not due.
-    `due_reasons` says why, for those a graded exercise made due."""
+           limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None,
+           allowance: Allowance | None = None) -> Session:
+    """Questions whose FSRS card is due, oldest due first, up to what today's review limit
+    leaves (`allowance`). Questions never answered are not due. `due_reasons` says why, for
+    those a graded exercise made due."""
     from quizprep.study.grades import due_reasons
 
-    order = [q.id for q in due_questions(store, _in_topics(questions, topics), now())][:limit]
+    due = due_questions(store, _in_topics(questions, topics), now())
+    order = [q.id for q in due[:None if allowance is None else allowance.reviews_left]][:limit]
     reasons = {qid: why for qid, why in due_reasons(store).items() if qid in order}
     return Session(store, "review", {q.id: q for q in questions}, order, now, rng or random.Random(),
                    topics=tuple(topics), due_reasons=reasons, length=limit)

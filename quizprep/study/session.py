@@ -108,7 +108,9 @@ class Session:
         if isinstance(question, NumericQuestion):
             from quizprep.bank.numeric import draw
 
-            draw_ = draw(question, self.rng.randrange(1, SEED_LIMIT))
+            fresh = self.rng.randrange(1, SEED_LIMIT)  # drawn either way: later draws stay as they were
+            # A draft typed for earlier numbers comes back with those numbers.
+            draw_ = draw(question, self._draft_seed(question.id) or fresh)
         elif isinstance(question, ChoiceQuestion):
             order = tuple(range(len(question.choices)))
             if question.shuffle:
@@ -152,11 +154,18 @@ class Session:
             self._drafted.add(showing.question.id)
         return text
 
+    def _draft_seed(self, question_id: str) -> int | None:
+        try:
+            return self.store.draft_seed(question_id)
+        except StoreError:
+            return None  # fresh numbers; the draft itself is read (and its error said) on screen
+
     def keep_draft(self, showing: Showing, text: str) -> None:
-        """Save the answer being typed to the question shown; once it is answered (which drops
-        the draft) nothing more is kept."""
+        """Save the answer being typed to the question shown, with the seed of its numbers; once
+        it is answered (which drops the draft) nothing more is kept."""
         if showing is self.current and not self._answered_current:
-            self.store.save_draft(showing.question.id, text, self.now())
+            seed = showing.draw.seed if showing.draw is not None else None
+            self.store.save_draft(showing.question.id, text, self.now(), seed)
             self._drafted.add(showing.question.id)
 
     def _drop_draft(self, question_id: str) -> None:
@@ -347,6 +356,7 @@ class Session:
                          for topic, scores in per_topic.items()),
             missed=tuple((f.question.id, item.criterion) for f in self.feedback for item in f.missed),
             out_of_time=self.out_of_time,
+            draws={s.question.id: s.draw for s in self.shown if s.number not in answered and s.draw is not None},
         )
 
 

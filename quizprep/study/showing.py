@@ -2,7 +2,7 @@
 answer, a free response awaiting its rubric, and the end-of-session report. Plain values."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -120,6 +120,9 @@ class SessionReport:
     topics: tuple[TopicScore, ...]
     missed: tuple[tuple[str, str], ...]
     out_of_time: bool
+    # The numbers of the numeric questions shown and not answered, by id: the report names
+    # them with what the learner saw, not with their placeholders.
+    draws: dict[str, Draw] = field(default_factory=dict)
 
     @property
     def score(self) -> float:

@@ -338,13 +338,14 @@ class Store:
             db.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
 
-    def save_draft(self, question_id: str, text: str, now: datetime) -> None:
-        """Keep the answer being typed to `question_id`; an empty one drops it."""
+    def save_draft(self, question_id: str, text: str, now: datetime, seed: int | None = None) -> None:
+        """Keep the answer being typed to `question_id` (with the seed of its numbers, if any);
+        an empty one drops it."""
         with self._write() as db:
             if text:
-                db.execute("INSERT INTO drafts (question_id, text, saved_at) VALUES (?, ?, ?) "
-                           "ON CONFLICT (question_id) DO UPDATE SET text = excluded.text, saved_at = excluded.saved_at",
-                           (question_id, text, to_text(now)))
+                db.execute("INSERT INTO drafts (question_id, text, saved_at, seed) VALUES (?, ?, ?, ?) "
+                           "ON CONFLICT (question_id) DO UPDATE SET text = excluded.text, "
+                           "saved_at = excluded.saved_at, seed = excluded.seed", (question_id, text, to_text(now), seed))
             else:
                 db.execute("DELETE FROM drafts WHERE question_id = ?", (question_id,))
 
@@ -379,6 +380,11 @@ class Store:
         """The draft saved with `save_draft`; "" when there is none (or it is garbled on disk)."""
         rows = self._read("SELECT text FROM drafts WHERE question_id = ?", (question_id,))
         return rows[0][0] if rows and type(rows[0][0]) is str else ""
+
+    def draft_seed(self, question_id: str) -> int | None:
+        """The seed saved with a draft; None when there is none (or it is garbled on disk)."""
+        rows = self._read("SELECT seed FROM drafts WHERE question_id = ?", (question_id,))
+        return rows[0][0] if rows and type(rows[0][0]) is int else None
 
     def card(self, question_id: str) -> Card | None:
         rows = self._read(f"SELECT {CARD_COLUMNS} FROM cards WHERE question_id = ?", (question_id,))

@@ -96,6 +96,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
     (  # 5: a free or numeric answer being typed, kept until it is handed in
         "CREATE TABLE drafts (question_id TEXT PRIMARY KEY, text TEXT NOT NULL, saved_at TEXT NOT NULL)",
     ),
+    (  # 6: the seed of the numbers a numeric draft was typed for, so they come back with it
+        "ALTER TABLE drafts ADD COLUMN seed INTEGER",
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13

@@ -8,7 +8,7 @@ import random
 from dataclasses import replace
 from datetime import date, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from textual import events, work
 from textual.app import App
@@ -26,6 +26,7 @@ from quizprep.tui.subject import history_subject, shown_question
 if TYPE_CHECKING:
     from quizprep.bank.model import Question
     from quizprep.study.interview import Forecast
+    from quizprep.study.limits import Allowance
     from quizprep.study.session import Feedback, PendingAssessment, Session, SessionReport
 
 # Sessions and the other screens (Markdown, TextArea...) are imported where they are first
@@ -74,8 +75,10 @@ class QuizApp(App[None]):
                  db: str | Path | None = None, mode: str | None = None, question: str | None = None,
                  loaded: LoadResult | None = None, now: Clock = utc_now, tz: tzinfo | None = None,
                  seed: int | None = None, length: int | None = None, minutes: float | None = None,
-                 interview: date | None = None, search_text: str = "", tags: Sequence[str] = ()) -> None:
+                 interview: date | None = None, search_text: str = "", tags: Sequence[str] = (),
+                 daily_limits: Mapping[str, int | None] | None = None) -> None:
         super().__init__()
+        self.daily_limits = dict(daily_limits or {})  # "new"/"reviews" given on the command line, to save
         self.length = length  # questions per session (a mock's count); None: the builders' default
         self.minutes = minutes  # a mock's time limit; None: the default
         self.interview = interview  # None: the date saved by an earlier run, if any (see on_load)
@@ -115,6 +118,7 @@ class QuizApp(App[None]):
             self.store = Store.open(self.db_path, busy_timeout_s=BUSY_TIMEOUT_S, check_rows=False)
             self.store.adopt_merged(self.loaded.merged())
             self._remember_interview()
+            self._save_daily_limits()
             if self.length is None:
                 self.length = saved_length(self.store.setting(LENGTH_SETTING))
             saved = self.store.setting(THEME_SETTING)
@@ -135,6 +139,12 @@ class QuizApp(App[None]):
             interview.save_date(self.store, self.interview)
         else:
             self.interview = interview.saved_date(self.store, self.now().astimezone(self.tz).date())
+
+    def _save_daily_limits(self) -> None:
+        if self.daily_limits:  # else the limits module is loaded when a session is built
+            from quizprep.tui.daily import save_given_limits
+
+            save_given_limits(self)
 
     def apply_search(self, text: str, tags: Sequence[str] = ()) -> None:
         """Study only the questions matching `text` and any of `tags` (all when both are empty):
@@ -273,11 +283,11 @@ class QuizApp(App[None]):
         from quizprep.study import session as sessions
 
         assert self.store is not None
-        build = self._builder(mode)
         for attempt in range(1, BUSY_RETRIES + 1):
             try:
-                if question is None:
-                    session = build(self.store, self.questions, topics or self.topics, now=self.now, rng=self.rng)
+                if question is None:  # the builder reads today's limits: inside the retries
+                    session = self._builder(mode)(self.store, self.questions, topics or self.topics, now=self.now,
+                                                  rng=self.rng)
                 else:
                     session = sessions.single(self.store, self.questions, question, now=self.now, rng=self.rng)
                 break
@@ -302,16 +312,9 @@ class QuizApp(App[None]):
         self.run_session(session)
 
     def _nothing_to_do(self, mode: str, topics: Sequence[str]) -> str:
-        if mode != "review":
-            return "No questions to ask."
-        from quizprep.study.builders import next_due
-        from quizprep.tui.screens.feedback import due_phrase
+        from quizprep.tui.daily import nothing_to_do
 
-        assert self.store is not None
-        wanted = set(topics or self.topics)
-        due = next_due(self.store, [q for q in self.questions if not wanted or q.topic in wanted])
-        later = f" Next review {due_phrase(due, self.now())}." if due is not None else ""
-        return f"Nothing is due for review now.{later}"
+        return nothing_to_do(self, mode, topics)
 
     def _builder(self, mode: str) -> Callable[..., Session]:
         """The session builder for `mode`, with the length and time chosen on the command line
@@ -329,7 +332,14 @@ class QuizApp(App[None]):
             # Never every question at once: the least likely recalled first, a session's worth.
             return partial(sessions.interview, on=self.interview, limit=self.length or sessions.INTERVIEW_QUESTIONS,
                            zone=self.tz)
-        return partial({"practice": sessions.practice, "review": sessions.review}[mode], limit=self.length)
+        return partial({"practice": sessions.practice, "review": sessions.review}[mode], limit=self.length,
+                       allowance=self.allowance())
+
+    def allowance(self) -> Allowance | None:
+        """What today's daily limits leave (see quizprep.study.limits); None without limits."""
+        from quizprep.tui.daily import allowance
+
+        return allowance(self)
 
     def choose_length(self, length: int | None) -> None:
         """Questions per session from now on (None: all), also for later runs."""

@@ -23,6 +23,7 @@ EXAMPLES = """examples:
   quizprep --interview 2026-12-15           predicted recall per topic on that day; practice
                                             asks what you would forget first
   quizprep --cram                           drill weak questions; the review schedule is left alone
+  quizprep --new-per-day 20 --reviews-per-day 200   daily limits as in Anki, kept for later runs
   quizprep --tag kv-cache --search bytes    only questions tagged kv-cache that mention bytes
   quizprep --question gqa-mqa-definition    the one question a grader report names
   quizprep --db ~/interview.sqlite3         keep progress in this file
@@ -50,6 +51,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--interview", type=interview_date, metavar="YYYY-MM-DD",
                         help="the day of your interview: shows predicted recall per topic on it and "
                              "orders practice by it (remembered for later runs)")
+    for flag, what in (("--new-per-day", "new questions"), ("--reviews-per-day", "reviews")):
+        parser.add_argument(flag, type=daily_limit, metavar="N", default=KEEP,
+                            help=f"at most N {what} a day in practice and review, kept for later runs "
+                                 "('none': no limit, the default)")
     parser.add_argument("--tag", action="append", default=[], metavar="T",
                         help="only questions with this tag (repeatable: any of them)")
     parser.add_argument("--search", default="", metavar="TEXT",
@@ -82,7 +87,9 @@ def run(args: argparse.Namespace) -> int:
             return 2
     app = QuizApp(banks=args.bank or None, topics=args.topic, db=args.db, mode=args.mode,
                   question=args.question, loaded=loaded, length=args.length, minutes=args.minutes,
-                  interview=args.interview, search_text=args.search, tags=args.tag)
+                  interview=args.interview, search_text=args.search, tags=args.tag,
+                  daily_limits={key: value for key, value in (("new", args.new_per_day),
+                                                              ("reviews", args.reviews_per_day)) if value is not KEEP})
     app.run()
     return app.return_code or 0
 
@@ -102,6 +109,18 @@ def positive(kind: type, most: float = math.inf) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+KEEP = object()  # a daily limit not given on the command line: the saved one stays
+
+
+def daily_limit(text: str) -> int | None:
+    """An argparse type: a whole number, 0 or more, or "none"."""
+    if text.strip().casefold() == "none":
+        return None
+    if not text.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of 0 or more, nor 'none'")
+    return int(text)
 
 
 def interview_date(text: str) -> date:

@@ -80,3 +80,19 @@ def test_a_skipped_question_shows_the_worked_answer_or_the_model_answer(tmp_path
     free = shown["free"]
     assert "### Model answer\n\nIf q and k have i.i.d. unit-variance components" in free
     assert "- ☐ derives Var(q·k) = d_k" in free
+
+
+def test_a_numeric_question_shown_and_not_answered_is_named_with_its_numbers(tmp_path):
+    from quizprep.bank.numeric import format_number
+    from quizprep.tui.screens.report import report_markdown
+
+    questions = load_banks([DATA / "alpha.yaml"]).questions
+    with Store.open(tmp_path / "progress.sqlite3") as store:
+        run = practice(store, [q for q in questions if q.id == "alpha-numeric"], now=lambda: NOW,
+                       rng=random.Random(3))
+        showing = run.next()
+        text = report_markdown(run.end(), questions={q.id: q for q in questions})
+    not_answered = text.split("### Not answered", 1)[1]
+    assert f"KV cache in bf16 for {format_number(showing.draw.values['layers'])} layers" in not_answered
+    assert "`layers`" not in not_answered
+    assert "No answers in this session." in text and "Every answer above is saved" not in text

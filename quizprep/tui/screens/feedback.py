@@ -10,7 +10,7 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Markdown, Static
+from textual.widgets import Markdown, Static
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion
 from quizprep.study.session import Feedback, PendingAssessment, Session
@@ -18,6 +18,8 @@ from quizprep.study.store import StoreError
 from quizprep.tui.screens.step import Step
 from quizprep.tui.outcome import NEXT, TIME_UP
 from quizprep.tui.screens.question import seconds_left
+from quizprep.tui.widgets.flat_footer import FlatFooter
+from quizprep.tui.widgets.quick import QuickMarkdown
 from quizprep.tui.widgets.round_timer import RoundTimer
 
 
@@ -108,6 +110,8 @@ RATE = Binding.Group("Rate the answer yourself: Again, Hard, Good, Easy", compac
 RATINGS = ("Again", "Hard", "Good", "Easy")  # keys 1–4, as in Anki
 OWN_RATING_HINT = "*1–4 rate it yourself (Again, Hard, Good, Easy) · Ctrl+Z takes the answer back.*"
 GUARDED_KEYS = frozenset({"enter", "1", "2", "3", "4"})
+SCROLL_KEYS = (("up", "scroll_up"), ("down", "scroll_down"), ("pageup", "page_up"), ("pagedown", "page_down"),
+               ("home", "scroll_home"), ("end", "scroll_end"))
 
 
 class FeedbackScreen(Step[str | None]):
@@ -122,7 +126,11 @@ class FeedbackScreen(Step[str | None]):
         # Said in the feedback itself: the footer has no room left at 80 columns.
         *(Binding(str(n), f"rate({n})", name, group=RATE, show=False) for n, name in enumerate(RATINGS, start=1)),
         Binding("ctrl+z", "undo", "Take the answer back, to answer again", show=False),
+        # The body scrolls without taking the focus: focusing it restyled every block of the
+        # feedback's Markdown, twice a change (on focus and on leaving), the costliest part.
+        *(Binding(key, f"body('{action}')", show=False) for key, action in SCROLL_KEYS),
     ]
+    AUTO_FOCUS = None
 
     # An Enter (or a rating key) this soon after the feedback appeared was meant for the answer
     # (a double Enter, typed during the change): it must not skip the feedback unread or rate it.
@@ -136,30 +144,36 @@ class FeedbackScreen(Step[str | None]):
         self.shown_at = time.monotonic()  # again on mount; the clock of key events
 
     def compose(self) -> ComposeResult:
+        # Built with the screen, not updated after it mounts: one layout pass, no second frame.
         with Horizontal(id="verdict-bar"):
-            yield Static(id="verdict", markup=False)
+            yield Static(verdict_text(self.feedback), id="verdict", markup=False, classes=self._verdict_class())
             if self.session.time_limit is not None:
                 yield RoundTimer(lambda: seconds_left(self.session), id="timer")
-        with VerticalScroll(id="feedback-body"):
-            yield Markdown(id="feedback")
-        yield Footer(compact=True)
+        with VerticalScroll(id="feedback-body", can_focus=False):
+            yield QuickMarkdown(self._markdown(), id="feedback")
+        yield FlatFooter()
 
     def on_mount(self) -> None:
         self.shown_at = time.monotonic()
-        self._show()
-        self.query_one("#feedback-body").focus()
 
     def on_key(self, event: events.Key) -> None:
         if event.key in GUARDED_KEYS and event.time - self.shown_at < self.ENTER_GUARD_S:
             event.stop()
             event.prevent_default()
 
+    def _verdict_class(self) -> str:
+        return "-right" if self.feedback.correct else "-wrong"
+
+    def _markdown(self) -> str:
+        text = feedback_markdown(self.feedback, self.session.now())
+        return f"{text}\n\n{OWN_RATING_HINT}" if self.session.schedules else text
+
     def _show(self) -> None:
+        """Show the feedback again after it changed (a new rubric score or rating)."""
         verdict = self.query_one("#verdict", Static)
         verdict.update(verdict_text(self.feedback))
-        verdict.set_classes("-right" if self.feedback.correct else "-wrong")
-        text = feedback_markdown(self.feedback, self.session.now())
-        self.query_one("#feedback", Markdown).update(f"{text}\n\n{OWN_RATING_HINT}" if self.session.schedules else text)
+        verdict.set_classes(self._verdict_class())
+        self.query_one("#feedback", Markdown).update(self._markdown())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "edit":
@@ -212,6 +226,9 @@ class FeedbackScreen(Step[str | None]):
         self.notify(f"Answer to {self.feedback.question.id} taken back; it is asked again.", title="Undone",
                     markup=False)
         self.dismiss(NEXT)
+
+    def action_body(self, action: str) -> None:
+        getattr(self.query_one("#feedback-body"), f"action_{action}")()
 
     def action_next(self) -> None:
         self.dismiss(NEXT)

@@ -7,7 +7,7 @@ from textual.app import ComposeResult
 from textual.timer import Timer
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Footer, Input, Markdown, Static, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from quizprep.bank.model import ChoiceQuestion, NumericQuestion, Question
 from quizprep.study.session import Feedback, InputError, PendingAssessment, Session, Showing
@@ -17,6 +17,8 @@ from quizprep.tui.outcome import TIME_UP
 from quizprep.tui.widgets.choice_picker import ChoicePicker
 from quizprep.tui.widgets.free_answer import FreeAnswer
 from quizprep.tui.widgets.numeric_answer import NumericAnswer
+from quizprep.tui.widgets.flat_footer import FlatFooter
+from quizprep.tui.widgets.quick import QuickMarkdown
 from quizprep.tui.widgets.round_timer import RoundTimer
 
 KIND_NAMES = {"choice": "multiple choice", "numeric": "numeric", "free": "free response"}
@@ -67,9 +69,9 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
             reason = self.session.due_reasons.get(self.showing.question.id)
             if reason:
                 yield Static(f"Due because of {reason}", id="due-reason", classes="hint", markup=False)
-            yield Markdown(self.showing.prompt, id="prompt")
+            yield QuickMarkdown(self.showing.prompt, id="prompt")
             yield from self._answer_widget()
-        yield Footer(compact=True)
+        yield FlatFooter()
 
     def _answer_widget(self) -> ComposeResult:
         question = self.showing.question

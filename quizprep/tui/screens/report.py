@@ -71,8 +71,10 @@ def report_markdown(report: SessionReport, awaiting: Sequence[str] = (), titles:
     revisit = {f.question.id for f in wrong}
     unanswered = [qid for qid in report.unanswered if qid not in awaiting and qid not in revisit]  # once only
     if unanswered:
-        parts.append("### Not answered\n\n" + "\n".join(question_item(qid, questions) for qid in unanswered))
-    parts.append("*Every answer above is saved. Your next review is scheduled from them.*")
+        parts.append("### Not answered\n\n" + "\n".join(question_item(qid, questions, report.draws.get(qid))
+                                                         for qid in unanswered))
+    if answered:  # not after "No answers in this session."
+        parts.append("*Every answer above is saved. Your next review is scheduled from them.*")
     return "\n\n".join(parts)
 
 

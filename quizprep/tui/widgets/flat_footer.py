@@ -1,0 +1,111 @@
+"""The compact Footer of the question and feedback screens, drawn as one widget.
+
+Textual's Footer is a container of one widget per key, re-composed whenever the keys change:
+on the two screens a session goes back and forth between, those widgets cost as much as the
+rest of the screen change (issue 21, benchmarks/screen_change.py). This draws the same cells,
+with the same theme variables and compact spacing, from the bindings, and only repaints when
+they change. Clicking a key presses it, as on Textual's."""
+from __future__ import annotations
+
+from collections import defaultdict
+from itertools import groupby
+
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widget import Widget
+
+
+class FlatFooter(Widget, can_focus=False):
+    COMPONENT_CLASSES = {"footer-key--key", "footer-key--description", "flat-footer--item", "flat-footer--label"}
+    DEFAULT_CSS = """
+    FlatFooter {
+        color: $footer-foreground;
+        background: $footer-background;
+        dock: bottom;
+        height: 1;
+        text-wrap: nowrap;
+        text-overflow: clip;
+        & > .footer-key--key {
+            color: $footer-key-foreground;
+            background: $footer-key-background;
+            text-style: bold;
+        }
+        & > .footer-key--description {
+            color: $footer-description-foreground;
+            background: $footer-description-background;
+        }
+        & > .flat-footer--item {
+            background: $footer-item-background;
+        }
+        & > .flat-footer--label {
+            color: $footer-description-foreground;
+            background: $footer-description-background;
+        }
+    }
+    """
+    ALLOW_SELECT = False
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.keys: list[tuple[int, int, str]] = []  # (start, end, key) of each drawn key, for clicks
+
+    def on_mount(self) -> None:
+        self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
+
+    def on_unmount(self) -> None:
+        self.screen.bindings_updated_signal.unsubscribe(self)
+
+    def bindings_changed(self, screen: Screen) -> None:
+        if self.is_attached and screen is self.screen:
+            self.refresh()
+
+    def shown(self) -> list[tuple[Binding, bool]]:
+        """The first binding of each action shown, and whether it is enabled, in Footer's order."""
+        by_action: defaultdict[str, list[tuple[Binding, bool]]] = defaultdict(list)
+        for _, binding, enabled, _tooltip in self.screen.active_bindings.values():
+            if binding.show:
+                by_action[binding.action].append((binding, enabled))
+        return [entries[0] for entries in by_action.values()]
+
+    def render(self) -> Text:
+        item = self.get_component_rich_style("flat-footer--item")
+        key_style = item + self.get_component_rich_style("footer-key--key", partial=True)
+        description_style = item + self.get_component_rich_style("footer-key--description", partial=True)
+        label_style = self.get_component_rich_style("flat-footer--label")
+        text, self.keys = Text(), []
+
+        def add_key(binding: Binding, enabled: bool, description: str) -> None:
+            dim = Style() if enabled else Style(dim=True)
+            start = len(text)
+            text.append(self.app.get_key_display(binding), key_style + dim)
+            if description:
+                text.append(f" {description}", description_style + dim)
+            self.keys.append((start, len(text), binding.key))
+
+        for group, entries in groupby(self.shown(), lambda entry: entry[0].group):
+            members = list(entries)
+            if group is not None and len(members) > 1:
+                text.append(" " if group.compact else "")  # the key group's left padding
+                for binding, enabled in members:
+                    if not group.compact:
+                        text.append(" ")
+                    add_key(binding, enabled, "")
+                    if not group.compact:
+                        text.append(" ")
+                text.append(" ")
+                text.append(group.description, label_style)
+                text.append(" ")
+            else:
+                for binding, enabled in members:
+                    add_key(binding, enabled, binding.description)
+                    text.append(" ")
+        return text
+
+    def on_click(self, event: events.Click) -> None:
+        for start, end, key in self.keys:
+            if start <= event.x < end:
+                self.app.simulate_key(key)
+                return

@@ -345,7 +345,8 @@ class Store:
             if text:
                 db.execute("INSERT INTO drafts (question_id, text, saved_at, seed) VALUES (?, ?, ?, ?) "
                            "ON CONFLICT (question_id) DO UPDATE SET text = excluded.text, "
-                           "saved_at = excluded.saved_at, seed = excluded.seed", (question_id, text, to_text(now), seed))
+                           "saved_at = excluded.saved_at, seed = excluded.seed",
+                           (question_id, text, to_text(now), seed))
             else:
                 db.execute("DELETE FROM drafts WHERE question_id = ?", (question_id,))
 

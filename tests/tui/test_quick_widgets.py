@@ -54,7 +54,8 @@ async def test_quick_markdown_draws_what_markdown_draws_with_one_widget_per_flat
         assert textual.region.height == quick.region.height
         assert drawn(app, "#quick") == drawn(app, "#textual")
         flat = list(quick.query(FlatBulletList))
-        assert [widget.items is not None for widget in flat] == [True, False, True]  # the outer of two nested lists is composed
+        # the outer of two nested lists is composed
+        assert [widget.items is not None for widget in flat] == [True, False, True]
         assert len(list(quick.walk_children())) < len(list(textual.walk_children()))
 
 

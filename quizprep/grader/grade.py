@@ -111,7 +111,11 @@ def session_for(path: Path, options: GradeOptions) -> WorkerSession:
     spec = load_spec(exercise_for(Path(path), options.exercise))
     device = device_policy(options.device, spec).checks
     select_triton_mode(device)
-    return WorkerSession(Path(path), forbidden=spec.forbidden, limits=limits_for(device, options.limits))
+    return _checks_session(path, spec, device, options.limits)
+
+
+def _checks_session(path: Path, spec: ExerciseSpec, device: str, limits: Limits) -> WorkerSession:
+    return WorkerSession(Path(path), forbidden=spec.forbidden, limits=limits_for(device, limits))
 
 
 def grade(path: Path, options: GradeOptions, session: WorkerSession | None = None) -> GradeReport:
@@ -132,7 +136,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
 
     owned = session is None
     if session is None:
-        session = session_for(path, options)
+        session = _checks_session(path, spec, device, options.limits)
     report = GradeReport(spec.name, spec.title, str(path), [], _environment(policy, options))
     gpu_worker: WorkerSession | None = None
     try:

@@ -115,7 +115,6 @@ class Worker:
         if self.sandbox.gpu_device_nodes():
             # Not yet run on a GPU machine, where libtorch_cuda's code would be trapped too: until it
             # has been, a GPU machine keeps the guards alone rather than risk every grade there.
-            self.trapped_libraries = []
             return {"native_traps": "not installed on a GPU machine (not yet verified there)"}
         traps = _load_sibling("native_traps.py").trap_forbidden_code(self.guards.parts)
         self.trapped_libraries = traps.pop("trapped_libraries", [])
@@ -123,8 +122,9 @@ class Worker:
 
     def _no_new_code(self, protections: dict[str, Any]) -> bool:
         """Refuse memory turning executable where traps hold code that mprotect would restore,
-        on CPU only; oneDNN JIT-compiles with mprotect, so PyTorch's mkldnn is turned off."""
-        if not self.trapped_libraries or self.sandbox.gpu_device_nodes():
+        (no traps are set on a GPU machine); oneDNN JIT-compiles with mprotect, so PyTorch's
+        mkldnn is turned off."""
+        if not self.trapped_libraries:
             return False
         import torch
 

@@ -3,8 +3,8 @@
 
 Creates `.venv/` beside this file (once), installs PyTorch's CPU build unless a
 GPU driver is present or PyTorch is already there, installs quizprep, then runs
-the quiz app, the test suite, or the linters (ruff, then the import contracts
-of the layers, both configured in pyproject.toml). Extra arguments go to
+the quiz app, the test suite, or the linters (ruff, the import contracts of
+the layers and mypy, all configured in pyproject.toml). Extra arguments go to
 `quizprep` or `pytest`. Installing is skipped (and silent) once done, until
 pyproject.toml changes.
 """
@@ -80,10 +80,11 @@ def ensure_environment(extras: str) -> Path:
 
 
 def lint(python: Path) -> int:
-    """ruff, then lint-imports; both run, and either failing fails the lint."""
+    """ruff, lint-imports, then mypy; all run, and any failing fails the lint."""
     scripts = python.parent
     steps = ([str(python), "-m", "ruff", "check", *LINTED],
-             [str(scripts / ("lint-imports.exe" if os.name == "nt" else "lint-imports"))])
+             [str(scripts / ("lint-imports.exe" if os.name == "nt" else "lint-imports"))],
+             [str(python), "-m", "mypy"])
     failed = 0
     for step in steps:
         print("+", " ".join(step), flush=True)

@@ -18,11 +18,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from test_hostile_submissions import _workers_of  # the learner's perf process is learner_worker.py
+from test_hostile_submissions import _workers_of  # the learner's perf process is learner_side/perf_worker.py
 
 from quizprep.grader import perf
 from quizprep.grader.perf import PerfCase, PerfPlan
-from quizprep.grader.session import Limits
+from quizprep.grader.worker_session import Limits
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 from quizprep.grader.context import CheckContext, Reply
 from quizprep.grader.device import Placement, placement
-from quizprep.grader.session import LearnerFailure, WorkerSession
+from quizprep.grader.worker_session import LearnerFailure, WorkerSession
 from quizprep.grader.spec import CheckResult, ExerciseSpec
 
 TITLE = "device placement: runs with its inputs on another device"

@@ -117,14 +117,15 @@ class SessionFlow:
             return partial(builders.interview, on=app.interview, limit=app.length or INTERVIEW_QUESTIONS,
                            zone=app.tz)
         build = builders.review if mode == "review" else builders.practice
-        return partial(build, limit=app.length, allowance=self.allowance())
+        return partial(build, limit=app.length, allowance=self._allowance())
 
-    def allowance(self) -> Allowance | None:
+    def _allowance(self) -> Allowance | None:
         """What today's daily limits leave (see quizprep.study.limits); None without limits."""
         from quizprep.tui.daily import allowance
 
-        assert self.app.store is not None
-        return allowance(self.app.store, self.app.now(), self.app.tz)
+        app = self.app
+        assert app.store is not None
+        return allowance(app.store, app.now(), app.tz)
 
     def _nothing_to_do(self, mode: str, topics: Sequence[str]) -> str:
         from quizprep.tui.daily import nothing_to_do
@@ -135,7 +136,7 @@ class SessionFlow:
         limited = mode == "review" or (mode == "practice" and app.interview is None)
         wanted = set(topics or app.options.topics)
         return nothing_to_do(app.store, mode, [q for q in app.questions if not wanted or q.topic in wanted],
-                             self.allowance() if limited else None, app.now())
+                             self._allowance() if limited else None, app.now())
 
     async def run(self, session: Session) -> None:
         """Question → feedback (or rubric) until the queue is empty, the learner stops or time is up."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeVar
 
 if TYPE_CHECKING:
@@ -167,6 +167,13 @@ def grade_from_row(row: Sequence[object]) -> Grade:
             and all(type(v) is str for v in lesson_ids), "the grade's diagnoses do not parse")
     return Grade(id_, exercise, file, moment(graded_at), float(score), bool(passed),  # type: ignore[arg-type]
                  mistakes, lesson_ids)
+
+
+def to_text(moment: datetime) -> str:
+    """How a time is stored: ISO 8601 in UTC, to the microsecond (`moment` reads it back)."""
+    if moment.tzinfo is None:
+        raise ValueError("times must be timezone-aware")
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
 def moment(text: object) -> datetime:

@@ -294,9 +294,8 @@ class _QuestionReader:
                 steps.append((values.param_name(name), formula))
             except ValueError as error:
                 self.error(f"derived {name!r}: {error}", "derived")
-        if any(f is None for _, f in steps) or len(steps) != len(raw):
-            return None
-        return tuple(steps)  # type: ignore[arg-type]
+        complete = tuple((name, formula) for name, formula in steps if formula is not None)
+        return complete if len(complete) == len(raw) else None
 
     def formula(self, source: Any, key: str, label: str | None = None) -> Formula | None:
         if isinstance(source, (int, float)) and not isinstance(source, bool):

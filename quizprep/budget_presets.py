@@ -5,11 +5,21 @@ ours); ``context_length`` is ``max_position_embeddings`` (``n_positions`` for GP
 """
 from __future__ import annotations
 
+from typing import TypedDict
+
 from quizprep.architecture import Mla, ModelConfig, Moe
 
 _HF = "https://huggingface.co/"
 
-_LLAMA_3_1 = dict(vocab=128256, context_length=131072)
+
+class _SharedFields(TypedDict):
+    """Fields that every size of one model family has in common."""
+
+    vocab: int
+    context_length: int
+
+
+_LLAMA_3_1 = _SharedFields(vocab=128256, context_length=131072)
 
 _CONFIGS = (
     ModelConfig(

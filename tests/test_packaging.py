@@ -49,7 +49,7 @@ def test_opening_the_quiz_registers_only_its_own_command() -> None:
              "    c.main(['quiz', '--help'])\n"
              "print('--mode' in out.getvalue(), sorted(m for m in c.COMMAND_MODULES if m in sys.modules))")
     run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
-    assert run.stdout.strip() == "True ['quizprep.tui.command']", run.stdout + run.stderr
+    assert run.stdout.strip() == "True ['quizprep.cli.quiz']", run.stdout + run.stderr
 
 
 def test_built_wheel_ships_banks_stubs_and_stylesheet(tmp_path: Path) -> None:

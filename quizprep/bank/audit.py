@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Callable, Iterable, Iterator
 
 from quizprep.bank import values
@@ -97,7 +98,7 @@ def _leaks(question: NumericQuestion, envs: list[Env]) -> Iterator[Leak]:
     params = [p.name for p in question.params]
     counts = question.unit == "" and all(_whole_count(env["answer"]) for env in envs)
     pending: dict[str, tuple[bool, Callable[[Env], float]]] = {
-        repr(wrong.formula.source): (True, lambda env, source=wrong.formula.source: float(env[source]))
+        repr(wrong.formula.source): (True, partial(_value_of, wrong.formula.source))
         for wrong in question.wrong_answers
     }
     for ratio, message in GENERIC_SLIPS.get(question.unit, ()) + FACTOR_OF_TWO:
@@ -105,10 +106,10 @@ def _leaks(question: NumericQuestion, envs: list[Env]) -> Iterator[Leak]:
         # (a hair of margin for rounding): most questions skip every draw for most slips.
         if question.tolerance.absolute or abs(ratio - 1) <= question.tolerance.relative * (1 + 1e-9):
             label = message.split(":")[0].replace("Off by ", "")
-            pending.setdefault(label, (False, lambda env, r=ratio: float(env["answer"]) * r))
+            pending.setdefault(label, (False, partial(_answer_times, ratio)))
     if counts:
         for step in (1, -1):
-            pending[f"{step:+d} on a count"] = (False, lambda env, s=step: float(env["answer"]) + s)
+            pending[f"{step:+d} on a count"] = (False, partial(_answer_plus, step))
     for env in envs:
         answer = float(env["answer"])
         for what, (listed, slip) in list(pending.items()):
@@ -120,6 +121,19 @@ def _leaks(question: NumericQuestion, envs: list[Env]) -> Iterator[Leak]:
                 yield Leak(question, what, {name: env[name] for name in params}, listed)
         if not pending:
             return
+
+
+def _value_of(source: str, env: Env) -> float:
+    """A listed wrong answer's value in a draw: its formula is evaluated under its source."""
+    return float(env[source])
+
+
+def _answer_times(ratio: float, env: Env) -> float:
+    return float(env["answer"]) * ratio
+
+
+def _answer_plus(step: int, env: Env) -> float:
+    return float(env["answer"]) + step
 
 
 def _whole_count(answer: Number) -> bool:

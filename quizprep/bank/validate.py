@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, TypeVar
 
 from quizprep.bank import values
 from quizprep.bank.formula import Formula, FormulaError, parse_formula
@@ -19,6 +19,7 @@ from quizprep.bank.numeric import PLACEHOLDER, evaluate_draw
 from quizprep.bank.units import UNITS, UnitError, scale_of
 from quizprep.bank.yamlio import YamlProblem, read_yaml
 
+FieldValue = TypeVar("FieldValue")
 ID_PATTERN = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")  # always used with fullmatch
 # Choices are shown in a fresh order each time, so text that points at a choice by its place
 # ("all of the above", "the last choice") would point at the wrong one.
@@ -51,11 +52,10 @@ def read_bank(path: Path) -> tuple[Bank | None, list[BankError]]:
         BankError(name, data.line_of(key), None, _unknown_field_message(key, BANK_FIELDS))
         for key in data if key not in BANK_FIELDS
     ]
-    topic, title, items = data.get("topic"), data.get("title"), data.get("questions")
-    for key, value, kind in (("topic", topic, str), ("title", title, str), ("questions", items, list)):
-        if not isinstance(value, kind) or not value:
-            errors.append(BankError(name, data.line_of(key), None, f"bank needs a non-empty {key!r}"))
-    if errors:
+    topic = _required(data, "topic", str, name, errors)
+    title = _required(data, "title", str, name, errors)
+    items = _required(data, "questions", list, name, errors)
+    if errors or topic is None or title is None or items is None:
         return None, errors
     readers = [_QuestionReader(name, topic, item, data.line_of("questions")) for item in items]
     read = [(reader, reader.read()) for reader in readers]
@@ -67,6 +67,16 @@ def read_bank(path: Path) -> tuple[Bank | None, list[BankError]]:
         errors.extend(reader.errors)
     questions = tuple(q for _, q in read if q is not None and id(q) not in failed)
     return Bank(topic, title, name, questions), errors
+
+
+def _required(data: LineDict, key: str, kind: type[FieldValue], file: str,
+              errors: list[BankError]) -> FieldValue | None:
+    """The bank's field `key` when it is a non-empty `kind`; else None, with an error added."""
+    value = data.get(key)
+    if isinstance(value, kind) and value:
+        return value
+    errors.append(BankError(file, data.line_of(key), None, f"bank needs a non-empty {key!r}"))
+    return None
 
 
 def _steps(question: NumericQuestion) -> int:
@@ -216,13 +226,14 @@ class _QuestionReader:
         self.placeholders_forbidden()
         rubric = []
         for entry in self.entries("rubric", 3, 8, "rubric items"):
-            weight = entry.get("weight")
+            written = entry.get("weight")
             try:
-                if values.number(weight) <= 0:
+                weight = values.number(written)
+                if weight <= 0:
                     raise ValueError
             except ValueError:
                 self.errors.append(BankError(self.file, entry.line_of("weight"), self.id,
-                                             f"rubric weight must be a finite positive number, got {weight!r}"))
+                                             f"rubric weight must be a finite positive number, got {written!r}"))
                 weight = 0
             rubric.append(RubricItem(self.text("criterion", entry), float(weight)))
         return {"model_answer": self.text("model_answer"), "rubric": tuple(rubric)}
@@ -283,9 +294,8 @@ class _QuestionReader:
                 steps.append((values.param_name(name), formula))
             except ValueError as error:
                 self.error(f"derived {name!r}: {error}", "derived")
-        if any(f is None for _, f in steps) or len(steps) != len(raw):
-            return None
-        return tuple(steps)  # type: ignore[arg-type]
+        complete = tuple((name, formula) for name, formula in steps if formula is not None)
+        return complete if len(complete) == len(raw) else None
 
     def formula(self, source: Any, key: str, label: str | None = None) -> Formula | None:
         if isinstance(source, (int, float)) and not isinstance(source, bool):

@@ -64,7 +64,7 @@ def param_values(value: Any) -> tuple[int | float, ...]:
         if not steps < MAX_PARAM_VALUES - 0.5:  # round(steps) + 1 values
             raise ValueError(f"range has more than {MAX_PARAM_VALUES:,} values")
         count = int(round(steps)) + 1
-        if all(isinstance(v, int) for v in (low, high, step)):
+        if isinstance(low, int) and isinstance(high, int) and isinstance(step, int):
             return tuple(range(low, low + count * step, step))
         return tuple(round(low + i * step, 12) for i in range(count))
     raise ValueError("a parameter is a number, {choices: [...]} or {range: [low, high], step: s}")

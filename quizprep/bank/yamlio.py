@@ -152,7 +152,7 @@ def _check_tag(event: Any, line: int) -> None:
 
 def _scalar(event: yaml.ScalarEvent) -> Any:
     """A scalar as YAML 1.1 (PyYAML's safe resolver) reads it: text, number, bool or null."""
-    line = event.start_mark.line + 1
+    line = event.start_mark.line + 1 if event.start_mark else 1
     if event.tag and event.tag != "!" and not event.implicit[0] and not event.implicit[1]:
         if event.tag not in _SAFE_SCALAR_TAGS:
             raise YamlProblem(line, f"YAML tags such as {event.tag!r} are not allowed in banks")
@@ -164,7 +164,8 @@ def _scalar(event: yaml.ScalarEvent) -> Any:
     if tag == _STR_TAG:
         return event.value
     try:
-        return _constructor.construct_object(yaml.ScalarNode(tag, event.value, event.start_mark))
+        # no mark: a failure is reported with `line`, from the problem alone
+        return _constructor.construct_object(yaml.ScalarNode(tag, event.value))
     except ConstructorError as error:
         raise YamlProblem(line, f"cannot read {event.value!r}: {error.problem}") from None
     except ValueError:  # an integer of more digits than Python converts (4,300)

@@ -1,7 +1,8 @@
 """The `quizprep` command line: one subcommand per part, each registered by its own module.
 
 This package is the layer that wires the others (the layers are import-linter contracts in
-pyproject.toml): `grade` records the grader's report in study (`cli.grade`), `stats` renders the
+pyproject.toml): `quiz` opens the quiz app (`cli.quiz`), `grade` runs the grader
+(`cli.grade_command`) and records its report in study (`cli.grade`), `stats` renders the
 data study computes (`cli.progress`), `check` compares the banks with the progress database
 (`cli.check`). Below it, the quiz app (`tui`) sits on `study`, `study` on `bank`; the grader
 imports none of them."""
@@ -15,7 +16,7 @@ import sys
 from quizprep import __version__
 
 # Each module exposes register(subparsers); none imports torch at module level.
-QUIZ_COMMAND = "quizprep.tui.command"
+QUIZ_COMMAND = "quizprep.cli.quiz"
 COMMAND_MODULES = (
     QUIZ_COMMAND,
     "quizprep.cli.check",

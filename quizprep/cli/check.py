@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+from quizprep.cli.options import add_db_option
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -24,9 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--threshold", type=float, default=None, metavar="X",
                         help="with --similar: the share of distinct prompt words two questions must "
                              "have in common to be reported, in (0, 1] (default 0.6)")
-    parser.add_argument("--db", metavar="FILE",
-                        help="progress database whose question ids are checked against the banks (default: "
-                             "$QUIZPREP_DB or your data folder, when no PATH is given)")
+    add_db_option(parser, "whose question ids are checked against the banks; left out, the default one is "
+                          "checked when no PATH is given")
     parser.set_defaults(handler=run)
 
 
@@ -75,11 +76,12 @@ def run(args: argparse.Namespace) -> int:
     return 1 if result.errors or similar else 0
 
 
-def warn_lost_ids(db: str | None, known: set[str]) -> None:
+def warn_lost_ids(db: Path | None, known: set[str]) -> None:
     """Warn (on stderr) about question ids the learner's progress still references but no bank
     has, as an id or as the alias of a question it was merged into: their history is kept, keyed
     by id, but nothing asks them any more. No database, no warning."""
-    from quizprep.study.store import Store, StoreError, resolve_db_path
+    from quizprep.study.dbpath import resolve_db_path
+    from quizprep.study.store import Store, StoreError
 
     path = resolve_db_path(db)
     if not path.exists():

@@ -13,14 +13,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from quizprep.grader import command
+from quizprep.cli import grade_command
 
 if TYPE_CHECKING:
     from quizprep.grader.grade import GradeReport
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    command.register(subparsers, record=record)
+    grade_command.register(subparsers, record=record)
 
 
 def record(report: GradeReport, db: str | Path | None = None,

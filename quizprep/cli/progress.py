@@ -7,6 +7,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from quizprep.cli.options import add_db_option
+
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
@@ -38,8 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Print flagged-questions.md, where the app collects the questions you flagged "
                     "as wrong (it lies next to the progress database): send it to the bank's maintainers.",
     )
-    flags.add_argument("--db", metavar="PATH",
-                       help="progress database (default: $QUIZPREP_DB, else the user data folder)")
+    add_db_option(flags, "beside which flagged-questions.md lies")
     flags.set_defaults(handler=run_flags)
 
 
@@ -60,8 +61,7 @@ def run_flags(args: argparse.Namespace) -> int:
 
 
 def _common_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--db", metavar="PATH",
-                        help="progress database (default: $QUIZPREP_DB, else the user data folder)")
+    add_db_option(parser, "to read, never to write")
     parser.add_argument("--bank", action="append", default=[], type=Path, metavar="PATH",
                         help="question bank file or folder (repeatable; default: the shipped banks)")
 
@@ -69,7 +69,8 @@ def _common_options(parser: argparse.ArgumentParser) -> None:
 def _open(args: argparse.Namespace, command: str) -> tuple[Store, LoadResult] | int:
     """The store and the banks, or an exit code after saying what went wrong."""
     from quizprep.bank.loader import load_banks
-    from quizprep.study.store import Store, StoreError, resolve_db_path
+    from quizprep.study.dbpath import resolve_db_path
+    from quizprep.study.store import Store, StoreError
 
     missing = [str(p) for p in args.bank if not p.exists()]
     if missing:

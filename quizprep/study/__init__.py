@@ -5,7 +5,7 @@ Nothing here imports Textual or torch, and importing this package is cheap: subm
 
 store — `quizprep.study.store`
     `Store.open(path=None) -> Store`   path: `--db` value or None (then `$QUIZPREP_DB`, else
-        progress.sqlite3 in the platformdirs user data dir; see `resolve_db_path`). Creates and
+        progress.sqlite3 in the platformdirs user data dir; see `quizprep.study.dbpath`). Creates and
         migrates the database. A damaged quizprep database or a newer-version one is moved aside,
         never overwritten, and the answers that still read are copied into the new one; a file
         that is not a quizprep database is refused and left as it is. Show every line of
@@ -14,7 +14,8 @@ store — `quizprep.study.store`
         be opened at all or another program holds the write lock.
     `store.close()` (or `with Store.open(...) as store:`). Safe to use from worker threads.
     Read-only helpers the UI may want: `store.answers(question_id=, session_id=, since=)`,
-    `store.card(question_id)`, `store.path`.
+    `store.card(question_id)`, `store.path`. The store reviews and rebuilds each question's FSRS
+    card through `quizprep.study.cards`.
 
 sessions — `quizprep.study.session` (values in `.showing`, builders in `.builders`; import all from here)
     Build: `practice(store, questions, topics=(), limit=None, now=utc_now, rng=None)`,
@@ -65,7 +66,12 @@ flags — `quizprep.study.flags`: `flag_question(question_id, reason, now=, path
     source=None) -> Path` appends to flagged-questions.md; `quizprep flags` prints it.
 search — `quizprep.study.search`: `search(questions, text="", tags=()) -> [Question]`.
 
-reports — `quizprep.study.report`: `render_markdown(stats, ...)`, `render_html(stats, ...)`,
-    `write_report(path, store, questions, ...)`; `quizprep.study.command.register(subparsers)`
-    adds `quizprep stats` and `quizprep report --out FILE.md|FILE.html`.
+drafts, rubric — `quizprep.study.drafts` (`Drafts`: answers being typed, kept across runs) and
+    `quizprep.study.rubric` (`rubric_verdict`: a self-assessment's score, rating and pass), both
+    used by sessions.
+
+reports — `quizprep.study.report`: `build_report(store, questions, ...) -> Report`,
+    `render_markdown(report)`, `render_html(report)`, `write_report(path, report)`;
+    `quizprep stats` and `quizprep report --out FILE.md|FILE.html` (`quizprep.cli.progress`)
+    render and write them.
 """

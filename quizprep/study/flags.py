@@ -8,6 +8,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
+from quizprep.study.dbpath import resolve_db_path
+
 FLAG_FILE = "flagged-questions.md"
 HEADER = ("# Flagged questions\n\n"
           "Questions a learner flagged as wrong in quizprep, oldest first: the question id, when, and why.\n"
@@ -16,8 +18,6 @@ HEADER = ("# Flagged questions\n\n"
 
 def flags_path(db_path: str | Path | None = None) -> Path:
     """flagged-questions.md beside the progress database (`--db`, else the default one)."""
-    from quizprep.study.store import resolve_db_path
-
     return resolve_db_path(db_path).with_name(FLAG_FILE)
 
 

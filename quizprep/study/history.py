@@ -40,8 +40,8 @@ def card_history(store: Store, question_id: str) -> list[HistoryEntry]:
     plain = Scheduler.from_dict({**store.scheduler.to_dict(), "enable_fuzzing": False})
     answers = store.answers(question_id=question_id)
     # (when, index of the answer or None for an exercise grade, rating), as the store replays them
-    events = [(a.assessed_at or a.answered_at, i, Rating(a.rating)) for i, a in enumerate(answers)
-              if a.rating is not None]
+    events: list[tuple[datetime, int | None, Rating]] = [
+        (a.assessed_at or a.answered_at, i, Rating(a.rating)) for i, a in enumerate(answers) if a.rating is not None]
     events += [(g.graded_at, None, Rating.Good if g.passed else Rating.Again) for g in store.grades()
                if question_id in g.lessons]
     events.sort(key=lambda event: event[0])  # stable: answers keep their order

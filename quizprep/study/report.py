@@ -65,19 +65,19 @@ def build_report(store: Store, questions: Sequence[Question], *, now: datetime |
                  tz: tzinfo | None = None, titles: Mapping[str, str] | None = None) -> Report:
     from quizprep.bank.formula import FormulaError
     from quizprep.bank.numeric import fill_placeholders, judge, worked_steps
-    from quizprep.study.session import reproduce_draw
+    from quizprep.study.builders import reproduce_draw
 
     now = now or datetime.now(timezone.utc)
     stats = compute_stats(store, questions, now=now, tz=tz, titles=titles)
     by_id = {q.id: q for q in questions}
     answers = store.answers()
-    free = []
+    free: list[FreeResponse] = []
     for answer in reversed([a for a in answers if a.kind == "free" and a.assessed]):
         question = by_id.get(answer.question_id)
         if isinstance(question, FreeQuestion) and len(free) < RECENT:
             free.append(FreeResponse(question.id, question.prompt, answer.answered_at, answer.response,
                                      float(answer.score or 0.0), tuple(store.rubric_marks(answer.id))))
-    misses = []
+    misses: list[NumericMiss] = []
     for answer in reversed([a for a in answers if a.kind == "numeric" and a.correct is False]):
         question = by_id.get(answer.question_id)
         if isinstance(question, NumericQuestion) and answer.seed is not None and len(misses) < RECENT:
@@ -176,7 +176,7 @@ def _md_cell(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
-def _md_table(header: list[str], rows: list[list[object]]) -> str:
+def _md_table(header: list[str], rows: Sequence[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -249,7 +249,7 @@ def render_html(report: Report) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _html_table(header: list[str], rows: list[list[object]],
+def _html_table(header: list[str], rows: Sequence[Sequence[object]],
                 raw_columns: frozenset[int] | set[int] = frozenset()) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     body = "".join(

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeVar
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeGuard, TypeVar
 
 if TYPE_CHECKING:
     import sqlite3
@@ -115,22 +115,27 @@ class Damage:
 def answer_from_row(row: Sequence[object]) -> Answer:
     (id_, session_id, question_id, topic, kind, mode, answered_at, elapsed_s, response, seed,
      correct, score, rating, assessed_at) = row
-    _expect(type(id_) is int and _optional(session_id, int) and _optional(seed, int), "an id is not a whole number")
-    _expect(all(type(v) is str for v in (question_id, topic, mode, response)) and kind in KINDS,
-            "a text field is not readable text")
-    _expect(_real(elapsed_s) and elapsed_s >= 0, "the time taken is not a number of seconds")  # type: ignore[operator]
-    _expect(correct in (None, 0, 1) and rating in (None, 1, 2, 3, 4)
-            and (score is None or _real(score) and 0 <= score <= 1), "score or rating out of range")  # type: ignore[operator]
-    return Answer(id_, session_id, question_id, topic, kind, mode, moment(answered_at), float(elapsed_s),  # type: ignore[arg-type]
-                  response, seed, None if correct is None else bool(correct), score, rating,  # type: ignore[arg-type]
+    if not (type(id_) is int and _whole_or_none(session_id) and _whole_or_none(seed)):
+        raise BadRow("an id is not a whole number")
+    if not (type(question_id) is str and type(topic) is str and type(mode) is str and type(response) is str
+            and type(kind) is str and kind in KINDS):
+        raise BadRow("a text field is not readable text")
+    if not (_real(elapsed_s) and elapsed_s >= 0):
+        raise BadRow("the time taken is not a number of seconds")
+    if not (correct in (None, 0, 1) and (rating is None or type(rating) is int and 1 <= rating <= 4)
+            and (score is None or _real(score) and 0 <= score <= 1)):
+        raise BadRow("score or rating out of range")
+    return Answer(id_, session_id, question_id, topic, kind, mode, moment(answered_at), float(elapsed_s),
+                  response, seed, None if correct is None else bool(correct), score, rating,
                   None if assessed_at is None else moment(assessed_at))
 
 
 def mark_from_row(row: Sequence[object]) -> RubricMark:
     answer_id, item, criterion, weight, met = row
-    _expect(type(answer_id) is int and type(item) is int and type(criterion) is str
-            and _real(weight) and met in (0, 1), "a rubric mark is unreadable")
-    return RubricMark(answer_id, item, criterion, float(weight), bool(met))  # type: ignore[arg-type]
+    if not (type(answer_id) is int and type(item) is int and type(criterion) is str
+            and _real(weight) and met in (0, 1)):
+        raise BadRow("a rubric mark is unreadable")
+    return RubricMark(answer_id, item, criterion, float(weight), bool(met))
 
 
 def card_from_row(row: Sequence[object]) -> tuple[str, Card]:
@@ -138,44 +143,57 @@ def card_from_row(row: Sequence[object]) -> tuple[str, Card]:
     from fsrs import Card
 
     question_id, text, due, reviewed_at = row
-    _expect(type(question_id) is str and type(text) is str, "a text field is not readable text")
+    if not (type(question_id) is str and type(text) is str):
+        raise BadRow("a text field is not readable text")
     moment(due)
     moment(reviewed_at)
     try:
-        card = Card.from_json(text)  # type: ignore[arg-type]
+        card = Card.from_json(text)
     except Exception as error:  # noqa: BLE001 - whatever the JSON holds, the card is unreadable
         raise BadRow(f"the review schedule does not parse ({type(error).__name__})") from None
-    _expect(type(card.step) in (int, type(None)) and all(
-        value is None or _real(value) and value > 0 for value in (card.stability, card.difficulty)),
-        "the review schedule holds impossible values")
-    _expect(card.due.tzinfo is not None and (card.last_review is None or card.last_review.tzinfo is not None),
-            "the review schedule's dates have no time zone")
-    return question_id, card  # type: ignore[return-value]
+    if not (type(card.step) in (int, type(None)) and all(
+            value is None or _real(value) and value > 0 for value in (card.stability, card.difficulty))):
+        raise BadRow("the review schedule holds impossible values")
+    if not (card.due.tzinfo is not None and (card.last_review is None or card.last_review.tzinfo is not None)):
+        raise BadRow("the review schedule's dates have no time zone")
+    return question_id, card
 
 
 def grade_from_row(row: Sequence[object]) -> Grade:
     id_, exercise, file, graded_at, score, passed, diagnoses, lessons = row
-    _expect(type(id_) is int and all(type(v) is str for v in (exercise, file, diagnoses, lessons)),
-            "a text field is not readable text")
-    _expect(_real(score) and 0 <= score <= 1 and passed in (0, 1), "score out of range")  # type: ignore[operator]
+    if not (type(id_) is int and type(exercise) is str and type(file) is str and type(diagnoses) is str
+            and type(lessons) is str):
+        raise BadRow("a text field is not readable text")
+    if not (_real(score) and 0 <= score <= 1 and passed in (0, 1)):
+        raise BadRow("score out of range")
     try:
-        mistakes = tuple(NamedMistake(**item) for item in json.loads(diagnoses))  # type: ignore[arg-type]
-        lesson_ids = tuple(json.loads(lessons))  # type: ignore[arg-type]
+        mistakes = tuple(NamedMistake(**item) for item in json.loads(diagnoses))
+        lesson_ids = tuple(json.loads(lessons))
     except (TypeError, ValueError):
         raise BadRow("the grade's diagnoses do not parse") from None
-    _expect(all(type(v) is str for m in mistakes for v in (m.id, m.title, m.quiz))
-            and all(type(v) is str for v in lesson_ids), "the grade's diagnoses do not parse")
-    return Grade(id_, exercise, file, moment(graded_at), float(score), bool(passed),  # type: ignore[arg-type]
-                 mistakes, lesson_ids)
+    if not (all(type(v) is str for m in mistakes for v in (m.id, m.title, m.quiz))
+            and all(type(v) is str for v in lesson_ids)):
+        raise BadRow("the grade's diagnoses do not parse")
+    return Grade(id_, exercise, file, moment(graded_at), float(score), bool(passed), mistakes, lesson_ids)
+
+
+def to_text(moment: datetime) -> str:
+    """How a time is stored: ISO 8601 in UTC, to the microsecond (`moment` reads it back)."""
+    if moment.tzinfo is None:
+        raise ValueError("times must be timezone-aware")
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
 def moment(text: object) -> datetime:
     """A stored time (ISO 8601, UTC offset included)."""
+    if type(text) is not str:
+        raise BadRow("a date is unreadable")
     try:
-        value = datetime.fromisoformat(text)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
+        value = datetime.fromisoformat(text)
+    except ValueError:
         raise BadRow("a date is unreadable") from None
-    _expect(value.tzinfo is not None, "a date has no time zone")
+    if value.tzinfo is None:
+        raise BadRow("a date has no time zone")
     return value
 
 
@@ -240,14 +258,10 @@ def describe(damage: Sequence[Damage]) -> str:
     return " and ".join(parts)
 
 
-def _expect(condition: bool, reason: str) -> None:
-    if not condition:
-        raise BadRow(reason)
+def _whole_or_none(value: object) -> TypeGuard[int | None]:
+    return value is None or type(value) is int
 
 
-def _optional(value: object, kind: type) -> bool:
-    return value is None or type(value) is kind
-
-
-def _real(value: object) -> bool:
-    return type(value) in (int, float) and math.isfinite(value)  # type: ignore[arg-type]
+def _real(value: object) -> TypeGuard[int | float]:
+    """A finite number, as SQLite hands back an INTEGER or a REAL."""
+    return (type(value) is int or type(value) is float) and math.isfinite(value)

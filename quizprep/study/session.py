@@ -15,12 +15,16 @@ import random
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence, TypeVar
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion, Question
 from quizprep.study.clock import Clock, utc_now
-from quizprep.study.showing import Feedback, InputError, PendingAssessment, SessionReport, Showing, TopicScore
-from quizprep.study.store import Store, StoreError
+from quizprep.study.drafts import Drafts
+from quizprep.study.rubric import rubric_marks, rubric_verdict
+from quizprep.study.showing import (
+    Feedback, FeedbackDetails, InputError, PendingAssessment, SessionReport, Showing, TopicScore,
+)
+from quizprep.study.store import Store
 
 if TYPE_CHECKING:
     from fsrs import Card, Rating
@@ -30,6 +34,7 @@ MOCK_QUESTIONS = 8
 MOCK_MINUTES = 20
 INTERVIEW_QUESTIONS = 20  # interview practice without a chosen length
 SEED_LIMIT = 2**31
+QuestionKind = TypeVar("QuestionKind", ChoiceQuestion, NumericQuestion, FreeQuestion)
 
 
 @dataclass
@@ -60,7 +65,7 @@ class Session:
         self._requeued: set[str] = set()
         self._asked: set[str] = set()
         self._parent: dict[str, str] = {}
-        self._drafted: set[str] = set()  # questions with a draft saved, to drop once answered
+        self._drafts = Drafts(self.store, self.now)
         self._ended_at: datetime | None = None
 
     # -- flow ------------------------------------------------------------------------------
@@ -110,7 +115,7 @@ class Session:
 
             fresh = self.rng.randrange(1, SEED_LIMIT)  # drawn either way: later draws stay as they were
             # A draft typed for earlier numbers comes back with those numbers.
-            draw_ = draw(question, self._draft_seed(question.id) or fresh)
+            draw_ = draw(question, self._drafts.seed(question.id) or fresh)
         elif isinstance(question, ChoiceQuestion):
             order = tuple(range(len(question.choices)))
             if question.shuffle:
@@ -149,34 +154,13 @@ class Session:
 
     def draft(self, showing: Showing) -> str:
         """The answer to this question typed earlier and not handed in ("" when none)."""
-        text = self.store.draft(showing.question.id)
-        if text:
-            self._drafted.add(showing.question.id)
-        return text
-
-    def _draft_seed(self, question_id: str) -> int | None:
-        try:
-            return self.store.draft_seed(question_id)
-        except StoreError:
-            return None  # fresh numbers; the draft itself is read (and its error said) on screen
+        return self._drafts.text(showing.question.id)
 
     def keep_draft(self, showing: Showing, text: str) -> None:
         """Save the answer being typed to the question shown, with the seed of its numbers; once
         it is answered (which drops the draft) nothing more is kept."""
         if showing is self.current and not self._answered_current:
-            seed = showing.draw.seed if showing.draw is not None else None
-            self.store.save_draft(showing.question.id, text, self.now(), seed)
-            self._drafted.add(showing.question.id)
-
-    def _drop_draft(self, question_id: str) -> None:
-        """Once its answer is saved, a question's draft goes (a choice question never has one)."""
-        if question_id not in self._drafted:
-            return
-        self._drafted.discard(question_id)
-        try:
-            self.store.save_draft(question_id, "", self.now())
-        except StoreError:
-            pass  # the answer itself is saved; the stale draft would only come back as text to edit
+            self._drafts.keep(showing.question.id, text, showing.draw.seed if showing.draw is not None else None)
 
     def answer_choice(self, showing: Showing, picked: Iterable[int]) -> Feedback:
         """Judge the picked choice indices (0-based): right only when exactly the correct set."""
@@ -186,7 +170,7 @@ class Session:
             raise InputError(f"pick one or more of choices 1–{len(question.choices)}")
         correct = chosen == question.correct_indices
         response = ",".join(str(i + 1) for i in sorted(chosen))
-        return self._commit(showing, response, correct, picked=chosen)
+        return self._commit(showing, response, correct, {"picked": chosen})
 
     def answer_numeric(self, showing: Showing, text: str) -> Feedback:
         """Judge a typed number; raises InputError (recording nothing) when it cannot be read."""
@@ -197,8 +181,8 @@ class Session:
         verdict = judge(question, showing.draw, text)
         if verdict.error:
             raise InputError(verdict.error)
-        return self._commit(showing, text.strip(), verdict.correct, verdict=verdict,
-                            worked=tuple(worked_steps(question, showing.draw)))
+        return self._commit(showing, text.strip(), verdict.correct,
+                            {"verdict": verdict, "worked": tuple(worked_steps(question, showing.draw))})
 
     def answer_free(self, showing: Showing, text: str) -> PendingAssessment:
         """Commit a free response now; the rubric self-assessment follows with `assess`."""
@@ -212,7 +196,7 @@ class Session:
             response=text, elapsed_s=elapsed, answered_at=answered_at, session_id=self.session_id,
         )
         self._answered_current = True
-        self._drop_draft(question.id)
+        self._drafts.drop(question.id)
         return PendingAssessment(showing, answer_id, text, elapsed)
 
     def assess(self, pending: PendingAssessment, met: Sequence[bool]) -> Feedback:
@@ -224,8 +208,9 @@ class Session:
     def skip(self, showing: Showing) -> Feedback:
         """"I don't know": recorded as a wrong answer (rated Again), so the question comes back
         soon; the feedback carries the explanation and, for a numeric question, the worked steps."""
-        question = self._expect(showing)
-        details: dict[str, object] = {"skipped": True}
+        self._expect_answerable(showing)
+        question = showing.question
+        details: FeedbackDetails = {"skipped": True}
         if isinstance(question, NumericQuestion):
             from quizprep.bank.numeric import worked_steps
 
@@ -233,7 +218,7 @@ class Session:
             details["worked"] = tuple(worked_steps(question, showing.draw))
         elif isinstance(question, FreeQuestion):
             details["rubric_met"] = (False,) * len(question.rubric)
-        return self._commit(showing, "", False, **details)
+        return self._commit(showing, "", False, details)
 
     def reassess(self, feedback: Feedback, met: Sequence[bool]) -> Feedback:
         """Change the rubric ticks of a free answer assessed in this session: its score and rating
@@ -244,9 +229,9 @@ class Session:
             raise ValueError("only a free answer self-assessed in this session can be reassessed")
         place = self._place(feedback, "only a free answer self-assessed in this session can be reassessed")
         question = feedback.question
-        score, rating, correct = _rubric_verdict(question, met)
+        score, rating, correct = rubric_verdict(question, met)
         rating_kept = rating if self.schedules else None
-        card = self.store.reassess(feedback.answer_id, _marks(question, met), score=score, correct=correct,
+        card = self.store.reassess(feedback.answer_id, rubric_marks(question, met), score=score, correct=correct,
                                    rating=rating_kept)
         updated = replace(feedback, score=score, correct=correct, rating=rating,
                           next_due=card.due if card else feedback.next_due, rubric_met=tuple(bool(ok) for ok in met))
@@ -286,16 +271,20 @@ class Session:
             raise ValueError(refusal)
         return place
 
-    def _expect(self, showing: Showing, kind: type = object) -> Question:
+    def _expect(self, showing: Showing, kind: type[QuestionKind]) -> QuestionKind:
+        """The question shown, which must be of `kind` and still await its answer."""
         if not isinstance(showing.question, kind):
             raise TypeError(f"{showing.question.id} is a {showing.question.kind} question")
+        self._expect_answerable(showing)
+        return showing.question
+
+    def _expect_answerable(self, showing: Showing) -> None:
         if showing is not self.current:
             raise ValueError("answer the question currently shown")
         if self._answered_current:
             raise ValueError(f"{showing.question.id} has already been answered in this showing")
-        return showing.question
 
-    def _commit(self, showing: Showing, response: str, correct: bool, **details: object) -> Feedback:
+    def _commit(self, showing: Showing, response: str, correct: bool, details: FeedbackDetails) -> Feedback:
         from quizprep.study.scheduling import rating_for_answer, slow_after
 
         question = showing.question
@@ -310,9 +299,9 @@ class Session:
         )
         feedback = Feedback(showing, answer_id, response, correct, 1.0 if correct else 0.0, rating,
                             elapsed, correct and elapsed > slow_after(question.kind, question.difficulty),
-                            _due(self.store, question.id, card, answered_at), **details)  # type: ignore[arg-type]
+                            _due(self.store, question.id, card, answered_at), **details)
         self._answered_current = True
-        self._drop_draft(question.id)
+        self._drafts.drop(question.id)
         self._after(feedback)
         return feedback
 
@@ -369,26 +358,12 @@ def assess_answer(store: Store, pending: PendingAssessment, met: Sequence[bool],
     """Commit a rubric self-assessment (also for answers left unassessed by an earlier run);
     `schedule=False` (cram) records it without reviewing the question's card."""
     question = pending.question
-    score, rating, correct = _rubric_verdict(question, met)
-    card = store.record_assessment(pending.answer_id, _marks(question, met), score=score, correct=correct,
+    score, rating, correct = rubric_verdict(question, met)
+    card = store.record_assessment(pending.answer_id, rubric_marks(question, met), score=score, correct=correct,
                                    rating=rating if schedule else None, assessed_at=now)
     return Feedback(pending.showing, pending.answer_id, pending.response, correct, score, rating,
                     pending.elapsed_s, False, _due(store, question.id, card, now),
                     rubric_met=tuple(bool(ok) for ok in met))
-
-
-def _rubric_verdict(question: FreeQuestion, met: Sequence[bool]) -> tuple[float, Rating, bool]:
-    """Score (met weight / total weight), rating and pass of a rubric self-assessment."""
-    from quizprep.study.scheduling import PASS_SCORE, rating_for_score
-
-    if len(met) != len(question.rubric):
-        raise InputError(f"the rubric has {len(question.rubric)} items, got {len(met)} marks")
-    score = sum(item.weight for item, ok in zip(question.rubric, met) if ok) / question.total_weight
-    return score, rating_for_score(score), score >= PASS_SCORE
-
-
-def _marks(question: FreeQuestion, met: Sequence[bool]) -> list[tuple[str, float, bool]]:
-    return [(item.criterion, item.weight, bool(ok)) for item, ok in zip(question.rubric, met)]
 
 
 def _due(store: Store, question_id: str, card: Card | None, answered_at: datetime) -> datetime:

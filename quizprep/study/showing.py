@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from quizprep.bank.model import FreeQuestion, Question, RubricItem
 
@@ -79,6 +79,16 @@ class Feedback:
     def missed(self) -> tuple[RubricItem, ...]:
         rubric = self.question.rubric if isinstance(self.question, FreeQuestion) else ()
         return tuple(item for item, met in zip(rubric, self.rubric_met) if not met)
+
+
+class FeedbackDetails(TypedDict, total=False):
+    """What a Feedback says beyond the verdict, depending on the question's kind."""
+
+    picked: frozenset[int]
+    verdict: NumericVerdict | None
+    worked: tuple[str, ...]
+    rubric_met: tuple[bool, ...]
+    skipped: bool
 
 
 @dataclass(frozen=True)

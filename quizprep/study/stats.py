@@ -85,7 +85,7 @@ def compute_stats(store: Store, questions: Sequence[Question], *, now: datetime 
     now = now or datetime.now(timezone.utc)
     answers = store.answers()
     today = _local_day(now, tz)
-    assessed = [a for a in answers if a.assessed]
+    scores = [a.score for a in answers if a.score is not None]  # the assessed answers
     return Stats(
         generated_at=now,
         topics=tuple(_topic_stats(store, questions, now, titles or {})),
@@ -94,7 +94,7 @@ def compute_stats(store: Store, questions: Sequence[Question], *, now: datetime 
         history=tuple(history(answers, today, history_days, tz)),
         due_ahead=tuple(due_ahead(store, questions, now, ahead_days, tz)),
         total_answers=len(answers),
-        accuracy=_mean(a.score for a in assessed),  # type: ignore[misc]
+        accuracy=_mean(scores),
         exercises=tuple(exercise_statuses(store)),
     )
 

@@ -7,8 +7,11 @@ Durability rules:
   card, so two app instances on one file serialise their writes instead of interleaving a
   read-modify-write of the same card. `busy_timeout` makes the other instance wait, not fail;
   past it a write raises StoreBusy, and nothing was written.
-- Which files are opened, refused or moved aside: `quizprep.study.storefile`. A read-only open
-  works on a snapshot in memory and never writes to the file.
+- Which files are opened, refused or moved aside: `quizprep.study.storefile`; where the file is
+  by default: `quizprep.study.dbpath`. A read-only open works on a snapshot in memory and never
+  writes to the file.
+- The FSRS cards are reviewed, rebuilt from the history and saved by `quizprep.study.cards`,
+  inside the transaction of the answer or grade that moves them.
 - Rows that a damaged disk garbled are found when the store opens (`quizprep.study.rows`), set
   aside in damaged_* tables and reported in `Store.notices`; a card set aside is rebuilt from
   the question's answers. No read ever fails on a garbled row.
@@ -23,40 +26,26 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Collection, Iterator, Mapping, Sequence
 
+from quizprep.study.cards import rebuild_card, review_card, save_card
+from quizprep.study.dbpath import DB_ENV, resolve_db_path
 from quizprep.study.rows import (
-    ANSWER_COLUMNS, CARD_COLUMNS, GRADE_COLUMNS, MARK_COLUMNS, Answer, BadRow, Grade, RubricMark, answer_from_row,
-    card_from_row, decoded, describe, find_damage, grade_from_row, mark_from_row, moment, set_aside, text_factory,
+    ANSWER_COLUMNS, CARD_COLUMNS, GRADE_COLUMNS, MARK_COLUMNS, Answer, Grade, RubricMark, answer_from_row,
+    card_from_row, decoded, describe, find_damage, grade_from_row, mark_from_row, set_aside, text_factory, to_text,
 )
 from quizprep.study.storefile import StoreBusy, StoreError, connect, failure
 
 if TYPE_CHECKING:
     from fsrs import Card, Rating, Scheduler
 
-__all__ = ["Answer", "RubricMark", "Store", "StoreBusy", "StoreError", "default_db_path", "resolve_db_path"]
+__all__ = ["Answer", "RubricMark", "Store", "StoreBusy", "StoreError", "resolve_db_path", "to_text"]
 
-DB_ENV = "QUIZPREP_DB"
-DB_FILENAME = "progress.sqlite3"
 BUSY_TIMEOUT_S = 10.0
 
 
-def default_db_path() -> Path:
-    """`$QUIZPREP_DB` when set, else progress.sqlite3 in the user's data directory."""
-    if os.environ.get(DB_ENV):
-        return Path(os.environ[DB_ENV]).expanduser()
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("quizprep", appauthor=False)) / DB_FILENAME
-
-
-def resolve_db_path(explicit: str | Path | None = None) -> Path:
-    """The database for a `--db` option: the option if given, else `default_db_path()`."""
-    return Path(explicit).expanduser() if explicit else default_db_path()
-
-
-def to_text(moment: datetime) -> str:
-    if moment.tzinfo is None:
-        raise ValueError("times must be timezone-aware")
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+def _inserted_id(cursor: sqlite3.Cursor) -> int:
+    """The id SQLite gave the row an INSERT just wrote."""
+    assert cursor.lastrowid is not None  # set by every INSERT
+    return cursor.lastrowid
 
 
 class Store:
@@ -125,7 +114,7 @@ class Store:
         try:
             with self._write() as db:
                 lost_cards = set_aside(db, damage, to_text(datetime.now(timezone.utc)))
-                rebuilt = [qid for qid in lost_cards if self._rebuild_card(db, qid) is not None]
+                rebuilt = [qid for qid in lost_cards if rebuild_card(db, self.scheduler, qid) is not None]
         except StoreError as error:
             notice = (f"{describe(damage)} in {self.path} could not be read and are skipped; setting them "
                       f"aside failed ({error}).")
@@ -173,7 +162,7 @@ class Store:
         with self._write() as db:
             cursor = db.execute("INSERT INTO sessions (mode, topics, started_at) VALUES (?, ?, ?)",
                                 (mode, ",".join(topics), to_text(now)))
-            return int(cursor.lastrowid)
+            return _inserted_id(cursor)
 
     def end_session(self, session_id: int, now: datetime) -> None:
         with self._write() as db:
@@ -198,8 +187,8 @@ class Store:
                  None if rating is None else int(rating),
                  None if score is None else to_text(answered_at)),
             )
-            card = None if rating is None else self._review(db, question_id, rating, answered_at)
-            return int(cursor.lastrowid), card
+            card = None if rating is None else review_card(db, self.scheduler, question_id, rating, answered_at)
+            return _inserted_id(cursor), card
 
     def record_assessment(self, answer_id: int, marks: Sequence[tuple[str, float, bool]], *,
                           score: float, correct: bool, rating: Rating | None, assessed_at: datetime,
@@ -216,7 +205,7 @@ class Store:
                 raise StoreError(f"answer {answer_id} has already been assessed")
             self._mark(db, answer_id, marks, score, correct, rating)
             db.execute("UPDATE answers SET assessed_at = ? WHERE id = ?", (to_text(assessed_at), answer_id))
-            return None if rating is None else self._review(db, row[0], rating, assessed_at)
+            return None if rating is None else review_card(db, self.scheduler, row[0], rating, assessed_at)
 
     def reassess(self, answer_id: int, marks: Sequence[tuple[str, float, bool]], *,
                  score: float, correct: bool, rating: Rating | None) -> Card | None:
@@ -229,7 +218,7 @@ class Store:
                 raise StoreError(f"answer {answer_id} has not been assessed yet")
             db.execute("DELETE FROM rubric_marks WHERE answer_id = ?", (answer_id,))
             self._mark(db, answer_id, marks, score, correct, rating)
-            return None if rating is None else self._rebuild_card(db, row[0])
+            return None if rating is None else rebuild_card(db, self.scheduler, row[0])
 
     def rerate(self, answer_id: int, rating: Rating) -> Card | None:
         """Give an answer another rating (the learner's override) and rebuild its question's card
@@ -237,7 +226,7 @@ class Store:
         with self._write() as db:
             question_id = self._question_of(db, answer_id)
             db.execute("UPDATE answers SET rating = ? WHERE id = ?", (int(rating), answer_id))
-            return self._rebuild_card(db, question_id)
+            return rebuild_card(db, self.scheduler, question_id)
 
     def remove_answer(self, answer_id: int) -> Card | None:
         """Take an answer back (undo): it and its rubric marks are deleted and its question's card
@@ -246,7 +235,7 @@ class Store:
             question_id = self._question_of(db, answer_id)
             db.execute("DELETE FROM rubric_marks WHERE answer_id = ?", (answer_id,))
             db.execute("DELETE FROM answers WHERE id = ?", (answer_id,))
-            card = self._rebuild_card(db, question_id)
+            card = rebuild_card(db, self.scheduler, question_id)
             if card is None:
                 db.execute("DELETE FROM cards WHERE question_id = ?", (question_id,))
             return card
@@ -285,52 +274,9 @@ class Store:
             )
             cards = {}
             for question_id in lessons:
-                card = due_now_after_lapse(self._review(db, question_id, rating, graded_at), rating, graded_at)
-                cards[question_id] = self._save_card(db, question_id, card, graded_at)
-            return int(cursor.lastrowid), cards
-
-    def _review(self, db: sqlite3.Connection, question_id: str, rating: Rating, now: datetime) -> Card:
-        from quizprep.study.scheduling import review
-
-        row = db.execute(f"SELECT {CARD_COLUMNS} FROM cards WHERE question_id = ?", (question_id,)).fetchone()
-        try:
-            card = card_from_row(row)[1] if row else None
-        except BadRow:  # garbled since the store opened: the answers still say what it was
-            card = self._rebuild_card(db, question_id, before=now)
-        return self._save_card(db, question_id, review(self.scheduler, card, question_id, rating, now), now)
-
-    def _rebuild_card(self, db: sqlite3.Connection, question_id: str, before: datetime | None = None,
-                      ) -> Card | None:
-        """The question's card replayed from its rated answers and exercise grades (before
-        `before`), saved; None when it has none."""
-        from fsrs import Rating
-
-        from quizprep.study.scheduling import replay
-
-        events = []
-        rows = db.execute("SELECT rating, answered_at, assessed_at FROM answers WHERE question_id = ? "
-                          "AND rating IS NOT NULL ORDER BY answered_at, id", (question_id,)).fetchall()
-        for rating, answered_at, assessed_at in rows:
-            try:
-                events.append((moment(assessed_at or answered_at), Rating(rating), False))
-            except (BadRow, ValueError):  # a garbled answer of its own, or a rating out of range
-                continue
-        grades = decoded(db.execute(f"SELECT {GRADE_COLUMNS} FROM grades").fetchall(), grade_from_row)
-        events += [(g.graded_at, Rating.Good if g.passed else Rating.Again, True)
-                   for g in grades if question_id in g.lessons]
-        events.sort(key=lambda event: event[0])  # stable: answers keep their order
-        cards = list(replay(self.scheduler, question_id, [e for e in events if before is None or e[0] < before]))
-        return self._save_card(db, question_id, cards[-1], cards[-1].last_review or cards[-1].due) if cards else None
-
-    @staticmethod
-    def _save_card(db: sqlite3.Connection, question_id: str, card: Card, now: datetime) -> Card:
-        db.execute(
-            f"""INSERT INTO cards ({CARD_COLUMNS}) VALUES (?, ?, ?, ?)
-               ON CONFLICT (question_id) DO UPDATE SET card = excluded.card, due = excluded.due,
-                   reviewed_at = excluded.reviewed_at""",
-            (question_id, card.to_json(), to_text(card.due), to_text(now)),
-        )
-        return card
+                card = review_card(db, self.scheduler, question_id, rating, graded_at)
+                cards[question_id] = save_card(db, question_id, due_now_after_lapse(card, rating, graded_at), graded_at)
+            return _inserted_id(cursor), cards
 
     def set_setting(self, key: str, value: str) -> None:
         """Remember a small setting (e.g. "interview" -> "2026-12-15") across runs."""
@@ -374,7 +320,7 @@ class Store:
                 db.execute("UPDATE answers SET question_id = ?, topic = ? WHERE question_id = ?", (kept, topic, old))
                 db.execute("DELETE FROM cards WHERE question_id = ?", (old,))
                 db.execute("DELETE FROM drafts WHERE question_id = ?", (old,))
-                self._rebuild_card(db, kept)
+                rebuild_card(db, self.scheduler, kept)
         return sorted(found)
 
     def draft(self, question_id: str) -> str:

@@ -77,7 +77,7 @@ def test_numpy_track_leaves_out_only_gradients_and_bfloat16() -> None:
 def test_init_copies_every_new_stub(tmp_path) -> None:
     import argparse
 
-    from quizprep.grader.command import init_command
+    from quizprep.cli.grade_command import init_command
 
     assert init_command(argparse.Namespace(directory=tmp_path / "ex", force=False)) == 0
     for name in NEW:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import HERE, SOLUTIONS
-from quizprep.grader import command
+from quizprep.cli import grade_command as command
 from quizprep.grader.cohort import Cohort, submissions
 from quizprep.grader.grade import GradeOptions, grade
 from quizprep.grader.worker_session import Limits
@@ -172,7 +172,7 @@ def test_folder_flags_on_a_single_file_are_usage_errors(capsys):
     assert "--jobs" in capsys.readouterr().err
 
 
-GRADE_FOLDER = ("import sys, argparse\nfrom quizprep.grader import command\n"
+GRADE_FOLDER = ("import sys, argparse\nfrom quizprep.cli import grade_command as command\n"
                 "parser = argparse.ArgumentParser(); command.register(parser.add_subparsers())\n"
                 "args = parser.parse_args(['grade', sys.argv[1], '--exercise', 'softmax', '--jobs', '2', '--json'])\n"
                 "sys.exit(args.handler(args))\n")

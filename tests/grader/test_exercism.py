@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from conftest import HERE, SOLUTIONS
-from quizprep.grader import command, exercism
+from quizprep.cli import grade_command as command
+from quizprep.grader import exercism
 from quizprep.grader.grade import GradeReport
 from quizprep.grader.spec import CheckResult
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from conftest import SOLUTIONS
-from quizprep.grader import command
+from quizprep.cli import grade_command as command
 
 
 def run_cli(*argv: str) -> int:
@@ -20,7 +20,7 @@ def run_cli(*argv: str) -> int:
 
 
 def test_command_module_does_not_import_torch():
-    code = "import sys, quizprep.grader.command; sys.exit('torch' in sys.modules)"
+    code = "import sys, quizprep.cli.grade_command; sys.exit('torch' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 

@@ -418,7 +418,7 @@ def render_text(report) -> str:
 def test_perf_full_asks_for_every_size(argv, perf, full) -> None:
     import argparse
 
-    from quizprep.grader import command
+    from quizprep.cli import grade_command as command
 
     parser = argparse.ArgumentParser()
     command.register(parser.add_subparsers())

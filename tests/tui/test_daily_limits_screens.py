@@ -8,7 +8,7 @@ import pytest
 
 from choices import keys_for
 from quizprep.study.limits import DailyLimits, read_limits
-from quizprep.tui import command
+from quizprep.cli import quiz as command
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.home import HomeScreen
 from quizprep.tui.screens.question import QuestionScreen

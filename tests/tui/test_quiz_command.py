@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from quizprep.tui import command
+from quizprep.cli import quiz as command
 
 DATA = Path(__file__).parent / "data"
 

@@ -10,6 +10,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from quizprep.cli.options import add_db_option
+
 if TYPE_CHECKING:
     from quizprep.bank.loader import LoadResult
     from quizprep.tui.options import QuizOptions
@@ -43,8 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="only this topic (repeatable)")
     parser.add_argument("--bank", action="append", default=[], type=Path, metavar="PATH",
                         help="a bank file or folder instead of the shipped banks (repeatable)")
-    parser.add_argument("--db", type=Path, metavar="PATH",
-                        help="progress database (default: $QUIZPREP_DB, else your user data folder)")
+    add_db_option(parser, "that keeps your answers and review schedule")
     parser.add_argument("--length", type=positive(int), metavar="N",
                         help="at most N questions per session (a mock asks N, 8 by default)")
     parser.add_argument("--minutes", type=positive(float, most=MOST_MINUTES), metavar="M",

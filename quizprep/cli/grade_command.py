@@ -13,10 +13,12 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from quizprep.cli.options import add_db_option
+
 if TYPE_CHECKING:
     from quizprep.grader.grade import GradeReport
 
-Recorder = Callable[["GradeReport", "str | None"], object]
+Recorder = Callable[["GradeReport", "Path | None"], object]
 
 STUB_PACKAGE = "quizprep.exercises"
 
@@ -53,8 +55,7 @@ def register(subparsers: argparse._SubParsersAction, record: Recorder | None = N
     grade.add_argument("--fresh-workers", action="store_true",
                        help="folder: a new interpreter for every submission instead of a worker forked from "
                             "one that imported torch (slower)")
-    grade.add_argument("--db", metavar="FILE", help="progress database the grade is recorded in, as for "
-                                                    "`quizprep quiz` (default: $QUIZPREP_DB or your data folder)")
+    add_db_option(grade, "the grade is recorded in, as for `quizprep quiz`")
     grade.add_argument("--no-record", action="store_true",
                        help="do not record the grade (a named mistake makes its quiz question due for review)")
     grade.set_defaults(handler=functools.partial(grade_command, record=record))

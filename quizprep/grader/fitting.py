@@ -29,8 +29,9 @@ def fit(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
         return None
     for transformation in TRANSFORMATIONS:
         found = [transformation(case, name, actual[name]) for name in differing]
-        if all(found) and len({d.id for d in found}) == 1:
-            return found[0]
+        named = [diagnosis for diagnosis in found if diagnosis is not None]
+        if len(named) == len(found) and len({d.id for d in named}) == 1:
+            return named[0]
     return None
 
 

@@ -12,7 +12,7 @@ which must be `quizprep budget`'s figure for one layer.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 from torch import Tensor
@@ -212,7 +212,7 @@ def check_append(ctx: CheckContext) -> str:
             want = torch.cat([before, added], dim=-2)
             mismatch = find_mismatch(name, got[name], want, Tolerance(0.0))
             if mismatch:
-                raise CheckFailure(f"append_kv: {mismatch.summary}", tried=label, where=mismatch.describe(),
+                raise CheckFailure(f"append_kv: {mismatch.summary}", tried=label, mismatches=[mismatch],
                                    hint="Concatenate along the sequence axis, dim=-2 of (B, G, T, d): the cache "
                                         "grows by exactly the new positions.", quiz=lesson("kv-cache-prefill-vs-decode"))
     return "empty cache, one token, a chunk of four: concatenated on the sequence axis"
@@ -255,13 +255,22 @@ def check_cache_growth(ctx: CheckContext) -> str:
                                      ("batch", "kv head", "position", "feature"))
             if mismatch:
                 raise CheckFailure(f"{name} does not hold the projections of the tokens so far: {mismatch.summary}",
-                                   tried=case.label, where=mismatch.describe(),
+                                   tried=case.label, mismatches=[mismatch],
                                    hint="Cache k = x @ W_k.T split into G heads, (B, G, T, d), before any "
                                         "expansion to H heads.", quiz=lesson("kv-cache-why-not-q"))
     return "one position per decode step, G heads, the K and V projections of every token"
 
 
-def _shape_cause(shape: tuple[int, ...], case: Case) -> dict[str, str]:
+class _Cause(TypedDict, total=False):
+    """The CheckFailure fields that name why the cache is wrong."""
+
+    diagnosis: str
+    diagnosis_id: str
+    quiz: str
+    hint: str
+
+
+def _shape_cause(shape: tuple[int, ...], case: Case) -> _Cause:
     heads, kv_heads = case.sizes["heads"], case.sizes["kv_heads"]
     if len(shape) == 4 and shape[1] == heads != kv_heads:
         return {"diagnosis": "the cache stores the keys and values expanded to H heads",
@@ -281,7 +290,7 @@ def check_memory_per_token(ctx: CheckContext) -> str:
     held = sum(actual[name].numel() * actual[name].element_size() for name in ("cache_k", "cache_v"))
     per_token = held / (tokens * batch)
     if per_token != figure:
-        cause = {}
+        cause: _Cause
         if actual["cache_k"].element_size() > 2:
             cause = {"diagnosis": f"the cache is kept in {str(actual['cache_k'].dtype).removeprefix('torch.')}, "
                                   "not the model's bfloat16", "diagnosis_id": "kv-cache-upcast",
@@ -314,6 +323,8 @@ SPEC = ExerciseSpec(
     name="kv-cache",
     title="KV cache and decode step for causal grouped-query attention",
     entry_points=(APPEND, STEP),
+    lessons=("kv-cache-prefill-vs-decode", "masking-kv-cache-offset", "gqa-head-mapping", "masking-causal-diagonal",
+             "scaling-why-sqrt-dk", "multihead-output-projection"),
     forbidden=("sdpa", "mha"),
     checks=(
         Check("append", "append_kv grows the cache along the sequence axis", check_append),

@@ -18,6 +18,7 @@ from quizprep.grader.problem import (
     failure_for, first_output_checks, mismatches, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+
 F32, F64 = torch.float32, torch.float64
 
 

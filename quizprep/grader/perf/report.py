@@ -49,6 +49,9 @@ class CaseRow:
     tied: bool = False
     percent_of_peak: float | None = None
     check: str = "not run"  # "ok", "not run" or what differs
+    # The check failed on times that cannot be true, not on outputs. Read where the report is built;
+    # a report rebuilt from its JSON (for rendering) leaves it False.
+    timings_forged: bool = False
 
 
 @dataclass
@@ -147,6 +150,7 @@ def build_report(
         if row.yours.stats and row.yours.tflops is not None and peak and case.dtype in ("bfloat16", "float16"):
             row.percent_of_peak = 100 * row.yours.tflops * 1e12 / peak[0]
         row.check = forged or recheck(case, mine, references[index], fingerprints[index] if fingerprints else None)
+        row.timings_forged = bool(forged)
         rows.append(row)
     clock = CudaClock.label if plan.device == "cuda" else f"{CpuClock.label}, {plan.threads} thread(s)"
     report = PerfReport(plan.device, device_name, clock, peak, rows, list(warnings), [])

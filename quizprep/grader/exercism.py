@@ -23,12 +23,11 @@ from __future__ import annotations
 import json
 import os
 import re
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from quizprep.grader.grade import GradeReport
-from quizprep.grader.spec import CheckResult, Status
+from quizprep.grader.spec import CheckResult, Status, Word
 
 VERSION = 3
 OUTPUT_LIMIT = 500
@@ -37,15 +36,12 @@ SOLUTION_DIR = "<solution-dir>"
 RESULTS_FILE = "results.json"
 
 
-class Outcome(str, Enum):
+class Outcome(Word):
     """A status in results.json, of a whole run or of one test: the interface's three words."""
 
     PASS = "pass"
     FAIL = "fail"
     ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 def results(report: GradeReport) -> dict[str, Any]:

@@ -55,16 +55,21 @@ class CheckSkipped(Exception):
     """The check does not apply here (e.g. it needs CUDA); the message says why."""
 
 
-class Status(str, Enum):
-    """A check's verdict. A str, so JSON writes the value and a status equals its value: "pass"."""
+class Word(str, Enum):
+    """A closed set of words: each member is a str, so JSON writes its value and it equals its value
+    ("pass"); str() and f-strings give the value too (Enum's own would give "Status.PASS")."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Status(Word):
+    """A check's verdict."""
 
     PASS = "pass"
     FAIL = "fail"
     SKIP = "skip"
     ERROR = "error"  # the grader itself failed, not the learner's code
-
-    def __str__(self) -> str:  # the value, as str's own format gives it (Enum's would be "Status.PASS")
-        return self.value
 
 
 # Metadata of the CheckResult fields the grader reads but the reports leave out: the JSON, text and

@@ -17,7 +17,7 @@ from typing import Any
 from quizprep.grader.crashes import SHAPE_ERROR, crash_diagnosis
 from quizprep.grader.device import DevicePolicy, cuda_available, decide, placement
 from quizprep.grader.exercises import load_spec
-from quizprep.grader.problem import Diagnosis
+from quizprep.grader.spec import Diagnosis
 from quizprep.grader.session import LearnerFailure, Limits, WorkerSession
 from quizprep.grader.spec import CheckFailure, CheckResult, CheckSkipped, ExerciseSpec, Status
 

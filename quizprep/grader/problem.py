@@ -21,7 +21,7 @@ from quizprep.grader.compare import (
     precision_explaining,
 )
 from quizprep.grader.context import CheckContext, Reply
-from quizprep.grader.spec import CheckFailure
+from quizprep.grader.spec import CheckFailure, Diagnosis
 
 MAX_SHRINK_STEPS = 12
 
@@ -43,16 +43,6 @@ class Case:
 
 
 Prediction = dict[str, Tensor] | list[dict[str, Tensor]] | None
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """A named cause of wrong outputs, with what to do about it and the question that teaches it."""
-
-    id: str
-    title: str
-    hint: str
-    quiz: str
 
 
 @dataclass(frozen=True)
@@ -257,11 +247,8 @@ def failure_for(ctx: CheckContext, problem: Problem, case: Case, actual: dict[st
         tried=case.label,
         smallest=smallest,
         mismatches=list(found),
-        diagnosis=diagnosis.title if diagnosis else "no known mistake matches these outputs; see the smallest "
-                                                      "failing case",
-        hint=diagnosis.hint if diagnosis else "",
-        quiz=diagnosis.quiz if diagnosis else "",
-        diagnosis_id=diagnosis.id if diagnosis else "",
+        named=diagnosis,
+        diagnosis="" if diagnosis else "no known mistake matches these outputs; see the smallest failing case",
     )
 
 
@@ -297,9 +284,8 @@ def expect_deterministic(ctx: CheckContext, problem: Problem, case: Case) -> Non
     from quizprep.grader.invariants import nondeterminism, same_values
 
     if not same_values(problem.run(ctx, case), problem.run(ctx.reseeded(1), case)):
-        cause = nondeterminism()
         raise CheckFailure("two calls with the same inputs returned different outputs", tried=case.label,
-                           diagnosis=cause.title, hint=cause.hint, quiz=cause.quiz, diagnosis_id=cause.id)
+                           named=nondeterminism())
 
 
 def expect_no_leak(ctx: CheckContext, problem: Problem, case: Case, altered: Case,

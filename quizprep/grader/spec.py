@@ -26,6 +26,16 @@ if TYPE_CHECKING:
     from quizprep.grader.context import CheckContext
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """A named cause of wrong outputs, with what to do about it and the question that teaches it."""
+
+    id: str
+    title: str
+    hint: str
+    quiz: str
+
+
 @dataclass
 class CheckFailure(Exception):
     """A check's verdict that the learner's code is wrong, with everything the report shows."""
@@ -41,6 +51,14 @@ class CheckFailure(Exception):
     output: str = ""
     diagnosis_id: str = ""
     mismatches: list[Mismatch] = field(default_factory=list)  # where the outputs differ, as numbers
+    named: Diagnosis | None = None  # the mistake that explains it: its words fill the fields left empty
+
+    def __post_init__(self) -> None:
+        if self.named is not None:
+            self.diagnosis = self.diagnosis or self.named.title
+            self.hint = self.hint or self.named.hint
+            self.quiz = self.quiz or self.named.quiz
+            self.diagnosis_id = self.diagnosis_id or self.named.id
 
     def __str__(self) -> str:
         return self.message

@@ -10,7 +10,7 @@ from quizprep.grader import exercism
 from quizprep.grader.compare import Tolerance, find_mismatch
 from quizprep.grader.grade import GradeReport
 from quizprep.grader.report import to_json
-from quizprep.grader.spec import CheckFailure, CheckResult, Status
+from quizprep.grader.spec import CheckFailure, CheckResult, Diagnosis, Status
 
 
 def test_a_status_is_its_word_in_json_text_and_comparisons():
@@ -50,3 +50,12 @@ def test_mismatches_render_once_into_where_and_stay_out_of_the_reports():
     assert written["where"] == failure.located()
     assert not {"mismatches", "failure_kind", "failing_code"} & set(written)
     assert failure.located() in exercism.results(report)["tests"][0]["message"]
+
+
+def test_the_named_mistake_is_kept_and_its_words_fill_what_the_failure_leaves_empty():
+    cause = Diagnosis("no-max-shift", "exp overflows", "Subtract the max.", "softmax-max-shift")
+    failure = CheckFailure("differs", hint="Look at row 3 first.", named=cause)
+    assert failure.named is cause
+    assert (failure.diagnosis_id, failure.diagnosis, failure.quiz) == ("no-max-shift", "exp overflows",
+                                                                      "softmax-max-shift")
+    assert failure.hint == "Look at row 3 first."

@@ -22,7 +22,7 @@ from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, either, expect_unchanged, failure_for, first_output_checks, mismatches, verify,
 )
-from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+from quizprep.grader.spec import Check, CheckFailure, Diagnosis, ExerciseSpec
 
 TARGET = "flash_attention"
 F32, F64 = torch.float32, torch.float64
@@ -323,11 +323,10 @@ def judge_memory(memory: dict[str, Any], case: Case) -> str:
                   f"full n×m score matrix")
     else:
         return f"peak {memory['peak_live_bytes']:,} bytes alive at once, vs {full:,} for the full scores"
-    raise CheckFailure(f"the output is right, but the call {reason}", tried=case.label,
-                       diagnosis="the n×m score matrix is materialised: correct, but not FlashAttention",
-                       diagnosis_id="flash-materialised-scores",
-                       hint="Compute scores one key block at a time (q @ k_block.T), fold each into the running "
-                            "max, sum and output, and let it go before the next block.", quiz=why)
+    raise CheckFailure(f"the output is right, but the call {reason}", tried=case.label, named=Diagnosis(
+        "flash-materialised-scores", "the n×m score matrix is materialised: correct, but not FlashAttention",
+        "Compute scores one key block at a time (q @ k_block.T), fold each into the running max, sum and output, "
+        "and let it go before the next block.", why))
 
 
 def _without(shape: list[int], size: int) -> list[int]:

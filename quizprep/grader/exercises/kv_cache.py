@@ -12,7 +12,7 @@ which must be `quizprep budget`'s figure for one layer.
 from __future__ import annotations
 
 import math
-from typing import Any, TypedDict
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -25,7 +25,7 @@ from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
 )
-from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+from quizprep.grader.spec import Check, CheckFailure, Diagnosis, ExerciseSpec
 
 F32, F64 = torch.float32, torch.float64
 APPEND, STEP = "append_kv", "decode_step"
@@ -250,7 +250,8 @@ def check_cache_growth(ctx: CheckContext) -> str:
             if shape != (batch, kv_heads, stop, d):
                 raise CheckFailure(f"after the call for positions {start}..{stop - 1}, {name} has shape {shape}; "
                                    f"expected {(batch, kv_heads, stop, d)}: the cache must grow by exactly the "
-                                   f"{stop - start} new position(s)", tried=case.label, **_shape_cause(shape, case))
+                                   f"{stop - start} new position(s)", tried=case.label,
+                                   named=_shape_cause(shape, case))
             mismatch = find_mismatch(name, step[name], want[name][:, :, :stop], case.tolerance["out"],
                                      ("batch", "kv head", "position", "feature"))
             if mismatch:
@@ -261,24 +262,15 @@ def check_cache_growth(ctx: CheckContext) -> str:
     return "one position per decode step, G heads, the K and V projections of every token"
 
 
-class _Cause(TypedDict, total=False):
-    """The CheckFailure fields that name why the cache is wrong."""
-
-    diagnosis: str
-    diagnosis_id: str
-    quiz: str
-    hint: str
-
-
-def _shape_cause(shape: tuple[int, ...], case: Case) -> _Cause:
+def _shape_cause(shape: tuple[int, ...], case: Case) -> Diagnosis:
+    """Why the cache has this shape: expanded to H heads (named), or grown along another axis."""
     heads, kv_heads = case.sizes["heads"], case.sizes["kv_heads"]
     if len(shape) == 4 and shape[1] == heads != kv_heads:
-        return {"diagnosis": "the cache stores the keys and values expanded to H heads",
-                "diagnosis_id": "kv-cache-expanded", "quiz": lesson("gqa-kv-cache-savings"),
-                "hint": "Cache the G KV heads and expand (repeat_interleave) only for the attention itself: "
-                        "storing H heads costs H/G times the memory GQA saves."}
-    return {"hint": "Concatenate along the sequence axis (dim=-2 of (B, G, T, d)).",
-            "quiz": lesson("kv-cache-prefill-vs-decode")}
+        return Diagnosis("kv-cache-expanded", "the cache stores the keys and values expanded to H heads",
+                         "Cache the G KV heads and expand (repeat_interleave) only for the attention itself: "
+                         "storing H heads costs H/G times the memory GQA saves.", lesson("gqa-kv-cache-savings"))
+    return Diagnosis("", "", "Concatenate along the sequence axis (dim=-2 of (B, G, T, d)).",
+                     lesson("kv-cache-prefill-vs-decode"))
 
 
 def check_memory_per_token(ctx: CheckContext) -> str:
@@ -290,17 +282,16 @@ def check_memory_per_token(ctx: CheckContext) -> str:
     held = sum(actual[name].numel() * actual[name].element_size() for name in ("cache_k", "cache_v"))
     per_token = held / (tokens * batch)
     if per_token != figure:
-        cause: _Cause
         if actual["cache_k"].element_size() > 2:
-            cause = {"diagnosis": f"the cache is kept in {str(actual['cache_k'].dtype).removeprefix('torch.')}, "
-                                  "not the model's bfloat16", "diagnosis_id": "kv-cache-upcast",
-                     "quiz": lesson("kv-cache-gpt2-per-token"),
-                     "hint": "Store K and V in the input's dtype; upcast only inside the attention if you like."}
+            cause = Diagnosis("kv-cache-upcast", f"the cache is kept in "
+                              f"{str(actual['cache_k'].dtype).removeprefix('torch.')}, not the model's bfloat16",
+                              "Store K and V in the input's dtype; upcast only inside the attention if you like.",
+                              lesson("kv-cache-gpt2-per-token"))
         else:
             cause = _shape_cause(tuple(actual["cache_k"].shape), case)
         raise CheckFailure(f"the cache holds {per_token:g} bytes per token, but `quizprep budget` counts "
                            f"2 (K and V) × G={sizes['kv_heads']} × d_head={sizes['d']} × 2 bytes = {figure} per "
-                           "token for one layer", tried=case.label, **cause)
+                           "token for one layer", tried=case.label, named=cause)
     found = mismatches(case, actual)
     if found:
         raise failure_for(ctx, PROBLEM, case, actual, found, ctx.seed, None)

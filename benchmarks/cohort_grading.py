@@ -142,7 +142,7 @@ def workers_left(marker: str) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
         except OSError:
             continue
-        if "grader/forkserver.py" in cmdline or ("grader/worker.py" in cmdline and marker in cmdline):
+        if "learner_side/forkserver.py" in cmdline or ("learner_side/worker.py" in cmdline and marker in cmdline):
             left.append(int(entry.name))
     return left
 

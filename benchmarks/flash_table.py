@@ -25,6 +25,7 @@ import torch
 
 from quizprep import budget
 from quizprep.grader import perf
+from quizprep.grader.device import policy_for
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = {"flash": "FLASH_ATTENTION", "memory-efficient": "EFFICIENT_ATTENTION", "math": "MATH"}
@@ -84,7 +85,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    device = perf.choose_device(args.device)
+    device = policy_for(args.device).perf
     dtype = DTYPES[args.dtype]
     clock = perf.CudaClock() if device == "cuda" else perf.CpuClock(threads=1)
     if device == "cpu":

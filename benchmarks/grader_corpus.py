@@ -37,7 +37,7 @@ def import_torch_seconds(repeat: int = 3) -> float:
 def grade_corpus(folder: Path, verbose: bool) -> dict[str, dict[str, int]]:
     """Counts per exercise (and under "all")."""
     from quizprep.grader.grade import GradeOptions, grade
-    from quizprep.grader.session import Limits, WorkerSession
+    from quizprep.grader.worker_session import Limits, WorkerSession
 
     files = sorted(folder.glob("*.py"))
     tallies: dict[str, dict[str, int]] = {}

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from quizprep.grader import perf
+from quizprep.grader.device import policy_for
 
 SOLUTION = Path(__file__).resolve().parents[1] / "tests" / "solutions" / "attention.py"
 
@@ -29,7 +30,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    device = perf.choose_device(args.device)
+    device = policy_for(args.device).perf
     plan = perf.gpu_plan(runs=args.runs, full=args.full) if device == "cuda" else perf.cpu_plan(runs=args.runs, sizes=args.sizes)
     started = time.perf_counter()
     report = perf.run_perf(SOLUTION, plan=plan, device=device, timeout=3600)

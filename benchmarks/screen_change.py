@@ -26,6 +26,7 @@ from textual.widgets import Footer, Static
 
 from quizprep.bank.model import ChoiceQuestion
 from quizprep.tui.app import QuizApp
+from quizprep.tui.options import QuizOptions
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.question import QuestionScreen
 
@@ -62,7 +63,7 @@ async def baseline(changes: int) -> list[float]:
 
 
 async def quiz(db: Path, changes: int) -> tuple[list[float], list[float]]:
-    app = QuizApp(db=db, mode="practice", seed=1)
+    app = QuizApp(QuizOptions(db=db, mode="practice"), seed=1)
     submits, nexts = [], []
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

@@ -36,7 +36,7 @@ def verdict(edit: KernelEdit, report) -> tuple[bool, str]:
 
 def main() -> None:
     from quizprep.grader.grade import GradeOptions, grade
-    from quizprep.grader.session import Limits, WorkerSession
+    from quizprep.grader.worker_session import Limits, WorkerSession
 
     baseline = import_torch_seconds()
     print(f"python -c 'import torch': {baseline:.2f} s (median of 3)")

@@ -193,7 +193,7 @@ def test_budget_and_its_command_do_not_import_torch() -> None:
 
 def test_scores_formula_matches_the_memory_a_materialising_attention_allocates() -> None:
     torch = pytest.importorskip("torch")
-    from quizprep.grader.memaudit import audit
+    from quizprep.grader.learner_side.memaudit import audit
 
     batch, heads, n, m, d = 2, 3, 48, 40, 16
     q, k, v = torch.randn(batch, heads, n, d), torch.randn(batch, heads, m, d), torch.randn(batch, heads, m, d)

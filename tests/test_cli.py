@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from quizprep import cli
+from quizprep.tui.options import QuizOptions
 
 DATA = Path(__file__).parent / "tui" / "data"  # topics alpha and beta
 
@@ -21,8 +22,8 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
     class FakeApp:
         return_code = 0
 
-        def __init__(self, **options: object) -> None:
-            calls.append(options)
+        def __init__(self, options: QuizOptions, **injected: object) -> None:
+            calls.append({**vars(options), **injected})
 
         def run(self) -> None:
             pass

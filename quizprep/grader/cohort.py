@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from quizprep.grader.forkserver import ForkServer, ForkServerError
+from quizprep.grader.learner_side.forkserver import ForkServer, ForkServerError
 from quizprep.grader.grade import GradeOptions, GradeReport, grade
-from quizprep.grader.session import WorkerSession
 from quizprep.grader.spec import Status
+from quizprep.grader.worker_session import WorkerSession
 
 STOP_WAIT_SECONDS = 10.0  # for jobs to close their workers once the run is stopped
 

@@ -15,7 +15,7 @@ from rich.table import Table
 from quizprep.grader import exercism
 from quizprep.grader.cohort import CohortRow, default_jobs, grade_folder, submissions
 from quizprep.grader.grade import GradeOptions, exit_on_termination_signals
-from quizprep.grader.session import Limits
+from quizprep.grader.worker_session import Limits
 
 CSV_COLUMNS = ("file", "score", "passed", "failed", "diagnoses", "seconds", "seed", "error")
 

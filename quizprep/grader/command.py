@@ -107,24 +107,19 @@ def grade_command(args: argparse.Namespace, record: Recorder | None = None) -> i
     args.json = args.json or args.format == "json"
     from rich.console import Console
 
+    from quizprep.grader.device import DeviceUnavailable
     from quizprep.grader.exercises import UnknownExercise
     from quizprep.grader.grade import GradeOptions, grade
     from quizprep.grader.report import render, to_json
-    from quizprep.grader.session import Limits
+    from quizprep.grader.worker_session import Limits
 
-    if args.device == "cuda":
-        import torch
-
-        if not torch.cuda.is_available():
-            print("quizprep grade: --device cuda, but no CUDA device is available", file=sys.stderr)
-            return 2
     limits = Limits(check_seconds=args.timeout, total_seconds=args.timeout * TOTAL_PER_CHECK)
     if args.path.is_dir():
         from quizprep.grader.cohort_cli import cohort_command
 
         try:
             return cohort_command(args, limits)
-        except UnknownExercise as error:
+        except (UnknownExercise, DeviceUnavailable) as error:
             print(f"quizprep grade: {error.args[0]}", file=sys.stderr)
             return 2
     seed = args.seed if args.seed is not None else secrets.randbits(31)
@@ -137,7 +132,7 @@ def grade_command(args: argparse.Namespace, record: Recorder | None = None) -> i
                                          "solves with --exercise NAME (or a '# quizprep: exercise=NAME' line)")
         print(f"quizprep grade: {error.args[0]}{hint}", file=sys.stderr)
         return 2
-    except FileNotFoundError as error:
+    except (FileNotFoundError, DeviceUnavailable) as error:
         print(f"quizprep grade: {error.args[0]}", file=sys.stderr)
         return 2
     if args.format == "exercism":

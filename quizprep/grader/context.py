@@ -8,7 +8,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from quizprep.grader.session import WorkerSession
+from quizprep.grader.worker_session import WorkerSession
 
 
 @dataclass

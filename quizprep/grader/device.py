@@ -41,8 +41,20 @@ class DevicePolicy:
         return asdict(self)
 
 
+class DeviceUnavailable(ValueError):
+    """``--device cuda`` where PyTorch sees no CUDA device."""
+
+
+def policy_for(requested: str, *, numpy_track: bool = False, gpu_kernels: bool = False) -> DevicePolicy:
+    """The policy for `requested` on this machine; CUDA is probed only when it could be used."""
+    return decide(requested, cuda=requested != "cpu" and cuda_available(), numpy_track=numpy_track,
+                  gpu_kernels=gpu_kernels)
+
+
 def decide(requested: str, *, cuda: bool, numpy_track: bool = False, gpu_kernels: bool = False) -> DevicePolicy:
     """The policy for `requested` (auto | cpu | cuda) on a machine with or without CUDA."""
+    if requested == "cuda" and not cuda:
+        raise DeviceUnavailable("--device cuda, but PyTorch sees no CUDA device")
     if numpy_track:
         return DevicePolicy(requested, "cpu", (), "cpu")
     use_gpu = cuda and requested != "cpu"

@@ -8,8 +8,8 @@ from typing import Any, Callable
 
 from quizprep.grader.context import CheckContext, Reply
 from quizprep.grader.device import Placement, placement
-from quizprep.grader.session import LearnerFailure, WorkerSession
 from quizprep.grader.spec import CheckResult, ExerciseSpec, Status
+from quizprep.grader.worker_session import LearnerFailure, WorkerSession
 
 TITLE = "device placement: runs with its inputs on another device"
 # Each check's first calls cover the path it tests (causal, masked, a dtype); the rest repeat it.

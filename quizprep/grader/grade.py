@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from quizprep.grader.crashes import SHAPE_ERROR, crash_diagnosis
-from quizprep.grader.device import DevicePolicy, cuda_available, decide, placement
+from quizprep.grader.device import DevicePolicy, placement, policy_for
 from quizprep.grader.exercises import load_spec
-from quizprep.grader.spec import Diagnosis
-from quizprep.grader.session import LearnerFailure, Limits, WorkerSession
-from quizprep.grader.spec import CheckFailure, CheckResult, CheckSkipped, ExerciseSpec, Status
+from quizprep.grader.spec import CheckFailure, CheckResult, CheckSkipped, Diagnosis, ExerciseSpec, Status
+from quizprep.grader.worker_session import LearnerFailure, Limits, WorkerSession
 
 EXERCISE_LINE = re.compile(r"^#\s*quizprep:\s*exercise\s*=\s*([\w-]+)", re.MULTILINE)
 
@@ -84,9 +83,9 @@ def exercise_for(path: Path, explicit: str | None) -> str:
 
 
 def device_policy(requested: str, spec: ExerciseSpec) -> DevicePolicy:
-    """Where this grade runs the learner's code (the rules are in quizprep.grader.device)."""
-    return decide(requested, cuda=requested != "cpu" and cuda_available(), numpy_track=spec.numpy_track,
-                  gpu_kernels=spec.gpu_kernels)
+    """Where this grade runs the learner's code (the rules are in quizprep.grader.device); raises
+    DeviceUnavailable for --device cuda without CUDA, before any worker starts."""
+    return policy_for(requested, numpy_track=spec.numpy_track, gpu_kernels=spec.gpu_kernels)
 
 
 def select_triton_mode(checks_device: str) -> None:

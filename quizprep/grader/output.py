@@ -9,7 +9,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from quizprep.grader import protocol
+from quizprep.grader.learner_side import protocol
 
 
 @dataclass

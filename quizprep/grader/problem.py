@@ -350,7 +350,7 @@ def expect_unchanged(reply: Reply, args: tuple[tuple[str, Tensor], ...], tried: 
 
 def first_output_checks(actual: Any, names: tuple[str, ...], what: str) -> dict[str, Tensor]:
     """Turn the learner's return value into named tensors, or fail with a plain reason."""
-    from quizprep.grader.protocol import Opaque
+    from quizprep.grader.learner_side.protocol import Opaque
 
     if len(names) == 1:
         values = (actual,)
@@ -372,7 +372,7 @@ def first_output_checks(actual: Any, names: tuple[str, ...], what: str) -> dict[
 
 
 def _kind(value: Any) -> str:
-    from quizprep.grader.protocol import Opaque
+    from quizprep.grader.learner_side.protocol import Opaque
 
     if isinstance(value, Opaque):
         return f"a {value.description}"

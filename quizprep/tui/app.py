@@ -1,14 +1,12 @@
-"""The quiz app: loads the banks, opens the progress store and runs study sessions screen by screen."""
+"""The quiz app: loads the banks, opens the progress store, shows Home and handles what its
+screens ask for; sessions run screen by screen in quizprep.tui.flow."""
 from __future__ import annotations
 
-import asyncio
 import gc
-import os
 import random
-from dataclasses import replace
-from datetime import date, tzinfo
+from datetime import tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from textual import events, work
 from textual.app import App
@@ -16,18 +14,21 @@ from textual.binding import Binding
 
 from quizprep.bank.loader import LoadResult, default_cache_dir, load_banks
 from quizprep.study.clock import Clock, utc_now
-from quizprep.study.stats import compute_stats, topic_overview, topic_titles
-from quizprep.study.store import Store, StoreBusy, StoreError
-from quizprep.tui.outcome import NEXT
-from quizprep.tui.screens.home import HomeScreen
-from quizprep.tui.screens.step import KeyHold, end_flow, show_step
+from quizprep.study.stats import TopicStats, compute_stats, topic_overview, topic_titles
+from quizprep.study.store import Store, StoreError
+from quizprep.tui.flow import SessionFlow
+from quizprep.tui.notices import notify_database, notify_start
+from quizprep.tui.options import QuizOptions
+from quizprep.tui.screens.home import HomeScreen, HomeView
+from quizprep.tui.screens.step import KeyHold
 from quizprep.tui.subject import history_subject, shown_question
 
 if TYPE_CHECKING:
     from quizprep.bank.model import Question
+    from quizprep.study.grades import ExerciseStatus
     from quizprep.study.interview import Forecast
-    from quizprep.study.limits import Allowance
-    from quizprep.study.session import Feedback, PendingAssessment, Session, SessionReport
+    from quizprep.study.session import Session
+    from quizprep.tui.screens.interview_date import InterviewDateScreen
 
 # Sessions and the other screens (Markdown, TextArea...) are imported where they are first
 # needed: cold start to the home screen is measured and kept close to a bare Textual app's.
@@ -35,29 +36,20 @@ if TYPE_CHECKING:
 DARK, LIGHT = "textual-dark", "textual-light"
 THEME_SETTING = "theme"
 LENGTH_SETTING = "length"  # the session length last chosen on Home (l)
-WARNINGS_SHOWN = 4
 # A write waits at most this long for another program's lock: the app's screen cannot redraw
 # while it waits, so a held lock is waited out in short, visible attempts instead.
 BUSY_TIMEOUT_S = 1.0
-BUSY_RETRIES = 20
-RETRY_PAUSE_S = 1.0
-
-
-def readable_path(file: str) -> str:
-    """`file` relative to the working directory when it lies below it: short enough for a toast."""
-    relative = os.path.relpath(file)
-    return file if relative.startswith("..") else relative
 
 
 def saved_length(value: str | None) -> int | None:
-    """The length saved by `choose_length`; None for "all", never saved or garbled."""
+    """The length saved on Home; None for "all", never saved or garbled."""
     return int(value) if value and value.isdigit() and int(value) > 0 else None
 
 
 class QuizApp(App[None]):
-    """`quizprep quiz`. `now`, `tz` and `seed` are injectable so tests and snapshots see fixed
-    times and draws. `question` opens a session of that one question; `loaded` is the banks when
-    the command line has already read them (to check --topic and --question)."""
+    """`quizprep quiz` with the command line's `options`. `now`, `tz` and `seed` are injectable
+    so tests and snapshots see fixed times and draws; `loaded` is the banks when the command
+    line has already read them (to check --topic and --question)."""
 
     CSS_PATH = Path(__file__).with_name("quizprep.tcss")
     TITLE = "quizprep"
@@ -71,33 +63,25 @@ class QuizApp(App[None]):
         Binding("ctrl+f", "flag", "Flag"),
     ]
 
-    def __init__(self, *, banks: Sequence[str | Path] | None = None, topics: Sequence[str] = (),
-                 db: str | Path | None = None, mode: str | None = None, question: str | None = None,
-                 loaded: LoadResult | None = None, now: Clock = utc_now, tz: tzinfo | None = None,
-                 seed: int | None = None, length: int | None = None, minutes: float | None = None,
-                 interview: date | None = None, search_text: str = "", tags: Sequence[str] = (),
-                 daily_limits: Mapping[str, int | None] | None = None) -> None:
+    def __init__(self, options: QuizOptions | None = None, *, loaded: LoadResult | None = None,
+                 now: Clock = utc_now, tz: tzinfo | None = None, seed: int | None = None) -> None:
         super().__init__()
-        self.daily_limits = dict(daily_limits or {})  # "new"/"reviews" given on the command line, to save
-        self.length = length  # questions per session (a mock's count); None: the builders' default
-        self.minutes = minutes  # a mock's time limit; None: the default
-        self.interview = interview  # None: the date saved by an earlier run, if any (see on_load)
-        self.search_text = search_text
-        self.tags = tuple(tags)
-        self.bank_paths = banks
-        self.topics = tuple(topics)
-        self.db_path = db
-        self.start_mode = mode
-        self.start_question = question
+        self.options = options = options or QuizOptions()
+        # What the learner may change while the app runs, starting from the command line's.
+        self.length = options.length  # None: the length saved last time, else the builders' default
+        self.interview = options.interview  # None: the date saved by an earlier run, if any (see on_load)
+        self.search_text = options.search_text
+        self.tags = tuple(options.tags)
         self.now = now
         self.tz = tz
         self.rng = random.Random(seed)
+        self.busy_timeout_s = BUSY_TIMEOUT_S  # also how long the flow's "waiting" notes stay up
         self.store: Store | None = None
         self.loaded = loaded or LoadResult()
         self.preloaded = loaded is not None
         self.questions: list[Question] = []
-        self.warned_time_low = False  # the mock round's "2 minutes left" is said once per round
         self.key_hold = KeyHold(self)
+        self.flow = SessionFlow(self)
 
     async def on_event(self, event: events.Event) -> None:
         if not self.key_hold.take(event):
@@ -112,10 +96,10 @@ class QuizApp(App[None]):
         gc.disable()
         self.theme = DARK
         if not self.preloaded:
-            self.loaded = load_banks(self.bank_paths, cache_dir=default_cache_dir())
+            self.loaded = load_banks(self.options.banks, cache_dir=default_cache_dir())
         self.questions = self._matching()
         try:
-            self.store = Store.open(self.db_path, busy_timeout_s=BUSY_TIMEOUT_S, check_rows=False)
+            self.store = Store.open(self.options.db, busy_timeout_s=self.busy_timeout_s, check_rows=False)
             self.store.adopt_merged(self.loaded.merged())
             self._remember_interview()
             self._save_daily_limits()
@@ -141,30 +125,20 @@ class QuizApp(App[None]):
             self.interview = interview.saved_date(self.store, self.now().astimezone(self.tz).date())
 
     def _save_daily_limits(self) -> None:
-        if self.daily_limits:  # else the limits module is loaded when a session is built
+        if self.options.daily_limits:  # else the limits module is loaded when a session is built
             from quizprep.tui.daily import save_given_limits
 
-            save_given_limits(self)
-
-    def apply_search(self, text: str, tags: Sequence[str] = ()) -> None:
-        """Study only the questions matching `text` and any of `tags` (all when both are empty):
-        Home's counts and every session draw from them."""
-        self.search_text, self.tags = text, tuple(tags)
-        self.questions = self._matching()
-        self.refresh_home()
+            assert self.store is not None
+            save_given_limits(self.store, self.options.daily_limits)
 
     def _matching(self) -> list[Question]:
-        pool = [q for q in self.loaded.questions if not self.topics or q.topic in self.topics]
+        topics = self.options.topics
+        pool = [q for q in self.loaded.questions if not topics or q.topic in topics]
         if not (self.search_text or self.tags):
             return pool  # the usual start: the search module is not loaded
         from quizprep.study.search import search
 
         return search(pool, self.search_text, self.tags)
-
-    def action_interview_date(self) -> None:
-        from quizprep.tui.screens.interview_date import ask_interview_date
-
-        ask_interview_date(self)
 
     def forecast(self) -> Forecast | None:
         """Predicted recall per topic on the interview date (its morning and the days left counted
@@ -177,10 +151,37 @@ class QuizApp(App[None]):
                         topic_titles(self.loaded))
 
     def get_default_screen(self) -> HomeScreen:
-        return HomeScreen(self._overview if self.store is not None else list)
+        return HomeScreen(self._home_view, search_text=self.search_text, tags=self.tags, length=self.length,
+                          minutes=self.options.minutes)
+
+    def _home_view(self) -> HomeView:
+        if self.store is None:
+            return HomeView([])
+        # The forecast's module is loaded only when a date is set: not on a usual start.
+        forecast = self.forecast() if self.interview else None
+        return HomeView(self._overview(), forecast, self._exercises())
+
+    def _overview(self) -> list[TopicStats]:
+        assert self.store is not None
+        try:
+            return topic_overview(self.store, self.questions, now=self.now(), titles=topic_titles(self.loaded),
+                                  filtered=bool(self.search_text or self.tags))
+        except StoreError as error:
+            self.store_problem(error)
+            return []
+
+    def _exercises(self) -> list[ExerciseStatus]:
+        from quizprep.study.grades import exercise_statuses
+
+        assert self.store is not None
+        try:
+            return exercise_statuses(self.store)
+        except StoreError:  # the topics still show; the overview reports store problems
+            return []
 
     def on_mount(self) -> None:
-        self._warn()
+        assert self.store is not None
+        notify_start(self, self.store.notices, self.loaded, self.options.topics)
         self.resume_and_start()
         self.call_after_refresh(self.check_rows)
         self.call_after_refresh(gc.enable)
@@ -189,30 +190,6 @@ class QuizApp(App[None]):
         gc.enable()  # also when the app ends before its first screen
         if self.store is not None:
             self.store.close()
-
-    def _warn(self) -> None:
-        assert self.store is not None
-        for notice in self.store.notices:
-            self.notify(notice, title="Progress database", severity="error", timeout=30, markup=False)
-        warnings = [str(replace(error, file=readable_path(error.file))) for error in self.loaded.errors]
-        for line in warnings[:WARNINGS_SHOWN]:
-            self.notify(line, title="Question skipped", severity="warning", timeout=20, markup=False)
-        if len(warnings) > WARNINGS_SHOWN:
-            self.notify(f"…and {len(warnings) - WARNINGS_SHOWN} more; `quizprep check` lists them all.",
-                        title="Questions skipped", severity="warning", timeout=20)
-        missing = set(self.topics) - {q.topic for q in self.loaded.questions}
-        if missing:
-            self.notify(f"No questions in topic(s): {', '.join(sorted(missing))}", severity="error",
-                        markup=False)
-
-    def _overview(self) -> list:
-        assert self.store is not None
-        try:
-            return topic_overview(self.store, self.questions, now=self.now(), titles=topic_titles(self.loaded),
-                                  filtered=bool(self.search_text or self.tags))
-        except StoreError as error:
-            self.store_problem(error)
-            return []
 
     @work(thread=True, exit_on_error=False, group="rows")
     def check_rows(self) -> None:
@@ -228,15 +205,60 @@ class QuizApp(App[None]):
             self.call_from_thread(self._rows_set_aside, notices)
 
     def _rows_set_aside(self, notices: Sequence[str]) -> None:
-        for notice in notices:
-            self.notify(notice, title="Progress database", severity="error", timeout=30, markup=False)
+        notify_database(self, notices)
         self.refresh_home()
 
     def store_problem(self, error: StoreError) -> None:
         """Say what went wrong with the progress database; the app carries on."""
-        self.notify(str(error), title="Progress database", severity="error", timeout=30, markup=False)
+        notify_database(self, [str(error)])
 
-    # -- sessions --------------------------------------------------------------------------
+    def refresh_home(self) -> None:
+        if isinstance(self.screen, HomeScreen):
+            self.screen.reload()
+
+    # -- what Home and its dialogs ask for -------------------------------------------------
+
+    def on_home_screen_start_session(self, message: HomeScreen.StartSession) -> None:
+        self.start_session(message.mode, message.topics)
+
+    def on_home_screen_search_changed(self, message: HomeScreen.SearchChanged) -> None:
+        """Home's counts and every session draw from the questions matching the search."""
+        self.search_text, self.tags = message.text, message.tags
+        self.questions = self._matching()
+        self.refresh_home()
+
+    def on_home_screen_length_chosen(self, message: HomeScreen.LengthChosen) -> None:
+        """The length applies from now on, also to later runs."""
+        assert self.store is not None
+        self.length = message.length
+        try:
+            self.store.set_setting(LENGTH_SETTING, str(message.length or "all"))
+        except StoreError as error:  # the length still applies to this run
+            self.store_problem(error)
+
+    def action_interview_date(self) -> None:
+        from quizprep.tui.screens.interview_date import InterviewDateScreen
+
+        self.push_screen(InterviewDateScreen(self.interview, self.now().date()))
+
+    def on_interview_date_screen_chosen(self, message: InterviewDateScreen.Chosen) -> None:
+        """Keep the date for this run and later ones."""
+        from quizprep.study.interview import SETTING, save_date
+
+        if self.store is None:
+            return
+        try:
+            if message.on is None:
+                self.store.set_setting(SETTING, "")
+            else:
+                save_date(self.store, message.on)
+        except StoreError as error:
+            self.store_problem(error)
+            return
+        self.interview = message.on
+        self.refresh_home()
+
+    # -- sessions (see quizprep.tui.flow) ------------------------------------------------
 
     @work(exclusive=True, group="session")
     async def resume_and_start(self) -> None:
@@ -244,187 +266,27 @@ class QuizApp(App[None]):
         session if any."""
         assert self.store is not None
         if self.store.unassessed():  # checked here first: the session module is not needed at start
-            await self._assess_left_over()
-        if self.start_question:
-            await self._start("practice", self.topics, self.start_question)
-        elif self.start_mode:
-            await self._start(self.start_mode, self.topics)
-
-    async def _assess_left_over(self) -> None:
-        from quizprep.study import session as sessions
-        from quizprep.tui.screens.rubric import RubricScreen
-
-        assert self.store is not None
-        pending = sessions.unassessed(self.store, self.questions)
-        if pending:
-            count = f"{len(pending)} free answer{'s' if len(pending) != 1 else ''}"
-            self.notify(f"{count} from last time still need{'s' if len(pending) == 1 else ''} your rubric "
-                        "self-assessment; Esc leaves one for later.", title="Welcome back")
-        for answer in pending:
-            met = await show_step(self, RubricScreen(answer))
-            if met is None:
-                break
-            try:
-                self._saved(sessions.assess_answer(self.store, answer, met, self.now()))
-            except StoreError as error:
-                self.store_problem(error)  # the answer is kept; it is offered again next time
-                break
-        await end_flow(self)
-        self.refresh_home()  # Home came back on screen before the last assessment was saved
-
-    def on_home_screen_start(self, message: HomeScreen.Start) -> None:
-        self.start_session(message.mode, message.topics)
+            await self.flow.assess_left_over()
+        if self.options.question:
+            await self._start("practice", self.options.topics, self.options.question)
+        elif self.options.mode:
+            await self._start(self.options.mode, self.options.topics)
 
     @work(exclusive=True, group="session")
     async def start_session(self, mode: str, topics: Sequence[str]) -> None:
         await self._start(mode, topics)
 
     async def _start(self, mode: str, topics: Sequence[str], question: str | None = None) -> None:
-        from quizprep.study import session as sessions
-
-        assert self.store is not None
-        for attempt in range(1, BUSY_RETRIES + 1):
-            try:
-                if question is None:  # the builder reads today's limits: inside the retries
-                    session = self._builder(mode)(self.store, self.questions, topics or self.topics, now=self.now,
-                                                  rng=self.rng)
-                else:
-                    session = sessions.single(self.store, self.questions, question, now=self.now, rng=self.rng)
-                break
-            except StoreBusy as error:
-                if attempt == BUSY_RETRIES:
-                    self.store_problem(error)
-                    return
-                self.notify(f"Waiting for another program to finish writing to {self.store.path} "
-                            f"(attempt {attempt} of {BUSY_RETRIES})…", title="Progress database busy",
-                            severity="warning", timeout=RETRY_PAUSE_S + BUSY_TIMEOUT_S, markup=False)
-                await asyncio.sleep(RETRY_PAUSE_S)
-            except StoreError as error:
-                self.store_problem(error)
-                return
-            except ValueError as error:
-                self.notify(str(error), severity="error", markup=False)
-                return
-        if session.finished:
-            self._end(session)
-            self.notify(self._nothing_to_do(mode, topics), title="Nothing to do")
-            return
-        self.run_session(session)
-
-    def _nothing_to_do(self, mode: str, topics: Sequence[str]) -> str:
-        from quizprep.tui.daily import nothing_to_do
-
-        return nothing_to_do(self, mode, topics)
-
-    def _builder(self, mode: str) -> Callable[..., Session]:
-        """The session builder for `mode`, with the length and time chosen on the command line
-        or on Home."""
-        from functools import partial
-
-        from quizprep.study import session as sessions
-
-        if mode == "mock":
-            count, minutes = self.mock_shape()
-            return partial(sessions.mock, count=count, minutes=minutes)
-        if mode == "cram":
-            return partial(sessions.cram, limit=self.length)
-        if mode == "practice" and self.interview is not None:
-            # Never every question at once: the least likely recalled first, a session's worth.
-            return partial(sessions.interview, on=self.interview, limit=self.length or sessions.INTERVIEW_QUESTIONS,
-                           zone=self.tz)
-        return partial({"practice": sessions.practice, "review": sessions.review}[mode], limit=self.length,
-                       allowance=self.allowance())
-
-    def allowance(self) -> Allowance | None:
-        """What today's daily limits leave (see quizprep.study.limits); None without limits."""
-        from quizprep.tui.daily import allowance
-
-        return allowance(self)
-
-    def choose_length(self, length: int | None) -> None:
-        """Questions per session from now on (None: all), also for later runs."""
-        assert self.store is not None
-        self.length = length
-        try:
-            self.store.set_setting(LENGTH_SETTING, str(length or "all"))
-        except StoreError as error:  # the length still applies to this run
-            self.store_problem(error)
-
-    def mock_shape(self) -> tuple[int, float]:
-        """A mock round's questions and minutes: the chosen length, and unless --minutes says
-        otherwise the default time per question times that length."""
-        from quizprep.study.session import MOCK_MINUTES, MOCK_QUESTIONS
-
-        count = self.length or MOCK_QUESTIONS
-        return count, self.minutes or MOCK_MINUTES * count / MOCK_QUESTIONS
+        session = await self.flow.build(mode, topics, question)
+        if session is not None:
+            self.run_session(session)
 
     @work(exclusive=True, group="session")
     async def run_session(self, session: Session) -> None:
-        """Question → feedback (or rubric) until the queue is empty, the learner stops or time is up."""
-        from quizprep.study.session import Feedback, PendingAssessment
-        from quizprep.tui.screens.feedback import FeedbackScreen
-        from quizprep.tui.screens.question import QuestionScreen, seconds_left
-        from quizprep.tui.screens.report import ReportScreen
-        from quizprep.tui.widgets.round_timer import WARN_AT_S
-
-        later: list[str] = []  # free answers whose rubric was left for the next start
-        # A round no longer than the warning time is not told "two minutes left" as it opens.
-        self.warned_time_low = session.time_limit is not None and session.time_limit.total_seconds() <= WARN_AT_S
-        while (showing := session.next()) is not None:
-            given = await show_step(self, QuestionScreen(session, showing))
-            if isinstance(given, PendingAssessment):
-                timer = (lambda: seconds_left(session)) if session.time_limit is not None else None
-                pending, given = given, await self._assess(session, given, timer)
-                if given is None:
-                    later.append(pending.question.id)
-                    continue
-            if not isinstance(given, Feedback):
-                break
-            # As in an interview, a mock round moves straight on; its report says what was wrong.
-            if session.mode != "mock" and await show_step(self, FeedbackScreen(session, given)) != NEXT:
-                break
-        await show_step(self, ReportScreen(self._end(session), awaiting=tuple(later),
-                                           titles=topic_titles(self.loaded), questions=session.questions))
-        await end_flow(self)
-        self.refresh_home()
-
-    async def _assess(self, session: Session, given: PendingAssessment,
-                      timer: Callable[[], float] | None) -> Feedback | None:
-        """Ask for the rubric until it is saved, or None when it is left for later. The answer
-        itself is already saved; a failed save of the ticks is offered again at once."""
-        from quizprep.tui.screens.rubric import RubricScreen
-
-        ticks: tuple[bool, ...] = ()
-        while (met := await show_step(self, RubricScreen(given, timer, ticks))) is not None:
-            try:
-                feedback = session.assess(given, met)
-            except StoreError as error:
-                self.store_problem(error)
-                ticks = met
-                continue
-            self._saved(feedback)
-            return feedback
-        return None
+        await self.flow.run(session)
 
     def on_round_timer_low(self) -> None:
-        # Each screen of a round has its own timer; the learner hears the warning once.
-        if not self.warned_time_low:
-            self.warned_time_low = True
-            self.notify("Two minutes left in this round.", title="Mock interview", severity="warning")
-
-    def _end(self, session: Session) -> SessionReport:
-        try:
-            return session.end()
-        except StoreError as error:  # only the session's end time was not saved; answers were
-            self.store_problem(error)
-            return session.report()
-
-    def _saved(self, feedback: Feedback) -> None:
-        self.notify(f"Score {feedback.score:.0%}, rated {feedback.rating.name}.", title="Assessment saved")
-
-    def refresh_home(self) -> None:
-        if isinstance(self.screen, HomeScreen):
-            self.screen.reload()
+        self.flow.warn_time_low()
 
     # -- anywhere --------------------------------------------------------------------------
 
@@ -448,14 +310,22 @@ class QuizApp(App[None]):
         return True
 
     def action_history(self) -> None:
-        from quizprep.tui.screens.history import open_history
+        """The history of what the learner is looking at (see `history_subject`)."""
+        from quizprep.tui.screens.history import HistoryScreen
 
-        open_history(self)
+        subject = history_subject(self.screen, self.questions)
+        if subject is not None and self.store is not None:
+            questions, title = subject
+            self.push_screen(HistoryScreen(self.store, questions, self.now(), title))
 
     def action_flag(self) -> None:
-        from quizprep.tui.screens.flag import ask_flag
+        """Ask what is wrong with the question shown; the reason goes beside the database."""
+        from quizprep.study.flags import flags_path
+        from quizprep.tui.screens.flag import FlagScreen
 
-        ask_flag(self)
+        question = shown_question(self.screen)
+        if question is not None:
+            self.push_screen(FlagScreen(question, flags_path(self.options.db), self.now))
 
     async def action_quit(self) -> None:
         """Quit; on a question with an answer half typed, once the learner confirms it (the

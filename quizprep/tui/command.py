@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:
     from quizprep.bank.loader import LoadResult
+    from quizprep.tui.options import QuizOptions
 
 MODES = ("practice", "review", "mock")
 MOST_MINUTES = 24 * 60  # a mock's time limit; far beyond it the time arithmetic overflows
@@ -85,13 +86,21 @@ def run(args: argparse.Namespace) -> int:
         if problem:
             print(f"quizprep quiz: {problem}", file=sys.stderr)
             return 2
-    app = QuizApp(banks=args.bank or None, topics=args.topic, db=args.db, mode=args.mode,
-                  question=args.question, loaded=loaded, length=args.length, minutes=args.minutes,
-                  interview=args.interview, search_text=args.search, tags=args.tag,
-                  daily_limits={key: value for key, value in (("new", args.new_per_day),
-                                                              ("reviews", args.reviews_per_day)) if value is not KEEP})
+    app = QuizApp(quiz_options(args), loaded=loaded)
     app.run()
     return app.return_code or 0
+
+
+def quiz_options(args: argparse.Namespace) -> QuizOptions:
+    """The app's options from the parsed command line."""
+    from quizprep.tui.options import QuizOptions
+
+    given_limits = {key: value for key, value in (("new", args.new_per_day), ("reviews", args.reviews_per_day))
+                    if value is not KEEP}
+    return QuizOptions(banks=args.bank or None, topics=args.topic, db=args.db, mode=args.mode,
+                       question=args.question, length=args.length, minutes=args.minutes,
+                       interview=args.interview, search_text=args.search, tags=args.tag,
+                       daily_limits=given_limits)
 
 
 def positive(kind: type, most: float = math.inf) -> Callable[[str], float]:

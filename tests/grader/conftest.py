@@ -20,7 +20,7 @@ def expectation(path: Path) -> tuple[str, str]:
 @pytest.fixture(scope="session")
 def shared_worker():
     """One learner process for the whole test run: files are loaded into it one after another."""
-    from quizprep.grader.session import Limits, WorkerSession
+    from quizprep.grader.worker_session import Limits, WorkerSession
 
     session = WorkerSession(SOLUTIONS / "attention.py", limits=Limits(check_seconds=30))
     yield session

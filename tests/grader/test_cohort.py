@@ -20,7 +20,7 @@ from conftest import HERE, SOLUTIONS
 from quizprep.grader import command
 from quizprep.grader.cohort import Cohort, submissions
 from quizprep.grader.grade import GradeOptions, grade
-from quizprep.grader.session import Limits
+from quizprep.grader.worker_session import Limits
 
 LIMITS = Limits(check_seconds=1.5, total_seconds=20)
 OPTIONS = GradeOptions(exercise="softmax", seed=0, limits=LIMITS)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from quizprep.grader import sandbox
+from quizprep.grader.learner_side import sandbox
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")
 REFERENCE = Path(__file__).resolve().parents[2] / "quizprep" / "grader" / "reference.py"
@@ -145,7 +145,7 @@ def test_devices_get_read_and_write_only(tmp_path):
 
 CONFINED = """
 import sys
-from quizprep.grader import sandbox
+from quizprep.grader.learner_side import sandbox
 private, device, other = sys.argv[1:4]
 refused = sandbox.confine(sandbox.AccessRules(private, reads=(), devices=(device,)))
 assert not refused, refused

@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from conftest import HERE, SOLUTIONS, expectation
-from quizprep.grader import device, worker
-from quizprep.grader.device import decide, placement
+from quizprep.grader import device
+from quizprep.grader.learner_side import torch_start
+from quizprep.grader.device import DeviceUnavailable, decide, placement
 
 DEVICE_MUTANTS = sorted((HERE / "device_mutants").glob("*.py"))
 DEVICE_AWARE = [HERE / "variants" / name for name in
@@ -30,6 +31,12 @@ DEVICE_AWARE = [HERE / "variants" / name for name in
 def test_policy(requested, cuda, numpy_track, checks, probes, perf):
     policy = decide(requested, cuda=cuda, numpy_track=numpy_track)
     assert (policy.checks, policy.probes, policy.perf) == (checks, probes, perf)
+
+
+@pytest.mark.parametrize("numpy_track", [False, True])
+def test_cuda_asked_for_without_one_is_refused_whatever_the_track(numpy_track):
+    with pytest.raises(DeviceUnavailable, match="--device cuda"):
+        decide("cuda", cuda=False, numpy_track=numpy_track)
 
 
 @pytest.mark.parametrize(("message", "code", "named"), [
@@ -99,10 +106,10 @@ def test_a_fork_server_leaves_cuda_to_its_children(monkeypatch):
 
     monkeypatch.setattr(torch.backends.cuda, "is_built", lambda: True)
     monkeypatch.setattr(torch.autograd, "grad", no_autograd)
-    worker.import_torch(1, before_fork=True)
+    torch_start.import_torch(1, before_fork=True)
     assert not torch.cuda.is_initialized()
     with pytest.raises(AssertionError, match="autograd ran before fork"):
-        worker.import_torch(1)
+        torch_start.import_torch(1)
 
 
 # ---- on a GPU ----------------------------------------------------------------------------------

@@ -51,7 +51,7 @@ def test_memory_verdict_counts_tiles_kept_alive_together() -> None:
 
 
 def test_the_worker_runs_the_learner_under_the_audit(tmp_path) -> None:
-    from quizprep.grader.session import WorkerSession
+    from quizprep.grader.worker_session import WorkerSession
 
     path = tmp_path / "scores.py"
     path.write_text("import torch\n\ndef f(a, b):\n    return (a @ b.T).exp()\n")

@@ -25,7 +25,7 @@ def triton_worker():
     """One worker for the module, as the product makes it: compiled on a GPU (no memory limit,
     which a CUDA context cannot live under), interpreted on CPU."""
     from quizprep.grader.grade import GradeOptions, session_for
-    from quizprep.grader.session import Limits
+    from quizprep.grader.worker_session import Limits
 
     session = session_for(SOLUTIONS / "flash_triton.py", GradeOptions(limits=Limits(check_seconds=60)))
     yield session
@@ -96,7 +96,7 @@ def test_without_triton_the_grade_says_how_to_get_it(tmp_path):
     """The import failing as it does where Triton is not installed (the worker can read no stand-in
     package outside Python's installation, so the submission raises what `import triton` would)."""
     from quizprep.grader.grade import GradeOptions, grade
-    from quizprep.grader.session import Limits
+    from quizprep.grader.worker_session import Limits
 
     missing = "raise ModuleNotFoundError(\"No module named 'triton'\", name='triton')\n"
     path = tmp_path / "flash_triton.py"

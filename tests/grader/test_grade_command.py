@@ -57,3 +57,13 @@ def test_init_copies_stubs_but_not_the_package_marker(tmp_path, capsys):
     assert "__init__.py" not in copied
     assert "NotImplementedError" in (tmp_path / "ex" / "attention.py").read_text()
     assert run_cli("init", str(tmp_path / "ex")) == 2  # never overwrites without --force
+
+
+@pytest.mark.parametrize("target", ["file", "folder"])
+def test_cuda_asked_for_on_a_machine_without_one_stops_before_any_worker(target, capsys, monkeypatch):
+    from quizprep.grader import device
+
+    monkeypatch.setattr(device, "cuda_available", lambda: False)
+    path = SOLUTIONS / "mha.py" if target == "file" else SOLUTIONS
+    assert run_cli("grade", str(path), "--exercise", "mha", "--device", "cuda") == 2
+    assert capsys.readouterr().err.strip() == "quizprep grade: --device cuda, but PyTorch sees no CUDA device"

@@ -2,7 +2,7 @@
 
 Each attack reached SDPA and passed the values check while the guard was only Python patches
 and a TorchFunctionMode (state learner code can find and empty). The kernels are now replaced in
-PyTorch's dispatcher (quizprep/grader/guards.py), which every one of these routes ends in.
+PyTorch's dispatcher (quizprep/grader/learner_side/guards.py), which every one of these routes ends in.
 """
 from __future__ import annotations
 

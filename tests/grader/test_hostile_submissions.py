@@ -1,7 +1,7 @@
 """Hostile and broken submissions: no forged pass, no process left behind, a verdict in seconds.
 
 Each attack below got `"passed": true` or left a process running before the kernel-enforced
-sandbox (quizprep/grader/sandbox.py), the not-run-is-failed rule and the fast verdict existed.
+sandbox (quizprep/grader/learner_side/sandbox.py), the not-run-is-failed rule and the fast verdict existed.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from quizprep.grader.grade import GradeOptions, grade
-from quizprep.grader.session import Limits
+from quizprep.grader.worker_session import Limits
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")
 
@@ -225,8 +225,8 @@ def test_threads_left_running_end_with_the_grade(tmp_path):
 
 @pytest.mark.parametrize("forked", [False, True], ids=["interpreter", "forked"])
 def test_files_the_worker_wrote_go_with_it(tmp_path, forked):
-    from quizprep.grader.forkserver import ForkServer
-    from quizprep.grader.session import WorkerSession
+    from quizprep.grader.learner_side.forkserver import ForkServer
+    from quizprep.grader.worker_session import WorkerSession
 
     body = "    import tempfile\n    tempfile.NamedTemporaryFile(delete=False).write(b'cached')"
     path = _write(tmp_path, "attention.py", ATTACK.format(body=body))

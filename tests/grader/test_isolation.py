@@ -10,7 +10,7 @@ import pytest
 
 from quizprep.grader.grade import GradeOptions, grade
 from quizprep.grader.output import OutputCapture
-from quizprep.grader.session import Limits, WorkerSession
+from quizprep.grader.worker_session import Limits, WorkerSession
 
 CHECK_SECONDS = 2.0
 HEADER = "# quizprep: exercise=attention\nimport math, os, sys\nimport torch\n\n"

@@ -5,7 +5,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from quizprep.grader.memaudit import audit  # noqa: E402
+from quizprep.grader.learner_side.memaudit import audit  # noqa: E402
 
 
 def test_views_and_in_place_ops_allocate_nothing() -> None:
@@ -96,6 +96,6 @@ def test_auditing_does_not_import_dynamo() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, torch\nfrom quizprep.grader.memaudit import audit\n"
+    code = ("import sys, torch\nfrom quizprep.grader.learner_side.memaudit import audit\n"
             "audit(lambda: torch.ones(4, 4) @ torch.ones(4, 4))\nprint('torch._dynamo' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "False"

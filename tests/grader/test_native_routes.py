@@ -1,7 +1,7 @@
 """Routes to a forbidden kernel through native code, around every guard that lives in Python.
 
 Both got a forged pass of the values check before the kernels' machine code was trapped
-(quizprep/grader/native_traps.py): libtorch's exported AOTI C shim for the CPU flash kernel
+(quizprep/grader/learner_side/native_traps.py): libtorch's exported AOTI C shim for the CPU flash kernel
 called through ctypes, and the guard's dispatcher registrations found by scanning the process's
 memory and reset, after which the dispatcher runs PyTorch's own kernel again. ctypes cannot be
 taken away (torch imports it, and a module object is reachable through `gc` whatever the import
@@ -16,7 +16,7 @@ import pytest
 
 from quizprep.grader.grade import GradeOptions, grade
 
-from quizprep.grader.sandbox import gpu_device_nodes
+from quizprep.grader.learner_side.sandbox import gpu_device_nodes
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only"),
@@ -182,7 +182,7 @@ def test_the_traps_cover_the_shims_and_the_kernels_behind_the_stubs() -> None:
 
     import torch  # noqa: F401 - maps libtorch_cpu
 
-    from quizprep.grader import native_traps
+    from quizprep.grader.learner_side import native_traps
 
     libraries = native_traps.mapped_libraries()
     path, base = next((p, b) for p, b in libraries.items() if "libtorch_cpu" in p)

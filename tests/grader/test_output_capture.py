@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quizprep.grader.output import OutputCapture
-from quizprep.grader.protocol import OUTPUT_SYNC
+from quizprep.grader.learner_side.protocol import OUTPUT_SYNC
 
 
 class Chunks(io.RawIOBase):

@@ -18,11 +18,11 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from test_hostile_submissions import _workers_of  # the learner's perf process is learner_worker.py
+from test_hostile_submissions import _workers_of  # the learner's perf process is learner_side/perf_worker.py
 
 from quizprep.grader import perf
 from quizprep.grader.perf import PerfCase, PerfPlan
-from quizprep.grader.session import Limits
+from quizprep.grader.worker_session import Limits
 
 pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")
@@ -313,7 +313,9 @@ def _wait_until_gone(path: Path, grader: int, seconds: float) -> list[int]:
 def test_a_perf_run_that_loops_forever_is_stopped_and_leaves_nothing(tmp_path):
     path = _write(tmp_path, LOOPER)
     started = time.monotonic()
-    with pytest.raises(perf.PerfError, match="did not finish"):
+    # The request's own limit stops it, or, on a loaded machine where start-up ate the phase's
+    # time, the deadline before the next request.
+    with pytest.raises(perf.PerfError, match="did not finish|took longer than its time limit"):
         perf.run_perf(path, plan=PLAN, seed=1, timeout=20)
     assert time.monotonic() - started < 20 + 15
     assert not _wait_until_gone(path, os.getpid(), 5)

@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quizprep.grader import protocol
+from quizprep.grader.learner_side import protocol
 
 
 def test_round_trip_keeps_dtypes_shapes_and_structure():

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from conftest import SOLUTIONS
-from quizprep.grader.session import WorkerSession
+from quizprep.grader.worker_session import WorkerSession
 
 
 def test_start_waits_for_a_launched_worker_instead_of_starting_another():

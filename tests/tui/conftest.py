@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from dataclasses import fields
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,11 @@ import pytest
 
 from quizprep.study.store import Store
 from quizprep.tui.app import QuizApp
+from quizprep.tui.options import QuizOptions
 
 DATA = Path(__file__).parent / "data"
 START = datetime(2025, 3, 10, 9, 0, tzinfo=timezone.utc)
+QUIZ_OPTIONS = [option.name for option in fields(QuizOptions)]  # make_app's other settings: QuizApp's own
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -55,7 +58,8 @@ def make_app(db: Path, clock: FakeClock):
     def make(**options: Any) -> QuizApp:
         settings: dict[str, Any] = dict(banks=[DATA], db=db, now=clock, tz=timezone.utc, seed=7)
         settings.update(options)
-        return QuizApp(**settings)
+        chosen = {name: settings.pop(name) for name in QUIZ_OPTIONS if name in settings}
+        return QuizApp(QuizOptions(**chosen), **settings)
     return make
 
 

@@ -88,9 +88,11 @@ KILLED_MID_DRAFT = textwrap.dedent(f"""
     import asyncio, os, signal, sys
     from datetime import timezone
     from quizprep.tui.app import QuizApp
+    from quizprep.tui.options import QuizOptions
 
     async def main():
-        app = QuizApp(banks=[sys.argv[1]], db=sys.argv[2], question="alpha-free", tz=timezone.utc, seed=7)
+        options = QuizOptions(banks=[sys.argv[1]], db=sys.argv[2], question="alpha-free")
+        app = QuizApp(options, tz=timezone.utc, seed=7)
         async with app.run_test(size=(80, 24)) as pilot:
             while type(app.screen).__name__ != "QuestionScreen":
                 await pilot.pause()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from quizprep.cli import grade as command
 from quizprep.tui.app import QuizApp
+from quizprep.tui.options import QuizOptions
 from quizprep.tui.screens.question import QuestionScreen
 
 MUTANT = Path(__file__).parents[1] / "grader" / "mutants" / "mha_split_no_transpose.py"
@@ -25,7 +26,7 @@ async def test_a_graded_bug_is_due_in_review_with_its_reason(tmp_path, capsys):
     assert grade(str(MUTANT), "--db", str(db), "--seed", "3") == 1
     assert "multihead-split-transpose" in capsys.readouterr().out
     minute_later = datetime.now(timezone.utc) + timedelta(minutes=1)
-    app = QuizApp(db=db, now=lambda: minute_later, tz=timezone.utc, seed=1)
+    app = QuizApp(QuizOptions(db=db), now=lambda: minute_later, tz=timezone.utc, seed=1)
     async with app.run_test(size=(100, 30)) as pilot:
         exercises = str(app.screen.query_one("#home-exercises").render())
         assert exercises.startswith("Exercises: mha ") and "✗ heads split with a reshape" in exercises

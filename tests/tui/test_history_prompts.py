@@ -15,7 +15,9 @@ from quizprep.study.history import prompt_summary
 from quizprep.study.store import Store
 from quizprep.tui.screens.history import HistoryScreen
 from quizprep.tui.screens.home import HomeScreen
-from conftest import DATA
+
+# this folder's banks (`conftest.DATA` is another folder's when tests of two folders run together)
+DATA = Path(__file__).parent / "data"
 
 WRAPPED = """\
 topic: gamma

@@ -3,6 +3,7 @@ questions that match, and Esc clears the filter with the topics focused, not onl
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from textual.widgets import DataTable
 
@@ -10,7 +11,9 @@ from quizprep.bank.loader import load_banks
 from quizprep.study import session as sessions
 from quizprep.study.store import Store
 from quizprep.tui.screens.home import HomeScreen
-from conftest import DATA
+
+# this folder's banks (`conftest.DATA` is another folder's when tests of two folders run together)
+DATA = Path(__file__).parent / "data"
 
 SIZE = (80, 24)
 

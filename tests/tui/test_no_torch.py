@@ -10,10 +10,11 @@ DATA = Path(__file__).parent / "data"
 SCRIPT = """
 import asyncio, sys
 from quizprep.tui.app import QuizApp
+from quizprep.tui.options import QuizOptions
 from quizprep.tui.screens.home import HomeScreen
 
 async def main():
-    app = QuizApp(banks=[sys.argv[1]], db=sys.argv[2])
+    app = QuizApp(QuizOptions(banks=[sys.argv[1]], db=sys.argv[2]))
     async with app.run_test() as pilot:
         await pilot.pause()
         assert isinstance(app.screen, HomeScreen), app.screen

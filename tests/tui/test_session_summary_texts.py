@@ -4,12 +4,15 @@ answers"; "1 free answer", not "1 free answer(s)"."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 from quizprep.bank.loader import load_banks
 from quizprep.study.session import practice
 from quizprep.study.store import Store
 from quizprep.tui.screens.report import report_markdown
-from conftest import DATA
+
+# this folder's banks (`conftest.DATA` is another folder's when tests of two folders run together)
+DATA = Path(__file__).parent / "data"
 
 TITLES = {"alpha": "Alpha — a small bank | for tests"}
 

@@ -8,7 +8,7 @@ import sqlite3
 
 from choices import keys_for
 from quizprep.study.store import Store, StoreError
-from quizprep.tui import app as app_module
+from quizprep.tui import app as app_module, flow as flow_module
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.home import HomeScreen
 from quizprep.tui.screens.question import QuestionScreen
@@ -48,8 +48,8 @@ async def test_an_answer_that_cannot_be_saved_stays_on_screen_until_a_retry_save
 
 async def test_a_lock_held_at_session_start_is_waited_out_with_a_visible_retry(make_app, db, stored, monkeypatch):
     monkeypatch.setattr(app_module, "BUSY_TIMEOUT_S", 0.05)
-    monkeypatch.setattr(app_module, "RETRY_PAUSE_S", 0.05)
-    monkeypatch.setattr(app_module, "BUSY_RETRIES", 1000)  # a loaded machine never runs out of tries here
+    monkeypatch.setattr(flow_module, "RETRY_PAUSE_S", 0.05)
+    monkeypatch.setattr(flow_module, "BUSY_RETRIES", 1000)  # a loaded machine never runs out of tries here
     Store.open(db).close()
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
@@ -59,7 +59,7 @@ async def test_a_lock_held_at_session_start_is_waited_out_with_a_visible_retry(m
             await pilot.pause(0.05)
         waiting = messages(app, "warning", "Progress database busy")[0]  # earlier tries' notes may be gone
         assert re.fullmatch(f"Waiting for another program to finish writing to {re.escape(str(db))} "
-                            f"\\(attempt [0-9]+ of {app_module.BUSY_RETRIES}\\)…", waiting), waiting
+                            f"\\(attempt [0-9]+ of {flow_module.BUSY_RETRIES}\\)…", waiting), waiting
         assert isinstance(app.screen, HomeScreen)
         holder.execute("ROLLBACK")
         while not isinstance(app.screen, QuestionScreen):

@@ -33,7 +33,7 @@ class NumpyContext(CheckContext):
 
 def _expect_arrays(target: str, value: Any) -> None:
     """Arrays came back as tensors; a nested list, a scalar or an object did not."""
-    from quizprep.grader.protocol import Opaque
+    from quizprep.grader.learner_side.protocol import Opaque
 
     several = isinstance(value, tuple) or (isinstance(value, list) and all(isinstance(v, Tensor) for v in value))
     for item in value if several else (value,):

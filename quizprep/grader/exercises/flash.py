@@ -3,7 +3,7 @@
 The outputs are those of exact attention, so the reference is the ordinary float64 one. The
 named slips are simulated tile by tile with the learner's own block size, because their wrong
 answers depend on where the blocks fall. The memory check runs the learner's call under the
-memory audit (:mod:`quizprep.grader.memaudit`) inside their process.
+memory audit (:mod:`quizprep.grader.learner_side.memaudit`) inside their process.
 """
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ Three layers, so the honest-numbers logic is testable on a laptop:
    inputs against float64 probes computed by the clean process, and says in words what the
    memory numbers mean.
 
-:mod:`.baseline` is the clean process (SDPA and the float64 probes); :mod:`.learner_worker` is
+:mod:`.baseline` is the clean process (SDPA and the float64 probes); :mod:`quizprep.grader.learner_side.perf_worker` is
 the learner's, the correctness worker with the same protections plus the timing requests, driven
 one request at a time by :mod:`.remote`; :mod:`.phase` runs both and plugs the phase into the
 grader.
@@ -19,7 +19,7 @@ grader.
 from quizprep.grader.perf.baseline import measure_sdpa, reference_probes, sdpa_attend
 from quizprep.grader.perf.clocks import CpuClock, CudaClock, time_runs
 from quizprep.grader.perf.measure import CaseRunner, Inputs, Measured, backend_that_ran, measure_target
-from quizprep.grader.perf.phase import choose_device, perf_phase, run_perf
+from quizprep.grader.perf.phase import perf_phase, run_perf
 from quizprep.grader.perf.plan import (
     PerfCase,
     PerfError,
@@ -39,7 +39,7 @@ from quizprep.grader.perf.report import PerfReport, build_report, headline, rend
 __all__ = [
     "CaseRunner", "CpuClock", "CudaClock", "Inputs", "Measured", "PerfCase", "PerfError", "PerfPlan",
     "PerfReport", "TimingStats", "achieved_tflops", "backend_that_ran", "budget_bytes", "build_report",
-    "check_fingerprints", "check_probes", "choose_device", "cpu_plan", "device_peak", "gpu_plan", "headline",
+    "check_fingerprints", "check_probes", "cpu_plan", "device_peak", "gpu_plan", "headline",
     "measure_sdpa", "measure_target", "median_ci_ranks", "perf_phase", "reference_probes", "render",
     "render_data", "report_from_dict", "run_perf", "sdpa_attend", "skip_reason", "time_runs", "timing_problem",
 ]

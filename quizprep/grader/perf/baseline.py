@@ -12,7 +12,7 @@ import sys
 from dataclasses import asdict
 from typing import Any, Callable
 
-from quizprep.grader import sandbox
+from quizprep.grader.learner_side import sandbox
 from quizprep.grader.perf.measure import (
     SDPA_BACKENDS,
     Inputs,

@@ -4,8 +4,9 @@
 call at a time on inputs refilled from a seed it is handed per run, and keeps a copy of each timed
 output for the re-check. In the clean process `measure_target` drives it for every SDPA backend
 (and the tests drive it for plain functions); in the learner's process the grader drives it one
-request at a time (:mod:`.learner_worker`, :mod:`.remote`). Run ``i`` of every contender sees the
-same inputs, and no run sees the inputs of another. The clocks are in :mod:`.clocks`.
+request at a time (:mod:`quizprep.grader.learner_side.perf_worker`, :mod:`.remote`). Run ``i``
+of every contender sees the same inputs, and no run sees the inputs of another. The clocks are in
+:mod:`.clocks`.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from quizprep.grader import memaudit
+from quizprep.grader.learner_side import memaudit
 from quizprep.grader.perf.clocks import clock_for
 from quizprep.grader.perf.plan import (
     FIRST_GUESS_SCORE_BYTES_PER_PAIR,

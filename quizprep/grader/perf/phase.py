@@ -19,29 +19,20 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from quizprep.grader.perf.learner_worker import TARGETS
+from quizprep.grader.device import policy_for
+from quizprep.grader.learner_side.perf_worker import TARGETS
 from quizprep.grader.perf.measure import Measured
 from quizprep.grader.perf.plan import PerfError, PerfPlan, cpu_plan, gpu_plan
 from quizprep.grader.perf.remote import measure_learner
 from quizprep.grader.perf.report import PerfReport, build_report, headline
-from quizprep.grader.session import Limits
+from quizprep.grader.worker_session import Limits
 
 if TYPE_CHECKING:
     from quizprep.grader.spec import CheckResult
 
 # The death signal is armed before torch is imported (seconds): a grader killed meanwhile leaves nothing.
-_BASELINE = ("import sys; from quizprep.grader import sandbox; sandbox.die_with_parent(int(sys.argv[1])); "
+_BASELINE = ("import sys; from quizprep.grader.learner_side import sandbox; sandbox.die_with_parent(int(sys.argv[1])); "
              "from quizprep.grader.perf.baseline import main; sys.exit(main(sys.argv[1:]))")
-
-
-def choose_device(requested: str = "auto") -> str:
-    import torch
-
-    if requested == "cuda" and not torch.cuda.is_available():
-        raise PerfError("--device cuda was asked for, but PyTorch sees no CUDA device")
-    if requested == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    return requested
 
 
 def run_baseline(plan: PerfPlan, deadline: float) -> dict[str, Any]:
@@ -71,7 +62,7 @@ def run_baseline(plan: PerfPlan, deadline: float) -> dict[str, Any]:
 def run_perf(
     path: str | os.PathLike,
     exercise: str = "attention",
-    device: str = "auto",
+    device: str | None = None,
     seed: int | None = None,
     timeout: float = 900,
     plan: PerfPlan | None = None,
@@ -81,7 +72,8 @@ def run_perf(
 ) -> PerfReport:
     """The whole perf phase. ``seed``: the secret the inputs derive from (drawn afresh if None);
     ``limits`` and ``forbidden``: the correctness worker's (the exercise's by default); ``full``:
-    on GPU every size of the plan, not the default few."""
+    on GPU every size of the plan, not the default few; ``device``: where to time (a grade passes
+    its policy's), by default the GPU when there is one."""
     from quizprep.grader.grade import exit_on_termination_signals
 
     if exercise not in TARGETS:
@@ -90,7 +82,7 @@ def run_perf(
         from quizprep.grader.exercises import load_spec
 
         forbidden = load_spec(exercise).forbidden
-    device = plan.device if plan else choose_device(device)
+    device = plan.device if plan else device or policy_for("auto").perf
     plan = plan or (gpu_plan(full=full) if device == "cuda" else cpu_plan())
     plan = dataclasses.replace(plan, seed=secrets.randbits(63) if seed is None else seed)
     base = limits or Limits()

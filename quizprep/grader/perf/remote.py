@@ -16,9 +16,9 @@ from typing import Any, TypeGuard
 
 from quizprep.grader.perf.measure import CaseError, Measured, measure_cases, numerics_flags
 from quizprep.grader.perf.plan import PerfError, PerfPlan
-from quizprep.grader.session import LearnerFailure, Limits, WorkerSession
+from quizprep.grader.worker_session import LearnerFailure, Limits, WorkerSession
 
-LEARNER_WORKER = Path(__file__).with_name("learner_worker.py")
+LEARNER_WORKER = Path(__file__).parents[1] / "learner_side" / "perf_worker.py"
 # One perf request (a setup with its memory audit, or one timed call) may take this many of the
 # checks' time limits: its sizes are far larger than theirs.
 CALL_LIMIT_FACTOR = 2

@@ -2,7 +2,7 @@
 progress database, where a maintainer reads it."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -11,20 +11,21 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from quizprep.bank.model import Question
-from quizprep.tui.subject import shown_question
-
-if TYPE_CHECKING:
-    from quizprep.tui.app import QuizApp
+from quizprep.study.clock import Clock
+from quizprep.tui.notices import readable_path
 
 
-class FlagScreen(ModalScreen[str | None]):
-    """Asks what is wrong; dismisses with the reason, or None on Esc."""
+class FlagScreen(ModalScreen[None]):
+    """Asks what is wrong with `question`, then appends it to `flags_file` and says where it went;
+    Esc cancels."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, question: Question) -> None:
+    def __init__(self, question: Question, flags_file: Path, now: Clock) -> None:
         super().__init__()
         self.question = question
+        self.flags_file = flags_file
+        self.now = now
 
     def compose(self) -> ComposeResult:
         with Vertical(id="flag-box"):
@@ -37,31 +38,20 @@ class FlagScreen(ModalScreen[str | None]):
         if not event.value.strip():
             self.notify("Say what is wrong, or Esc to cancel.", severity="warning")
             return
-        self.dismiss(event.value)
+        self.dismiss()
+        self._write(event.value)
 
-    def action_cancel(self) -> None:
-        self.dismiss(None)
+    def _write(self, reason: str) -> None:
+        from quizprep.study.flags import flag_question
 
-
-def ask_flag(app: QuizApp) -> None:
-    """Ask what is wrong with the question shown, then append it to the flags file and say where
-    it went."""
-    question = shown_question(app.screen)
-    if question is None:
-        return
-
-    def write(reason: str | None) -> None:
-        if reason is None:
-            return
-        from quizprep.study.flags import flag_question, flags_path
-        from quizprep.tui.app import readable_path
-
+        question = self.question
         try:
-            path = flag_question(question.id, reason, now=app.now(), path=flags_path(app.db_path),
+            path = flag_question(question.id, reason, now=self.now(), path=self.flags_file,
                                  source=str(question.source))
         except OSError as error:
-            app.notify(f"The flag was not saved: {error}", title="Flag", severity="error", markup=False)
+            self.notify(f"The flag was not saved: {error}", title="Flag", severity="error", markup=False)
             return
-        app.notify(f"{question.id} flagged in {readable_path(str(path))}", title="Thank you", markup=False)
+        self.notify(f"{question.id} flagged in {readable_path(str(path))}", title="Thank you", markup=False)
 
-    app.push_screen(FlagScreen(question), write)
+    def action_cancel(self) -> None:
+        self.dismiss()

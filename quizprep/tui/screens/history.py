@@ -3,7 +3,7 @@ due now, for one question or for each question of a Home topic."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,11 +15,7 @@ from quizprep.bank.model import ChoiceQuestion, Question
 from quizprep.study.history import HistoryEntry, card_history, numbers_of, prompt_summary, why_due
 from quizprep.study.store import Store
 from quizprep.tui.screens.home import shorten
-from quizprep.tui.subject import history_subject
 from quizprep.tui.widgets.inline_markdown import inline_markdown
-
-if TYPE_CHECKING:
-    from quizprep.tui.app import QuizApp
 
 RESPONSE_WIDTH = 60
 
@@ -93,9 +89,3 @@ class HistoryScreen(Screen[None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
-
-def open_history(app: QuizApp) -> None:
-    """The history of what the learner is looking at (see `history_subject`)."""
-    subject = history_subject(app.screen, app.questions)
-    if subject is not None and app.store is not None:
-        app.push_screen(HistoryScreen(app.store, subject[0], app.now(), subject[1]))

@@ -1,6 +1,7 @@
 """Home: every topic with its question count, what is due and how well it is known."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Callable, Sequence
 
@@ -13,10 +14,11 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from quizprep.study.stats import TopicStats
-from quizprep.study.store import StoreError
+from quizprep.tui.flow import mock_shape
 from quizprep.tui.titles import titles_within
 
 if TYPE_CHECKING:
+    from quizprep.study.grades import ExerciseStatus
     from quizprep.study.interview import Forecast
 
 MIN_TOPIC_WIDTH = 10
@@ -57,7 +59,7 @@ def topic_column_width(titles: list[str], other_widths: list[int], padding: int,
 
 
 def add_sized_columns(table: DataTable, headers: Sequence[str], titles: list[str],
-                      cells: list[tuple[str, ...]], room: int) -> int:
+                      cells: Sequence[tuple[str, ...]], room: int) -> int:
     """Replace `table`'s columns: a title column as wide as `room` allows, then `headers`, each
     as wide as its widest cell. Returns the title column's width."""
     widths = [max(cell_len(c) for c in column) for column in zip(headers, *cells)]
@@ -109,11 +111,23 @@ def mastery_text(value: float | None, room: int, narrow: int = NARROW) -> str:
     return percent(value) if room < narrow else f"{bar(value)} {percent(value)}"
 
 
-class HomeScreen(Screen[None]):
-    """Picks what to study; the app runs it. Posts Start with the mode and topics chosen.
-
-    `overview` reads the topics afresh: Home calls it whenever it comes back on screen, as
+@dataclass(frozen=True)
+class HomeView:
+    """What Home shows of the learner's progress, read afresh whenever Home comes back on screen:
     sessions, rubrics and the passing time all change what is due."""
+
+    topics: list[TopicStats]
+    forecast: Forecast | None = None  # with an interview date
+    exercises: Sequence[ExerciseStatus] = ()  # the latest grade of each exercise graded
+
+
+class HomeScreen(Screen[None]):
+    """Picks what to study; the app runs it. Posts StartSession with the mode and topics chosen,
+    and SearchChanged and LengthChosen as the learner changes the filter and the length, which
+    Home shows at once and the app applies to its sessions.
+
+    `read_view` is called whenever Home comes back on screen and when the app changed what it
+    shows; `minutes` is a mock round's time limit from the command line."""
 
     BINDINGS = [
         Binding("enter,p", "practice_topic", "Practice"),
@@ -132,19 +146,46 @@ class HomeScreen(Screen[None]):
         Binding("c", "start('cram')", "Cram", show=False),
     ]
 
-    class Start(Message):
+    class StartSession(Message):
+        """Start a session of `mode` on `topics` (all of the app's when empty)."""
+
         def __init__(self, mode: str, topics: tuple[str, ...] = ()) -> None:
             super().__init__()
             self.mode = mode
             self.topics = topics
 
-    def __init__(self, overview: Callable[[], list[TopicStats]]) -> None:
+    class SearchChanged(Message):
+        """Study only the questions matching `text` and any of `tags` (every one when both are empty)."""
+
+        def __init__(self, text: str, tags: tuple[str, ...]) -> None:
+            super().__init__()
+            self.text = text
+            self.tags = tags
+
+    class LengthChosen(Message):
+        """Questions per session from now on (None: all)."""
+
+        def __init__(self, length: int | None) -> None:
+            super().__init__()
+            self.length = length
+
+    def __init__(self, read_view: Callable[[], HomeView], *, search_text: str = "", tags: Sequence[str] = (),
+                 length: int | None = None, minutes: float | None = None) -> None:
         super().__init__()
-        self.overview = overview
+        self.read_view = read_view
+        self.search_text = search_text
+        self.tags = tuple(tags)
+        self.length = length
+        self.minutes = minutes
         self.topics: list[TopicStats] = []
         self.forecast: Forecast | None = None
+        self.exercises: Sequence[ExerciseStatus] = ()
         self.shown_once = False  # the first ScreenResume follows on_mount, which loaded the topics
         self.laid_out_for = 0  # the terminal width the columns were sized for
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.search_text or self.tags)
 
     def compose(self) -> ComposeResult:
         yield Static("quizprep · attention interview prep", id="home-title")
@@ -159,7 +200,7 @@ class HomeScreen(Screen[None]):
         # cells twice (180 cell renders instead of 90 on the shipped banks).
         self.reload()
         self.query_one(DataTable).focus()
-        if getattr(self.app, "search_text", "") or getattr(self.app, "tags", ()):
+        if self.filtered:
             await self._search_field()
 
     async def _search_field(self) -> SearchField:
@@ -167,7 +208,7 @@ class HomeScreen(Screen[None]):
         fields = self.query(SearchField)
         if fields:
             return fields.first()
-        field = SearchField(search_field(self.app.search_text, self.app.tags),  # type: ignore[attr-defined]
+        field = SearchField(search_field(self.search_text, self.tags),
                             placeholder="words and #tags to study only those · Enter keeps · Esc clears",
                             id="home-search")
         await self.mount(field, before=self.query_one(DataTable))
@@ -182,18 +223,21 @@ class HomeScreen(Screen[None]):
         for field in self.query(SearchField):
             field.display = False
             field.clear()  # Changed follows, which shows every question again
-        self.app.apply_search("")  # at once, and even without a field (a filter from the command line)
+        self._search("", ())  # at once, and even without a field (a filter from the command line)
         self.query_one(DataTable).focus()
+
+    def _search(self, text: str, tags: tuple[str, ...]) -> None:
+        self.search_text, self.tags = text, tags
+        self.post_message(self.SearchChanged(text, tags))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "clear_search":  # Esc does nothing on Home with no filter to clear or field to close
-            shown = any(field.display for field in self.query(SearchField))
-            return shown or bool(getattr(self.app, "search_text", "") or getattr(self.app, "tags", ()))
+            return any(field.display for field in self.query(SearchField)) or self.filtered
         return True
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
-        self.app.apply_search(*parse_search(event.value))
+        self._search(*parse_search(event.value))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -212,9 +256,9 @@ class HomeScreen(Screen[None]):
             self.show(self.topics)
 
     def reload(self) -> None:
-        # The forecast's module is loaded only when a date is set: not on a usual start.
-        self.forecast = self.app.forecast() if getattr(self.app, "interview", None) else None
-        self.show(self.overview())
+        view = self.read_view()
+        self.forecast, self.exercises = view.forecast, view.exercises
+        self.show(view.topics)
 
     def show(self, topics: list[TopicStats]) -> None:
         """Refill the table, sized to the terminal, keeping the cursor on the same row. With an
@@ -226,7 +270,7 @@ class HomeScreen(Screen[None]):
             topics = sorted(topics, key=lambda t: rank.get(t.topic, len(rank)))
             recall = {t.topic: percent(t.recall) for t in self.forecast.topics}
             headers += (f"Recall {self.forecast.on:%b} {self.forecast.on.day}",)
-        if getattr(self.app, "search_text", "") or getattr(self.app, "tags", ()):
+        if self.filtered:
             topics = [t for t in topics if t.questions]  # topics known only from history match nothing
         self.topics = topics
         table = self.query_one(DataTable)
@@ -261,33 +305,24 @@ class HomeScreen(Screen[None]):
         )
 
     def _length_text(self) -> str:
-        length = getattr(self.app, "length", None)
-        if length is None:
+        if self.length is None:
             return "all questions per session"
-        count, minutes = self.app.mock_shape()
+        count, minutes = mock_shape(self.length, self.minutes)
         seconds = round(minutes * 60)
-        return f"{length} per session, mock {count} in {seconds // 60}:{seconds % 60:02d}"
+        return f"{self.length} per session, mock {count} in {seconds // 60}:{seconds % 60:02d}"
 
     def action_next_length(self) -> None:
         """Shorter sessions first, then longer, then no limit again."""
-        length = self.app.length
-        longer = [n for n in LENGTHS if length is None or n > length]
-        self.app.choose_length(longer[0] if longer else None)
+        longer = [n for n in LENGTHS if self.length is None or n > self.length]
+        self.length = longer[0] if longer else None
+        self.post_message(self.LengthChosen(self.length))
         self._show_summary()
 
     def _show_exercises(self) -> None:
-        """One line with each graded exercise's latest result; hidden until something was graded.
-        Read from the app's store, as the app hands Home only the topics."""
-        from quizprep.study.grades import exercise_statuses
-
-        store = getattr(self.app, "store", None)
-        try:
-            statuses = exercise_statuses(store) if store is not None else []
-        except StoreError:  # the topics above still show; the app reports store problems itself
-            statuses = []
+        """One line with each graded exercise's latest result; hidden until something was graded."""
         parts = [f"{e.exercise} {e.score:.0%} " + ("✓" if e.passed else
                  "✗ " + "; ".join(shorten(d, DIAGNOSIS_WIDTH) for d in e.open_diagnoses)).rstrip()
-                 for e in statuses]
+                 for e in self.exercises]
         line = self.query_one("#home-exercises", Static)
         line.update("Exercises: " + " · ".join(parts))
         line.display = bool(parts)
@@ -300,11 +335,11 @@ class HomeScreen(Screen[None]):
     def action_practice_topic(self) -> None:
         topic = self.current_topic()
         if topic is not None:
-            self.post_message(self.Start("practice", (topic.topic,)))
+            self.post_message(self.StartSession("practice", (topic.topic,)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
         self.action_practice_topic()
 
     def action_start(self, mode: str) -> None:
-        self.post_message(self.Start(mode))
+        self.post_message(self.StartSession(mode))

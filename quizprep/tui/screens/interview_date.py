@@ -2,20 +2,13 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
-
-from quizprep.study.store import StoreError
-
-if TYPE_CHECKING:
-    from quizprep.tui.app import QuizApp
-
-CLEARED = "cleared"
 
 
 def read_date(text: str, today: date) -> date:
@@ -30,10 +23,18 @@ def read_date(text: str, today: date) -> date:
     return on
 
 
-class InterviewDateScreen(ModalScreen["date | str | None"]):
-    """Dismisses with the new date, CLEARED when the field was emptied, None on Esc."""
+class InterviewDateScreen(ModalScreen[None]):
+    """Posts Chosen to the app with the date typed, or with None when the field was emptied;
+    Esc leaves the date as it was."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    class Chosen(Message):
+        """The interview date from now on, also for later runs (None: no date)."""
+
+        def __init__(self, on: date | None) -> None:
+            super().__init__()
+            self.on = on
 
     def __init__(self, current: date | None, today: date) -> None:
         super().__init__()
@@ -50,34 +51,14 @@ class InterviewDateScreen(ModalScreen["date | str | None"]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if not event.value.strip():
-            self.dismiss(CLEARED)
-            return
         try:
-            self.dismiss(read_date(event.value, self.today))
+            on = read_date(event.value, self.today) if event.value.strip() else None
         except ValueError as error:
             self.notify(str(error), title="Interview date", severity="warning", markup=False)
+            return
+        # Posted to the app itself: this screen's own queue closes as it is dismissed.
+        self.app.post_message(self.Chosen(on))
+        self.dismiss()
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
-
-
-def ask_interview_date(app: QuizApp) -> None:
-    """Ask for the date; keep what the learner gives for this run and later ones."""
-    def keep(on: date | str | None) -> None:
-        from quizprep.study.interview import SETTING, save_date
-
-        if on is None or app.store is None:
-            return
-        try:
-            if isinstance(on, date):
-                save_date(app.store, on)
-            else:
-                app.store.set_setting(SETTING, "")
-        except StoreError as error:
-            app.store_problem(error)
-            return
-        app.interview = on if isinstance(on, date) else None
-        app.refresh_home()
-
-    app.push_screen(InterviewDateScreen(app.interview, app.now().date()), keep)
+        self.dismiss()

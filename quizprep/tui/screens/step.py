@@ -48,40 +48,34 @@ class KeyHold:
             await self.app.on_event(replay)
 
 
-def key_hold(app: App) -> KeyHold | None:
-    return getattr(app, "key_hold", None)
-
-
 class Step(Screen[ResultT]):
     def __init__(self, *, classes: str | None = None) -> None:
         super().__init__(classes=classes)
         self.handed: asyncio.Future[ResultT | None] | None = None  # set while it is a step of a flow
+        self.key_hold: KeyHold | None = None  # the flow's, likewise
 
     def dismiss(self, result: ResultT | None = None) -> AwaitComplete:
         if self.handed is None:
             return super().dismiss(result)
         if not self.handed.done():  # a second key before the next screen is in: the first one counts
-            hold = key_hold(self.app)
-            if hold is not None:
-                hold.start()
+            if self.key_hold is not None:
+                self.key_hold.start()
             self.handed.set_result(result)
         return AwaitComplete.nothing()
 
     def on_mount(self) -> None:
         # Runs after the subclass's on_mount, which focused the answer field.
-        hold = key_hold(self.app)
-        if hold is not None and hold.keys is not None:
-            hold.release()
+        if self.key_hold is not None and self.key_hold.keys is not None:
+            self.key_hold.release()
 
 
-async def show_step(app: App, step: Step[ResultT]) -> ResultT | None:
+async def show_step(app: App, step: Step[ResultT], hold: KeyHold) -> ResultT | None:
     """Show `step` in place of the flow's current step (over the screen below for the first one)
     and wait for its result. The step stays on screen until the next one replaces it or
     `end_flow` takes it away."""
     step.handed = asyncio.get_running_loop().create_future()
-    hold = key_hold(app)
-    if hold is not None:
-        hold.start()  # until the step has mounted and focused its answer field
+    step.key_hold = hold
+    hold.start()  # until the step has mounted and focused its answer field
     current = app.screen
     if isinstance(current, Step) and current.handed is not None:
         await app.switch_screen(step)
@@ -90,10 +84,9 @@ async def show_step(app: App, step: Step[ResultT]) -> ResultT | None:
     return await step.handed
 
 
-async def end_flow(app: App) -> None:
+async def end_flow(app: App, hold: KeyHold) -> None:
     """Take the flow's last step away, back to the screen the flow started from."""
     if isinstance(app.screen, Step) and app.screen.handed is not None:
         await app.pop_screen()
-    hold = key_hold(app)
-    if hold is not None and hold.keys is not None:
+    if hold.keys is not None:
         hold.release()

@@ -23,8 +23,7 @@ class ChoicePicker(VerticalGroup, can_focus=True):
 
     COMPONENT_CLASSES = {"choice-picker--code"}
     BINDINGS = [
-        Binding(str(n), f"pick({n - 1})", f"Pick {n}", group=PICK) for n in range(1, 10)
-    ] + [
+        *(Binding(str(n), f"pick({n - 1})", f"Pick {n}", group=PICK) for n in range(1, 10)),
         Binding("up", "move(-1)", "Up", show=False),
         Binding("down", "move(1)", "Down", show=False),
         Binding("space", "pick_here", "Pick", show=False),

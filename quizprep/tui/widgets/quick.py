@@ -9,7 +9,7 @@ four per item: a screen's restyling and layout passes cost in proportion to its 
 from __future__ import annotations
 
 from rich.cells import cell_len
-from textual.app import ComposeResult
+from textual.app import ComposeResult, RenderResult
 from textual.content import Content
 from textual.events import Mount
 from textual.geometry import Size
@@ -35,7 +35,7 @@ class FlatBulletList(MarkdownBulletList):
         blocks = self._blocks
         if all(isinstance(block, MarkdownListItem) and len(block._blocks) == 1
                and isinstance(block._blocks[0], MarkdownParagraph) for block in blocks):
-            self.items = [(block.bullet, block._blocks[0]._content) for block in blocks  # type: ignore[attr-defined]
+            self.items = [(block.bullet, block._blocks[0]._content) for block in blocks
                           if isinstance(block, MarkdownListItem)]
             blocks.clear()
             return
@@ -57,9 +57,9 @@ class FlatBulletList(MarkdownBulletList):
             return super().get_content_height(container, viewport, width)
         return len(self.wrapped(width).split(allow_blank=True))
 
-    def render(self) -> Content:  # type: ignore[override]
+    def render(self) -> RenderResult:
         if self.items is None:
-            return super().render()  # type: ignore[return-value]
+            return super().render()
         return self.wrapped(self.size.width)
 
 
@@ -74,5 +74,6 @@ class QuickMarkdown(Markdown):
         self._markdown = text
         yield from self._build_from_source(text)
 
-    async def _on_mount(self, event: Mount) -> None:
+    # Textual's Markdown overrides Widget's plain _on_mount with a coroutine; this one replaces Markdown's.
+    async def _on_mount(self, event: Mount) -> None:  # type: ignore[override]
         event.prevent_default()  # Markdown's own would parse the text again and swap the blocks

@@ -25,7 +25,7 @@ class RubricChecklist(VerticalGroup, can_focus=True):
 
     COMPONENT_CLASSES = {"rubric-checklist--code"}
     BINDINGS = [
-        Binding(str(n), f"toggle({n - 1})", f"Toggle {n}", group=TOGGLE) for n in range(1, 10)
+        Binding(str(n), f"toggle_criterion({n - 1})", f"Toggle {n}", group=TOGGLE) for n in range(1, 10)
     ]
 
     met: reactive[frozenset[int]] = reactive(frozenset())
@@ -44,11 +44,11 @@ class RubricChecklist(VerticalGroup, can_focus=True):
         return weighted_score(self.rubric, self.met)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "toggle":
+        if action == "toggle_criterion":
             return int(parameters[0]) < len(self.rubric)  # type: ignore[call-overload]
         return True
 
-    def action_toggle(self, index: int) -> None:
+    def action_toggle_criterion(self, index: int) -> None:
         self.met = self.met ^ {index}
 
     def watch_met(self, met: frozenset[int]) -> None:

@@ -31,12 +31,6 @@ class Allocation:
     device: str
     nbytes: int
 
-    def describe(self) -> str:
-        from quizprep.budget import format_bytes
-
-        dims = "×".join(map(str, self.shape)) or "scalar"
-        return f"{dims} {self.dtype} from {self.op} ({format_bytes(self.nbytes)})"
-
 
 @dataclass
 class MemoryReport:

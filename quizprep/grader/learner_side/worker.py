@@ -1,6 +1,6 @@
 """The learner's process: loads their file and runs the calls the grader asks for.
 
-Started by :mod:`quizprep.grader.session` as a script (``python worker.py CONFIG``), never
+Started by :mod:`quizprep.grader.worker_session` as a script (``python worker.py CONFIG``), never
 imported by learner code. It receives inputs and sends back outputs over two inherited pipe
 file descriptors; it never sees a reference result. Before the learner's file is imported it:
 
@@ -47,7 +47,8 @@ class Worker:
         self.modules: dict[int, Any] = {}
         self.learner: ModuleType | None = None
         self.guard_module = _load_sibling("guards.py")
-        self.values = _load_sibling("values.py")
+        self.values = _load_sibling("call_values.py")
+        self.errors = _load_sibling("errors.py")
         self.memaudit = _load_sibling("memaudit.py")
         self.guards: Any = None
         self.trapped_libraries: list[str] = []
@@ -61,8 +62,9 @@ class Worker:
         self.sandbox.limit_cpu(float(self.config["cpu_seconds"]))
         faulthandler.enable(file=sys.stderr, all_threads=True)
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
-        import_torch(int(self.config.get("threads", 1)))
-        configure_triton(self.config.get("private_dir"))
+        start = _load_sibling("torch_start.py")
+        start.import_torch(int(self.config.get("threads", 1)))
+        start.configure_triton(self.config.get("private_dir"))
         self._limit_memory()
         protections.update(self._install_guards())
         self._wrap_os_exit()
@@ -128,7 +130,8 @@ class Worker:
             return False
         import torch
 
-        torch.backends.mkldnn.enabled = False
+        # the stubs type this module attribute as its ContextProp descriptor; assigning is the API
+        torch.backends.mkldnn.enabled = False  # type: ignore[assignment]
         protections["new_code"] = "refused (mprotect to executable)"
         return True
 
@@ -178,32 +181,11 @@ class Worker:
         return found
 
     def learner_frames(self, frames: Any) -> list[dict[str, Any]]:
-        return [
-            {"file": frame.filename, "line": frame.lineno, "function": frame.name, "code": (frame.line or "").strip()}
-            for frame in frames
-            if _same_file(frame.filename, self.learner_path)
-        ]
+        return self.errors.learner_frames(frames, self.learner_path)
 
     def describe(self, error: BaseException) -> dict[str, Any]:
-        frames = self.learner_frames(traceback.extract_tb(error.__traceback__))
-        message = _short(str(error))
-        description: dict[str, Any] = {
-            "type": type(error).__name__,
-            "message": message,
-            "frames": frames,
-            "kind": _error_kind(error, message),
-        }
-        if isinstance(error, SyntaxError):
-            description["syntax"] = {
-                "file": error.filename,
-                "line": error.lineno,
-                "offset": error.offset,
-                "text": (error.text or "").rstrip("\n"),
-                "msg": error.msg,
-            }
-        if isinstance(error, SystemExit):
-            description["message"] = _short(repr(error.code))
-        return description
+        return self.errors.describe(error, self.learner_path, forbidden=self.guard_module.ForbiddenCall)
+
 
     # ---- serving ------------------------------------------------------------------------
     def send(self, payload: Any) -> None:
@@ -358,8 +340,8 @@ def _load_sibling(name: str) -> ModuleType:
     key = f"_quizprep_{name.removesuffix('.py')}"
     if key not in sys.modules:
         spec = importlib.util.spec_from_file_location(key, Path(__file__).with_name(name))
+        assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        assert spec.loader is not None
         sys.modules[key] = module  # dataclasses look their module up while it executes
         spec.loader.exec_module(module)
     return sys.modules[key]
@@ -387,70 +369,9 @@ def _remember_source(path: str, source: bytes) -> None:
 
 def _quizprep_folders() -> list[str]:
     """quizprep's package, and the checkout holding it when run from one (its tests hold solutions)."""
-    package = Path(__file__).resolve().parents[1]
+    package = Path(__file__).resolve().parents[2]
     holder = package.parent
     return [str(package)] + ([] if holder.name in ("site-packages", "dist-packages") else [str(holder)])
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.realpath(a) == b
-    except (OSError, ValueError):
-        return False
-
-
-def _short(text: str, limit: int = 600) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _error_kind(error: BaseException, message: str) -> str:
-    if isinstance(error, NotImplementedError) and "meta tensor" not in message:
-        # (PyTorch raises NotImplementedError too, when code copies a meta tensor to a real device.)
-        return "not_implemented"
-    if isinstance(error, SyntaxError):
-        return "syntax"
-    if isinstance(error, SystemExit):
-        return "exit"
-    if isinstance(error, _load_sibling("guards.py").ForbiddenCall):
-        return "forbidden"
-    if isinstance(error, MemoryError) or "can't allocate memory" in message or "not enough memory" in message:
-        return "memory"
-    return "exception"
-
-
-def import_torch(threads: int, *, before_fork: bool = False) -> None:
-    """Import torch and run its first kernels, before any limit or guard applies. `before_fork`:
-    in a fork server, which must leave CUDA untouched for its children."""
-    import torch
-
-    torch.set_num_threads(threads)
-    warm = torch.randn(8, 8, requires_grad=True)
-    out = torch.softmax(warm @ warm, dim=-1)
-    # The first autograd.grad imports torch.fx's symbolic shapes and sympy (about 1 s): done here,
-    # it counts against no check's time limit and a fork server's children start with it.
-    if before_fork and torch.backends.cuda.is_built():
-        # On a CUDA build autograd's first run counts the GPUs (initialising the driver) and starts
-        # a thread per GPU, after which a forked child can use neither CUDA nor autograd.
-        import torch.fx.experimental.symbolic_shapes  # the import the warm-up is for
-    else:
-        torch.autograd.grad(out, warm, torch.ones_like(out))
-    # The device check's first meta-device arithmetic imports PyTorch's Python meta kernels
-    # (seconds): here they load once per torch import, fork-server children included.
-    meta = torch.empty(2, 2, device="meta")
-    (meta - meta.amax(-1, keepdim=True)).exp()
-    if before_fork and torch.cuda.is_initialized():
-        raise RuntimeError("CUDA was initialised before forking")
-
-
-def configure_triton(private_dir: str | None) -> None:
-    """Triton kernels (the flash-triton track) run through Triton's interpreter where there is no
-    CUDA, and cache compiled kernels in the only directory the worker may write."""
-    import torch
-
-    if not torch.cuda.is_available():
-        os.environ.setdefault("TRITON_INTERPRET", "1")
-    if private_dir:
-        os.environ["TRITON_CACHE_DIR"] = os.path.join(private_dir, "triton")
 
 
 def run(config: dict[str, Any]) -> None:

@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from quizprep.grader import protocol, sandbox, usage
-from quizprep.grader.forkserver import ForkedProcess, ForkServer
+from quizprep.grader import usage
+from quizprep.grader.learner_side import protocol, sandbox
+from quizprep.grader.learner_side.forkserver import ForkedProcess, ForkServer
 from quizprep.grader.device import gpu_memory_share
 from quizprep.grader.output import Frame, OutputCapture, frames_from_dump, strip_dump
 
-WORKER_SCRIPT = Path(__file__).with_name("worker.py")
+WORKER_SCRIPT = Path(__file__).parent / "learner_side" / "worker.py"
 Process = subprocess.Popen[bytes] | ForkedProcess
 GIB = 1 << 30
 SYNC_WAIT_SECONDS = 2.0  # only reached when learner code closed its stdout

@@ -8,7 +8,7 @@ code; it stays single-threaded, so forking it is safe.
 Two sides in one file:
 
 * the grader's side (:class:`ForkServer`, :class:`ForkedProcess`), imported as
-  ``quizprep.grader.forkserver``;
+  ``quizprep.grader.learner_side.forkserver``;
 * the server, run as a script (``python forkserver.py CONFIG``), which imports nothing of quizprep
   and runs each child through ``worker.py``'s :func:`run`, loaded from its file.
 
@@ -132,7 +132,7 @@ def _serve(config: dict[str, Any]) -> None:
     worker = _load_worker()
     sandbox = worker._load_sibling("sandbox.py")
     sandbox.die_with_parent(int(config["parent"]))
-    worker.import_torch(int(config.get("threads", 1)), before_fork=True)
+    worker._load_sibling("torch_start.py").import_torch(int(config.get("threads", 1)), before_fork=True)
     server = socket.socket(fileno=int(config["socket_fd"]))
     status: dict[int, int] = {}
 

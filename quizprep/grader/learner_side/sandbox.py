@@ -19,7 +19,7 @@ elsewhere each step reports itself unavailable and grading goes on with the in-p
   with EPERM;
 * Landlock (:func:`confine`) limits what it may read and write.
 
-This module is loaded by the worker from its file (never as ``quizprep.grader.sandbox``) and by
+This module is loaded by the worker from its file (never as ``quizprep.grader.learner_side.sandbox``) and by
 the grader through the package; it imports nothing of quizprep.
 """
 from __future__ import annotations
@@ -81,7 +81,7 @@ def make_undumpable() -> bool:
     """The grader's side: same-user processes without CAP_SYS_PTRACE can no longer read or
     write its memory and file descriptors through /proc."""
     libc = _libc()
-    return bool(libc) and libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    return libc is not None and libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
 
 
 def die_with_parent(parent: int) -> bool:

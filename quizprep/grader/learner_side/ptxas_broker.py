@@ -13,7 +13,7 @@ learner's process keeps its filter; what it can ask for is "assemble this .ptx f
 its ``subprocess.run`` is routed to the broker, and Triton's build hook (``knobs.build.impl``)
 sends launcher builds there.
 
-Loaded by the worker from its file (never as ``quizprep.grader.ptxas_broker``); imports nothing
+Loaded by the worker from its file (never as ``quizprep.grader.learner_side.ptxas_broker``); imports nothing
 of quizprep.
 """
 from __future__ import annotations

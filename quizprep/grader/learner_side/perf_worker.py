@@ -1,8 +1,8 @@
 """The learner's process for the perf phase: the correctness worker with the same start-up, plus
 the requests that time the learner's function one call at a time.
 
-Started by :mod:`.remote` through :class:`~quizprep.grader.session.WorkerSession` as a script, so
-it gets every protection of :mod:`quizprep.grader.worker`, in the same order: it dies with the
+Started by :mod:`.remote` through :class:`~quizprep.grader.worker_session.WorkerSession` as a script, so
+it gets every protection of :mod:`quizprep.grader.learner_side.worker`, in the same order: it dies with the
 grader, has a CPU-time backstop, a memory limit, the import guard that refuses ``quizprep``, the
 forbidden-kernel mode around every call of the learner's function, and the seccomp filter. The
 grader drives each case as requests (set up; refill run ``i``'s inputs from a seed it sends then
@@ -20,7 +20,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
-WORKER_SCRIPT = Path(__file__).resolve().parents[1] / "worker.py"
+WORKER_SCRIPT = Path(__file__).resolve().with_name("worker.py")
 PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder that holds quizprep/
 
 

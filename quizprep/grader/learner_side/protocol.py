@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import struct
-from typing import Any, Callable
+from typing import Any, Callable, TypeGuard
 
 HEADER = struct.Struct(">Q")
 MAX_MESSAGE_BYTES = 1 << 30
@@ -175,7 +175,7 @@ def _decode_value(node: Any, body: memoryview, offsets: dict[int, int]) -> Any:
     return {str(k): _decode_value(v, body, offsets) for k, v in node.items()}
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_MESSAGE_BYTES
 
 
@@ -213,7 +213,7 @@ def _decode_tensor(node: dict[str, Any], body: memoryview, offsets: dict[int, in
         tensor = torch.empty(shape, dtype=dtype)
     else:
         tensor = torch.frombuffer(bytearray(chunk), dtype=torch.uint8).view(dtype).reshape(shape)
-    tensor.quizprep_device = str(node.get("device", "cpu"))  # type: ignore[attr-defined]
+    tensor.quizprep_device = str(node.get("device", "cpu"))
     return tensor
 
 
@@ -258,8 +258,8 @@ def read_message(fd: int, reader: Callable[[int, int], bytes] = read_exact,
 # ---- the grader's reading of a reply's envelope ------------------------------------------------
 TEXT_LIMIT = 600  # characters kept of any text in a reply: the learner's process may send far more
 FRAMES_KEPT = 20
-_ENVELOPE = {"ok": bool, "ready": bool, "prepared": bool, "event": str, "sandbox": dict, "seconds": (int, float),
-             "status": int}
+_ENVELOPE: dict[str, type | tuple[type, ...]] = {
+    "ok": bool, "ready": bool, "prepared": bool, "event": str, "sandbox": dict, "seconds": (int, float), "status": int}
 _FRAME = {"file": str, "line": int, "function": str, "code": str}
 
 

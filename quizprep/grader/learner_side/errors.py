@@ -1,0 +1,67 @@
+"""What a reply says about an error in the learner's code, in the worker: its type, a capped
+message, the frames in the learner's own file and a kind the grader names causes by. Loaded by
+the worker from its file; imports nothing of quizprep."""
+from __future__ import annotations
+
+import os
+import traceback
+from typing import Any
+
+MESSAGE_LIMIT = 600  # characters: the grader caps again, but a 15 MiB message never leaves here
+
+
+def learner_frames(frames: Any, learner_path: str) -> list[dict[str, Any]]:
+    """The frames of a stack or traceback that are in the learner's file."""
+    return [
+        {"file": frame.filename, "line": frame.lineno, "function": frame.name, "code": (frame.line or "").strip()}
+        for frame in frames
+        if _same_file(frame.filename, learner_path)
+    ]
+
+
+def describe(error: BaseException, learner_path: str, *, forbidden: type[BaseException]) -> dict[str, Any]:
+    """The error as the reply carries it; `forbidden` is the guard's ForbiddenCall."""
+    message = _short(str(error))
+    description: dict[str, Any] = {
+        "type": type(error).__name__,
+        "message": message,
+        "frames": learner_frames(traceback.extract_tb(error.__traceback__), learner_path),
+        "kind": _error_kind(error, message, forbidden),
+    }
+    if isinstance(error, SyntaxError):
+        description["syntax"] = {
+            "file": error.filename,
+            "line": error.lineno,
+            "offset": error.offset,
+            "text": (error.text or "").rstrip("\n"),
+            "msg": error.msg,
+        }
+    if isinstance(error, SystemExit):
+        description["message"] = _short(repr(error.code))
+    return description
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.realpath(a) == b
+    except (OSError, ValueError):
+        return False
+
+
+def _short(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _error_kind(error: BaseException, message: str, forbidden: type[BaseException]) -> str:
+    if isinstance(error, NotImplementedError) and "meta tensor" not in message:
+        # (PyTorch raises NotImplementedError too, when code copies a meta tensor to a real device.)
+        return "not_implemented"
+    if isinstance(error, SyntaxError):
+        return "syntax"
+    if isinstance(error, SystemExit):
+        return "exit"
+    if isinstance(error, forbidden):
+        return "forbidden"
+    if isinstance(error, MemoryError) or "can't allocate memory" in message or "not enough memory" in message:
+        return "memory"
+    return "exception"

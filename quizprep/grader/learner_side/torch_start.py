@@ -1,0 +1,41 @@
+"""The worker's start: torch imported and its first kernels run before any limit or guard
+applies, and Triton pointed at the only directory the worker may write. Loaded by the worker and
+the fork server from its file; imports nothing of quizprep."""
+from __future__ import annotations
+
+import os
+
+
+def import_torch(threads: int, *, before_fork: bool = False) -> None:
+    """Import torch and run its first kernels, before any limit or guard applies. `before_fork`:
+    in a fork server, which must leave CUDA untouched for its children."""
+    import torch
+
+    torch.set_num_threads(threads)
+    warm = torch.randn(8, 8, requires_grad=True)
+    out = torch.softmax(warm @ warm, dim=-1)
+    # The first autograd.grad imports torch.fx's symbolic shapes and sympy (about 1 s): done here,
+    # it counts against no check's time limit and a fork server's children start with it.
+    if before_fork and torch.backends.cuda.is_built():
+        # On a CUDA build autograd's first run counts the GPUs (initialising the driver) and starts
+        # a thread per GPU, after which a forked child can use neither CUDA nor autograd.
+        import torch.fx.experimental.symbolic_shapes  # the import the warm-up is for
+    else:
+        torch.autograd.grad(out, warm, torch.ones_like(out))
+    # The device check's first meta-device arithmetic imports PyTorch's Python meta kernels
+    # (seconds): here they load once per torch import, fork-server children included.
+    meta = torch.empty(2, 2, device="meta")
+    (meta - meta.amax(-1, keepdim=True)).exp()
+    if before_fork and torch.cuda.is_initialized():
+        raise RuntimeError("CUDA was initialised before forking")
+
+
+def configure_triton(private_dir: str | None) -> None:
+    """Triton kernels (the flash-triton track) run through Triton's interpreter where there is no
+    CUDA, and cache compiled kernels in the only directory the worker may write."""
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    if private_dir:
+        os.environ["TRITON_CACHE_DIR"] = os.path.join(private_dir, "triton")

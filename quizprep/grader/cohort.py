@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from quizprep.grader.learner_side.forkserver import ForkServer, ForkServerError
 from quizprep.grader.grade import GradeOptions, GradeReport, grade
+from quizprep.grader.spec import Status
 from quizprep.grader.worker_session import WorkerSession
 
 STOP_WAIT_SECONDS = 10.0  # for jobs to close their workers once the run is stopped
@@ -53,7 +54,7 @@ def submissions(folder: Path) -> list[Path]:
 
 
 def row_from(report: GradeReport, file: str, seconds: float) -> CohortRow:
-    failed = [c.id for c in report.checks if c.status in {"fail", "error"}]
+    failed = [c.id for c in report.checks if c.status in {Status.FAIL, Status.ERROR}]
     diagnoses = list(dict.fromkeys(c.diagnosis_id for c in report.checks if c.diagnosis_id))
     return CohortRow(file, report.score, report.passed, failed, diagnoses, seconds,
                      report.environment.get("seed"), report=report)

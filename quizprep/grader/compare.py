@@ -14,7 +14,7 @@ both sides.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -84,28 +84,50 @@ def close_elements(actual: Tensor, expected: Tensor, tolerance: Tolerance) -> Te
     return undefined | same_inf | (near & torch.isfinite(actual))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Mismatch:
-    """Where and by how much an output differs from what was expected."""
+    """Where and by how much an output differs from what was expected, kept as numbers (as
+    torch.testing does) and rendered here once, for the text, JSON and Exercism reports alike."""
 
     name: str
-    summary: str
+    shape: tuple[int, ...]
+    expected_shape: tuple[int, ...]
     count: int = 0
     total: int = 0
-    max_error: float = 0.0
-    where: dict[str, int] = field(default_factory=dict)
-    details: list[str] = field(default_factory=list)
+    tolerance: float = 0.0  # the absolute tolerance every element was held to
+    max_error: float = 0.0  # the largest absolute difference (inf where a value is not finite)
+    max_relative: float = 0.0  # that difference relative to the expected value there
+    index: tuple[int, ...] = ()  # where the largest difference is
+    dims: tuple[str, ...] = ()  # the name of each axis of `index`
+    got: float = 0.0
+    expected: float = 0.0
+    details: tuple[str, ...] = ()  # where else: the rows, heads or regions the differences fall in
+
+    @property
+    def headline(self) -> str:
+        """What differs, in one clause: the shape, or how many elements at which tolerance."""
+        if self.shape != self.expected_shape:
+            return f"{self.name} has shape {self.shape}, expected {self.expected_shape}"
+        return f"{self.name}: {self.count} of {self.total} elements differ (tolerance {self.tolerance:.2g})"
+
+    @property
+    def summary(self) -> str:
+        """The headline and the largest difference, located."""
+        if self.shape != self.expected_shape:
+            return self.headline
+        at = ", ".join(f"{dim}={i}" for dim, i in dict(zip(self.dims, self.index)).items())  # a name once
+        return (f"{self.headline}; largest error {self.max_error:.3g} at {at} "
+                f"(got {self.got:.6g}, expected {self.expected:.6g})")
 
     def describe(self) -> str:
-        lines = [self.summary, *self.details]
-        return "\n".join(lines)
+        return "\n".join([self.summary, *self.details])
 
 
 def find_mismatch(name: str, actual: Tensor, expected: Tensor, tolerance: Tolerance,
                   dims: tuple[str, ...] = (), regions: dict[str, Tensor] | None = None) -> Mismatch | None:
     """None when `actual` matches; otherwise a localised description of the difference."""
     if tuple(actual.shape) != tuple(expected.shape):
-        return Mismatch(name, f"{name} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}")
+        return Mismatch(name, tuple(actual.shape), tuple(expected.shape))
     ok = close_elements(actual, expected, tolerance)
     if bool(ok.all()):
         return None
@@ -117,19 +139,16 @@ def find_mismatch(name: str, actual: Tensor, expected: Tensor, tolerance: Tolera
     flat = int(error.reshape(-1).argmax())
     index = _unravel(flat, tuple(actual.shape))
     names = _dim_names(dims, actual.dim())
-    where = dict(zip(names, index))
     worst = float(error.reshape(-1)[flat])
     got, want = float(actual.double().reshape(-1)[flat]), float(expected.double().reshape(-1)[flat])
-    summary = (f"{name}: {count} of {total} elements differ (tolerance {tolerance.atol:.2g}); "
-               f"largest error {worst:.3g} at " + ", ".join(f"{k}={v}" for k, v in where.items())
-               + f" (got {got:.6g}, expected {want:.6g})")
     details = _localise(bad, names, actual)
     for label, region in (regions or {}).items():
         region = region.expand_as(bad) if region.shape != bad.shape else region
         inside = int((bad & region).sum())
         if inside:
             details.append(f"{inside} of the differing elements are {label}")
-    return Mismatch(name, summary, count, total, worst, where, details)
+    return Mismatch(name, tuple(actual.shape), tuple(expected.shape), count, total, tolerance.atol, worst,
+                    worst / abs(want) if want else float("inf"), index, tuple(names), got, want, tuple(details))
 
 
 def _dim_names(dims: tuple[str, ...], rank: int) -> list[str]:

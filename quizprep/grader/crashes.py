@@ -2,7 +2,7 @@
 
 A crash gives no outputs to compare, but its message names the sizes, axes and dtypes involved
 and the learner's line names the tensors. Each rule reads one family of messages and returns a
-:class:`~quizprep.grader.problem.Diagnosis` like a numeric mismatch's, naming only tensors that
+:class:`~quizprep.grader.spec.Diagnosis` like a numeric mismatch's, naming only tensors that
 appear in the failing line. A rule with a specific cause gives an id; one that can only say
 where two shapes part (a bare broadcast error) gives a title but no id, so that a named mistake
 elsewhere in the report stays the one name.
@@ -18,7 +18,7 @@ import torch
 
 from quizprep.grader.lessons import lesson
 from quizprep.grader.output import Frame
-from quizprep.grader.problem import Diagnosis
+from quizprep.grader.spec import Diagnosis
 
 OVERFLOW = re.compile(r"value cannot be converted to type (\S+) without overflow")
 DTYPES = {"float": torch.float32, "double": torch.float64, "c10::Half": torch.float16, "at::Half": torch.float16,

@@ -8,8 +8,8 @@ from typing import Any, Callable
 
 from quizprep.grader.context import CheckContext, Reply
 from quizprep.grader.device import Placement, placement
+from quizprep.grader.spec import CheckResult, ExerciseSpec, Status
 from quizprep.grader.worker_session import LearnerFailure, WorkerSession
-from quizprep.grader.spec import CheckResult, ExerciseSpec
 
 TITLE = "device placement: runs with its inputs on another device"
 # Each check's first calls cover the path it tests (causal, masked, a dtype); the rest repeat it.
@@ -71,7 +71,7 @@ def device_check(spec: ExerciseSpec, ctx: CheckContext, probes: tuple[str, ...],
         found = _probe_on(spec, ctx, device, gpu_session)
         if found is not None:
             return _failed(found, time.monotonic() - started)
-    return CheckResult("device", TITLE, "pass", f"no tensor left behind with inputs on {' and '.join(probes)}",
+    return CheckResult("device", TITLE, Status.PASS, f"no tensor left behind with inputs on {' and '.join(probes)}",
                        seconds=time.monotonic() - started)
 
 
@@ -95,7 +95,7 @@ def _failed(found: Found, seconds: float) -> CheckResult:
     frames = [str(frame) for frame in found.failure.frames]
     where = frames[-1] if frames else ""
     return CheckResult(
-        "device", TITLE, "fail", f"with inputs on {found.device}: {found.failure.message}",
+        "device", TITLE, Status.FAIL, f"with inputs on {found.device}: {found.failure.message}",
         diagnosis=found.bug.diagnosis, hint=found.bug.hint, where=where, traceback=frames,
         output=found.failure.output, seconds=seconds, diagnosis_id=found.bug.id, cause=found.bug.id,
     )

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from quizprep.grader.grade import GradeReport
-from quizprep.grader.spec import CheckResult
+from quizprep.grader.spec import CheckResult, Status, Word
 
 VERSION = 3
 OUTPUT_LIMIT = 500
@@ -36,20 +36,29 @@ SOLUTION_DIR = "<solution-dir>"
 RESULTS_FILE = "results.json"
 
 
+class Outcome(Word):
+    """A status in results.json, of a whole run or of one test: the interface's three words."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+
+
 def results(report: GradeReport) -> dict[str, Any]:
     """The results.json object for one graded file."""
     load = next((c for c in report.checks if c.id == "load"), None)
-    if load is not None and load.status != "pass":
+    if load is not None and load.status != Status.PASS:
         printed = f"\nWhat your code printed:\n{load.output.rstrip()}" if load.output.strip() else ""
         return error_results(_shown_paths(_failure_text(load) + printed, report.file))
-    tests = [_test(check, report.file) for check in report.checks if not (report.passed and check.status == "skip")]
-    status = "pass" if report.passed and all(t["status"] == "pass" for t in tests) else "fail"
+    tests = [_test(check, report.file) for check in report.checks
+             if not (report.passed and check.status == Status.SKIP)]
+    status = Outcome.PASS if report.passed and all(t["status"] == Outcome.PASS for t in tests) else Outcome.FAIL
     return {"version": VERSION, "status": status, "tests": tests}
 
 
 def error_results(message: str) -> dict[str, Any]:
     """No test was executed: the file did not load, or could not be graded at all."""
-    return {"version": VERSION, "status": "error", "message": message}
+    return {"version": VERSION, "status": Outcome.ERROR, "message": message}
 
 
 def write(payload: dict[str, Any], directory: Path) -> Path:
@@ -85,11 +94,11 @@ def capped_output(output: str) -> str:
 
 
 def _test(check: CheckResult, file: str) -> dict[str, Any]:
-    if check.status == "skip":
-        return {"name": check.title, "status": "error", "message": f"not run: {check.message}"}
-    status = check.status if check.status in {"pass", "fail"} else "error"
+    if check.status == Status.SKIP:
+        return {"name": check.title, "status": Outcome.ERROR, "message": f"not run: {check.message}"}
+    status = {Status.PASS: Outcome.PASS, Status.FAIL: Outcome.FAIL}.get(check.status, Outcome.ERROR)
     test: dict[str, Any] = {"name": check.title, "status": status}
-    if status != "pass":
+    if status != Outcome.PASS:
         test["message"] = _shown_paths(_failure_text(check), file)
     if check.output.strip():
         test["output"] = capped_output(check.output)

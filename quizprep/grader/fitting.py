@@ -15,9 +15,10 @@ from torch import Tensor
 
 from quizprep.grader.compare import close_elements
 from quizprep.grader.lessons import lesson
+from quizprep.grader.spec import Diagnosis
 
 if TYPE_CHECKING:
-    from quizprep.grader.problem import Case, Diagnosis
+    from quizprep.grader.problem import Case
 
 SLACK = 4.0  # a transformed reference is compared at a few times the tolerance, as hypotheses are
 
@@ -29,8 +30,9 @@ def fit(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
         return None
     for transformation in TRANSFORMATIONS:
         found = [transformation(case, name, actual[name]) for name in differing]
-        if all(found) and len({d.id for d in found}) == 1:
-            return found[0]
+        named = [diagnosis for diagnosis in found if diagnosis is not None]
+        if len(named) == len(found) and len({d.id for d in named}) == 1:
+            return named[0]
     return None
 
 
@@ -43,19 +45,13 @@ def _close(case: Case, name: str, got: Tensor, want: Tensor) -> bool:
         bool(close_elements(got, want, case.tolerance[name].scaled(SLACK)).all())
 
 
-def _diagnosis(*fields: str) -> Diagnosis:
-    from quizprep.grader.problem import Diagnosis
-
-    return Diagnosis(*fields)
-
-
 def _kept_dimension(case: Case, name: str, got: Tensor) -> Diagnosis | None:
     want = case.expected[name]
     if got.dim() <= want.dim() or [s for s in got.shape if s != 1] != [s for s in want.shape if s != 1]:
         return None
     if not _close(case, name, got.reshape(want.shape), want):
         return None
-    return _diagnosis("kept-dim", f"`{name}` has shape {tuple(got.shape)}, expected {tuple(want.shape)}: the values "
+    return Diagnosis("kept-dim", f"`{name}` has shape {tuple(got.shape)}, expected {tuple(want.shape)}: the values "
                       "are right, but a reduction kept its dimension (keepdim=True) or an unsqueeze was never undone",
                       "Return the contract's shape: reduce without keepdim (or .squeeze(-1) the result) once the "
                       "broadcasting it was kept for is done.", lesson("softmax-axis"))
@@ -68,7 +64,7 @@ def _head_averaged(case: Case, name: str, got: Tensor) -> Diagnosis | None:
     averaged = want.mean(dim=dims.index("head"))
     if not _close(case, name, got, averaged):
         return None
-    return _diagnosis("weights-head-averaged", f"`{name}` has shape {tuple(got.shape)}: the weights are averaged "
+    return Diagnosis("weights-head-averaged", f"`{name}` has shape {tuple(got.shape)}: the weights are averaged "
                       f"over the heads, expected one map per head {tuple(want.shape)}",
                       "Return the weights of every head, (B, H, n, m): nn.MultiheadAttention averages them only "
                       "because average_attn_weights=True is its default.", lesson("multihead-split-transpose"))
@@ -83,7 +79,7 @@ def _logits_as_weights(case: Case, name: str, got: Tensor) -> Diagnosis | None:
     for scores in (logits, logits.masked_fill(hidden, float("-inf"))):
         finite_rows = torch.isfinite(scores).any(dim=-1, keepdim=True)
         if _close(case, name, torch.where(finite_rows, scores.softmax(dim=-1), want), want):
-            return _diagnosis("weights-are-logits", "the returned weights are the scores before the softmax: "
+            return Diagnosis("weights-are-logits", "the returned weights are the scores before the softmax: "
                               "their softmax is the expected weights", "Return softmax(scores) as the weights, the "
                               "same tensor that multiplies V, not the scaled logits.", lesson("softmax-axis"))
     return None

@@ -17,9 +17,8 @@ from typing import Any
 from quizprep.grader.crashes import SHAPE_ERROR, crash_diagnosis
 from quizprep.grader.device import DevicePolicy, placement, policy_for
 from quizprep.grader.exercises import load_spec
-from quizprep.grader.problem import Diagnosis
+from quizprep.grader.spec import CheckFailure, CheckResult, CheckSkipped, Diagnosis, ExerciseSpec, Status
 from quizprep.grader.worker_session import LearnerFailure, Limits, WorkerSession
-from quizprep.grader.spec import CheckFailure, CheckResult, CheckSkipped, ExerciseSpec
 
 EXERCISE_LINE = re.compile(r"^#\s*quizprep:\s*exercise\s*=\s*([\w-]+)", re.MULTILINE)
 
@@ -63,12 +62,13 @@ class GradeReport:
     def passed(self) -> bool:
         """Every check ran and passed; the only skips allowed are those a check declares itself
         (CheckSkipped: e.g. it needs CUDA), never a check that was not run."""
-        return all(c.status in {"pass", "skip"} for c in self.checks) and any(c.status == "pass" for c in self.checks)
+        return (all(c.status in {Status.PASS, Status.SKIP} for c in self.checks)
+                and any(c.status == Status.PASS for c in self.checks))
 
     @property
     def score(self) -> float:
-        counted = [c for c in self.checks if c.status != "skip"]
-        return round(sum(c.status == "pass" for c in counted) / len(counted), 4) if counted else 0.0
+        counted = [c for c in self.checks if c.status != Status.SKIP]
+        return round(sum(c.status == Status.PASS for c in counted) / len(counted), 4) if counted else 0.0
 
 
 def exercise_for(path: Path, explicit: str | None) -> str:
@@ -149,8 +149,8 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
         ctx = CheckContext(session, seed=options.seed, device=device)
         load = _load_check(session, spec, path, owned)
         report.checks.append(load)
-        if load.status != "pass":
-            report.checks += [CheckResult(c.id, c.title, "skip", "your file did not load") for c in spec.checks]
+        if load.status != Status.PASS:
+            report.checks += [CheckResult(c.id, c.title, Status.SKIP, "your file did not load") for c in spec.checks]
             return report
         _run_checks(spec, ctx, options, report, started + options.limits.total_seconds)
         if _wants_device_check(policy, options, report.checks[1:]):
@@ -209,7 +209,7 @@ def _run_each(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: Grade
             report.checks.append(_not_run(check.id, check.title, limit, "time-limit", ""))
         elif stopped is not None:
             report.checks.append(_not_run(check.id, check.title, f"{stopped.message} (in {stopped.id})",
-                                          stopped.cause, stopped.hint))
+                                          stopped.cause, stopped.hint, stopped.failure_kind))
         else:
             result = run_check(check.id, check.title, check.run, ctx, spec.mask_layout)
             if ctx.device != "cpu" and _placement_failure(result):
@@ -219,21 +219,19 @@ def _run_each(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: Grade
                 cpu = CheckContext(ctx.session, seed=ctx.seed, device="cpu")
                 result = run_check(check.id, check.title, check.run, cpu, spec.mask_layout)
             report.checks.append(result)
-            kind = result.cause.split(" ", 1)[0].rstrip(":") if result.status == "fail" else ""
-            crashes += kind in STOPPING_KINDS
-            if kind == "timeout" or crashes >= 2:
+            crashes += result.failure_kind in STOPPING_KINDS
+            if result.failure_kind == "timeout" or crashes >= 2:
                 stopped = result
 
 
 def _wants_device_check(policy: DevicePolicy, options: GradeOptions, checks: list[CheckResult]) -> bool:
     """Asked for, and the code works somewhere: code that fails every check has nothing to place."""
     asked = bool(policy.probes) and (not options.only or "device" in options.only)
-    return asked and (not checks or any(c.status == "pass" for c in checks))
+    return asked and (not checks or any(c.status == Status.PASS for c in checks))
 
 
 def _placement_failure(result: CheckResult) -> bool:
-    code = result.traceback[-1].split(": ", 1)[-1] if result.traceback else ""
-    return result.status == "fail" and placement(result.message, code) is not None
+    return result.status == Status.FAIL and placement(result.message, result.failing_code) is not None
 
 
 def _gpu_session(checks: WorkerSession, path: Path, forbidden: tuple[str, ...]) -> WorkerSession:
@@ -245,20 +243,21 @@ def _gpu_session(checks: WorkerSession, path: Path, forbidden: tuple[str, ...]) 
                          fork_server=checks.fork_server)
 
 
-def _not_run(check_id: str, title: str, why: str, cause: str, hint: str) -> CheckResult:
+def _not_run(check_id: str, title: str, why: str, cause: str, hint: str, failure_kind: str = "") -> CheckResult:
     """A check that was not run fails: only a check that ran and passed counts."""
-    return CheckResult(check_id, title, "fail", f"not run: {why}", hint=hint, cause=cause)
+    return CheckResult(check_id, title, Status.FAIL, f"not run: {why}", hint=hint, cause=cause,
+                       failure_kind=failure_kind)
 
 
 def _point_shape_errors_to_the_named_cause(checks: list[CheckResult]) -> None:
     """A shape error next to one named mistake is most often that mistake's consequence (attending
     over the wrong sequence gives scores of the wrong shape): say so instead of a generic hint."""
-    named = [c for c in checks if c.status == "fail" and c.diagnosis_id]
+    named = [c for c in checks if c.status == Status.FAIL and c.diagnosis_id]
     if len({c.diagnosis_id for c in named}) != 1:
         return
     first = named[0]
     for check in checks:
-        if check.status == "fail" and not check.diagnosis_id and SHAPE_ERROR.search(check.message):
+        if check.status == Status.FAIL and not check.diagnosis_id and SHAPE_ERROR.search(check.message):
             check.hint = (f"Probably a consequence of the mistake named in {first.id} ({first.diagnosis}): "
                           f"fix that first. {check.hint}")
             check.quiz = check.quiz or first.quiz
@@ -273,9 +272,9 @@ def _load_check(session: WorkerSession, spec: ExerciseSpec, path: Path, fresh: b
         return _failed("load", title, failure, started)
     missing = [name for name in spec.entry_points if name not in info.get("names", [])]
     if missing:
-        return CheckResult("load", title, "fail", f"your file does not define {', '.join(missing)}",
+        return CheckResult("load", title, Status.FAIL, f"your file does not define {', '.join(missing)}",
                            hint="Keep the names from the stub: the grader calls them by name.")
-    return CheckResult("load", title, "pass", seconds=time.monotonic() - started)
+    return CheckResult("load", title, Status.PASS, seconds=time.monotonic() - started)
 
 
 def run_check(check_id: str, title: str, body: Any, ctx: Any, mask_layout: str = "") -> CheckResult:
@@ -283,19 +282,20 @@ def run_check(check_id: str, title: str, body: Any, ctx: Any, mask_layout: str =
     try:
         note = body(ctx)
     except CheckFailure as failure:
-        return CheckResult(check_id, title, "fail", failure.message, failure.diagnosis, failure.hint, failure.quiz,
-                           failure.tried, failure.smallest, failure.where, failure.traceback, failure.output,
-                           time.monotonic() - started, failure.diagnosis_id, failure.diagnosis_id)
+        return CheckResult(check_id, title, Status.FAIL, failure.message, failure.diagnosis, failure.hint, failure.quiz,
+                           failure.tried, failure.smallest, failure.located(), failure.traceback, failure.output,
+                           time.monotonic() - started, failure.diagnosis_id, failure.diagnosis_id,
+                           mismatches=failure.mismatches)
     except LearnerFailure as failure:
         return _failed(check_id, title, failure, started, mask_layout)
     except CheckSkipped as skipped:
-        return CheckResult(check_id, title, "skip", str(skipped))
+        return CheckResult(check_id, title, Status.SKIP, str(skipped))
     except Exception as error:  # noqa: BLE001 - a grader bug must not hide the other checks
         detail = "".join(traceback.format_exception_only(type(error), error)).strip()
-        return CheckResult(check_id, title, "error", f"internal grader error: {detail}",
+        return CheckResult(check_id, title, Status.ERROR, f"internal grader error: {detail}",
                            hint="This is a bug in quizprep, not in your code; please report it.",
                            seconds=time.monotonic() - started)
-    return CheckResult(check_id, title, "pass", note or "", seconds=time.monotonic() - started)
+    return CheckResult(check_id, title, Status.PASS, note or "", seconds=time.monotonic() - started)
 
 
 def _failed(check_id: str, title: str, failure: LearnerFailure, started: float,
@@ -307,7 +307,7 @@ def _failed(check_id: str, title: str, failure: LearnerFailure, started: float,
         cause = Diagnosis("", "", FAILURE_HINTS.get(failure.kind, ""),
                           FORBIDDEN_QUIZ if failure.kind == "forbidden" else "")
     return CheckResult(
-        check_id, title, "fail", failure.message,
+        check_id, title, Status.FAIL, failure.message,
         diagnosis=cause.title,
         hint=cause.hint,
         quiz=cause.quiz,
@@ -316,15 +316,17 @@ def _failed(check_id: str, title: str, failure: LearnerFailure, started: float,
         seconds=time.monotonic() - started,
         diagnosis_id=cause.id,
         cause=cause.id or where,
+        failure_kind=failure.kind,
+        failing_code=failure.frames[-1].code if failure.frames else "",
     )
 
 
 def _run_perf(spec: ExerciseSpec, ctx: Any, report: GradeReport) -> None:
     if spec.perf is None:
-        report.checks.append(CheckResult("perf", "performance", "skip", "this exercise has no perf phase"))
+        report.checks.append(CheckResult("perf", "performance", Status.SKIP, "this exercise has no perf phase"))
         return
     if not report.passed:
-        report.checks.append(CheckResult("perf", "performance", "skip", "perf runs once every check passes"))
+        report.checks.append(CheckResult("perf", "performance", Status.SKIP, "perf runs once every check passes"))
         return
     result = spec.perf(ctx)
     report.checks += result.checks

@@ -15,10 +15,11 @@ from torch import Tensor
 
 from quizprep.grader.compare import close_elements, index_ranges, indices_along, plural, precision_explaining
 from quizprep.grader.lessons import lesson
+from quizprep.grader.spec import Diagnosis
 
 if TYPE_CHECKING:
     from quizprep.grader.context import CheckContext
-    from quizprep.grader.problem import Case, Diagnosis, Problem
+    from quizprep.grader.problem import Case, Problem
 
 MASKED_REGION = "at masked-out keys (should be 0)"
 
@@ -41,12 +42,6 @@ def same_values(first: dict[str, Tensor], second: dict[str, Tensor]) -> bool:
                and bool((first[name].nan_to_num() == second[name].nan_to_num()).all()) for name in first)
 
 
-def _diagnosis(*fields: str) -> Diagnosis:
-    from quizprep.grader.problem import Diagnosis
-
-    return Diagnosis(*fields)
-
-
 def _defined(case: Case, name: str, actual: Tensor) -> tuple[Tensor, Tensor]:
     expected = case.expected[name]
     where = ~torch.isnan(expected)
@@ -67,7 +62,7 @@ def _precision(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
         return None
     coarsest = _name(max(traced, key=lambda d: torch.finfo(d).eps))
     inputs = _name(case.variant.get("dtype", torch.float32))
-    return _diagnosis(
+    return Diagnosis(
         "low-precision", f"your result carries {coarsest}-sized errors on {inputs} inputs: something runs in "
         f"{coarsest}, or a small slip leaves out a little of the sum",
         f"Look for a cast to {coarsest} (.half(), .bfloat16(), autocast, a dtype= argument) and compute in the "
@@ -94,7 +89,7 @@ def _dropout(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, 
 
 def nondeterminism(title: str = "two calls with the same inputs return different outputs: dropout (or other "
                                 "randomness) is on") -> Diagnosis:
-    return _diagnosis("dropout-active", title,
+    return Diagnosis("dropout-active", title,
                       "Grading runs at inference: F.dropout(x, p) defaults to training=True, so pass "
                       "training=self.training (or use nn.Dropout, which .eval() turns off).",
                       lesson("sdpa-f-dropout-training"))
@@ -128,7 +123,7 @@ def _masked_keys(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
     leaked = (weights.abs() > case.tolerance["weights"].atol) & hidden
     if not bool(leaked.any()):
         return None
-    return _diagnosis("masked-keys-leak", f"{int(leaked.sum())} masked-out (query, key) pairs get non-zero weight: "
+    return Diagnosis("masked-keys-leak", f"{int(leaked.sum())} masked-out (query, key) pairs get non-zero weight: "
                       "the mask does not reach every score it should",
                       "Apply the mask to the scores of every batch element and head before the softmax; print "
                       "its shape and check that it broadcasts to (..., n, m) as the contract says.",
@@ -147,7 +142,7 @@ def _unnormalised(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
     if not bool(off.any()):
         return None
     typical = float(rows[off].median())
-    return _diagnosis("weights-not-normalised", f"rows of the attention weights sum to {typical:.4g}, not 1: "
+    return Diagnosis("weights-not-normalised", f"rows of the attention weights sum to {typical:.4g}, not 1: "
                       "something scales, masks or renormalises after the softmax",
                       "Scale and mask the scores, then take the softmax last: its rows sum to 1.",
                       lesson("softmax-axis"))
@@ -171,7 +166,7 @@ def _partial(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
             size = bad.shape[dims.index(axis_name)]
             wrong.update(indices_along(bad, dims.index(axis_name)))
         if 0 < len(wrong) < size:
-            return _diagnosis(diagnosis_id, f"only {plural(axis_name)} {index_ranges(sorted(wrong))} of "
+            return Diagnosis(diagnosis_id, f"only {plural(axis_name)} {index_ranges(sorted(wrong))} of "
                               f"0–{size - 1} differ: the others are right", hint,
                               lesson("multihead-split-transpose" if axis_name == "head" else "masking-before-softmax"))
     return None

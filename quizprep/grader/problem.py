@@ -21,7 +21,7 @@ from quizprep.grader.compare import (
     precision_explaining,
 )
 from quizprep.grader.context import CheckContext, Reply
-from quizprep.grader.spec import CheckFailure
+from quizprep.grader.spec import CheckFailure, Diagnosis
 
 MAX_SHRINK_STEPS = 12
 
@@ -43,16 +43,6 @@ class Case:
 
 
 Prediction = dict[str, Tensor] | list[dict[str, Tensor]] | None
-
-
-@dataclass(frozen=True)
-class Diagnosis:
-    """A named cause of wrong outputs, with what to do about it and the question that teaches it."""
-
-    id: str
-    title: str
-    hint: str
-    quiz: str
 
 
 @dataclass(frozen=True)
@@ -88,7 +78,10 @@ def either(*predictors: Callable[[Case], dict[str, Tensor] | None]) -> Callable[
 
 
 class Problem(Protocol):
-    hypotheses: tuple[Hypothesis, ...]
+    """What verify needs of an exercise: a frozen dataclass of functions or a class with methods."""
+
+    @property
+    def hypotheses(self) -> tuple[Hypothesis, ...]: ...
 
     def build(self, sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case: ...
 
@@ -96,7 +89,11 @@ class Problem(Protocol):
 
     def shrink(self, sizes: dict[str, int]) -> list[dict[str, int]]: ...
 
-    def alternatives(self, sizes: dict[str, int]) -> list[dict[str, int]]: ...
+    def alternatives(self, sizes: dict[str, int]) -> list[dict[str, int]]: ...  # sizes that tell mistakes apart
+
+
+def no_alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
+    return []
 
 
 @dataclass(frozen=True)
@@ -107,7 +104,7 @@ class FunctionProblem:
     build: Callable[[dict[str, int], dict[str, Any], int], Case]
     run: Callable[..., dict[str, Tensor]]
     shrink: Callable[[dict[str, int]], list[dict[str, int]]]
-    alternatives: Callable[[dict[str, int]], list[dict[str, int]]] | None = None
+    alternatives: Callable[[dict[str, int]], list[dict[str, int]]] = no_alternatives
 
 
 def mismatches(case: Case, actual: dict[str, Tensor]) -> list[Mismatch]:
@@ -182,8 +179,7 @@ def diagnose(problem: Problem, case: Case, actual: dict[str, Tensor], ctx: Check
 
 def _separate(ctx: CheckContext, problem: Problem, case: Case, found: list[Hypothesis], seed: int,
               options: dict[str, Any] | None) -> list[Hypothesis]:
-    alternatives = getattr(problem, "alternatives", None)
-    for sizes in (alternatives(case.sizes) if alternatives else []):
+    for sizes in problem.alternatives(case.sizes):
         try:
             other = problem.build(sizes, case.variant, seed + 104729)
             actual = problem.run(ctx, other, options)
@@ -236,7 +232,7 @@ def verify(ctx: CheckContext, problem: Problem, sizes: dict[str, int], variant: 
 def failure_for(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, Tensor],
                 found: list[Mismatch], seed: int, options: dict[str, Any] | None,
                 message: str = "") -> CheckFailure:
-    diagnosis = diagnose(problem, case, actual, ctx, seed, options)
+    diagnosis: Diagnosis | None = diagnose(problem, case, actual, ctx, seed, options)
     shrunk = smallest_failing(ctx, problem, case, seed, options)
     if diagnosis is None and shrunk is not None:
         diagnosis = diagnose(problem, *shrunk, ctx, seed, options)
@@ -247,15 +243,12 @@ def failure_for(ctx: CheckContext, problem: Problem, case: Case, actual: dict[st
         diagnosis = fit(case, actual) or explain(ctx, problem, case, actual, options)
     smallest = describe_small(*shrunk) if shrunk is not None else f"no smaller case fails than: {case.label}"
     return CheckFailure(
-        message=message or found[0].summary.split(";")[0],
+        message=message or found[0].headline,
         tried=case.label,
         smallest=smallest,
-        where="\n".join(m.describe() for m in found),
-        diagnosis=diagnosis.title if diagnosis else "no known mistake matches these outputs; see the smallest "
-                                                      "failing case",
-        hint=diagnosis.hint if diagnosis else "",
-        quiz=diagnosis.quiz if diagnosis else "",
-        diagnosis_id=diagnosis.id if diagnosis else "",
+        mismatches=list(found),
+        named=diagnosis,
+        diagnosis="" if diagnosis else "no known mistake matches these outputs; see the smallest failing case",
     )
 
 
@@ -280,7 +273,7 @@ def expect_gradient(name: str, got: Tensor | None, want: Tensor, logit_scale: fl
         return
     coarse = precision_explaining(got, want, tolerance)
     raise CheckFailure(
-        f"the gradient with respect to `{name}` differs from the reference", tried=tried, where=mismatch.describe(),
+        f"the gradient with respect to `{name}` differs from the reference", tried=tried, mismatches=[mismatch],
         diagnosis=f"the gradient carries {str(coarse).removeprefix('torch.')}-sized errors" if coarse else "",
         diagnosis_id="low-precision" if coarse else "",
         hint="The forward pass matches, its gradient does not: look for .detach(), .data, torch.no_grad(), or an "
@@ -291,9 +284,8 @@ def expect_deterministic(ctx: CheckContext, problem: Problem, case: Case) -> Non
     from quizprep.grader.invariants import nondeterminism, same_values
 
     if not same_values(problem.run(ctx, case), problem.run(ctx.reseeded(1), case)):
-        cause = nondeterminism()
         raise CheckFailure("two calls with the same inputs returned different outputs", tried=case.label,
-                           diagnosis=cause.title, hint=cause.hint, quiz=cause.quiz, diagnosis_id=cause.id)
+                           named=nondeterminism())
 
 
 def expect_no_leak(ctx: CheckContext, problem: Problem, case: Case, altered: Case,
@@ -309,12 +301,12 @@ def expect_no_leak(ctx: CheckContext, problem: Problem, case: Case, altered: Cas
         found = mismatches(wrong_case, actual)
         if found:
             failure = failure_for(ctx, problem, wrong_case, actual, found, ctx.seed, None, message=message)
-            failure.where = moved.describe() + "\n" + failure.where
+            failure.mismatches.insert(0, moved)
             if not failure.diagnosis_id:
                 failure.hint = ("The outputs differ from the reference even before anything is perturbed; "
                                 "fix the first failing check and this one follows.")
             raise failure
-    raise CheckFailure(message, tried=case.label, where=moved.describe(), hint=hint, quiz=quiz)
+    raise CheckFailure(message, tried=case.label, hint=hint, quiz=quiz, mismatches=[moved])
 
 
 def describe_small(case: Case, actual: dict[str, Tensor]) -> str:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, fields
 from typing import Any
 
 from rich.console import Console, Group
@@ -10,8 +10,11 @@ from rich.panel import Panel
 from rich.text import Text
 
 from quizprep.grader.grade import GradeReport
+from quizprep.grader.spec import CheckResult, Status
 
-MARKS = {"pass": ("✓", "green"), "fail": ("✗", "red"), "skip": ("–", "yellow"), "error": ("!", "magenta")}
+MARKS = {Status.PASS: ("✓", "green"), Status.FAIL: ("✗", "red"), Status.SKIP: ("–", "yellow"),
+         Status.ERROR: ("!", "magenta")}
+REPORTED = tuple(f.name for f in fields(CheckResult) if f.metadata.get("reported", True))
 
 
 def to_json(report: GradeReport) -> str:
@@ -27,8 +30,8 @@ def to_json(report: GradeReport) -> str:
     return json.dumps(payload, ensure_ascii=False)
 
 
-def _check_json(check: Any) -> dict[str, Any]:
-    data = asdict(check)
+def _check_json(check: CheckResult) -> dict[str, Any]:
+    data = {key: value for key, value in asdict(check).items() if key in REPORTED}
     ordered = {key: data.pop(key) for key in ("id", "title", "status", "message", "diagnosis", "hint")}
     data["seconds"] = round(data["seconds"], 4)
     return {**ordered, **data}
@@ -44,25 +47,25 @@ def render(report: GradeReport, console: Console) -> None:
         mark, style = MARKS[check.status]
         line = Text.assemble((f" {mark} ", f"bold {style}"), check.title)
         if check.message and check.message != check.title:
-            line.append(f"  — {check.message}", style="dim" if check.status == "pass" else style)
+            line.append(f"  — {check.message}", style="dim" if check.status == Status.PASS else style)
         console.print(line)
-    for group in _by_cause([c for c in report.checks if c.status in {"fail", "error"}]):
+    for group in _by_cause([c for c in report.checks if c.status in {Status.FAIL, Status.ERROR}]):
         console.print(_details(group[0], [c.id for c in group[1:]]))
     if report.extra.get("perf"):
         from quizprep.grader.perf import render_data
 
         console.print(render_data(report.extra["perf"]))
-    passed = sum(c.status == "pass" for c in report.checks)
-    counted = sum(c.status != "skip" for c in report.checks)
+    passed = sum(c.status == Status.PASS for c in report.checks)
+    counted = sum(c.status != Status.SKIP for c in report.checks)
     verdict = ("[bold green]all checks pass[/]" if report.passed
                else f"[bold red]{passed} of {counted} checks pass[/]")
     seed = report.environment.get("seed")
     console.print(f"\n{verdict}  (score {report.score:.0%}; seed {seed}: replay with --seed {seed})")
 
 
-def _by_cause(failures: list[Any]) -> list[list[Any]]:
+def _by_cause(failures: list[CheckResult]) -> list[list[CheckResult]]:
     """Failures grouped by cause, in report order; a failure with no known cause stands alone."""
-    groups: dict[str, list[Any]] = {}
+    groups: dict[str, list[CheckResult]] = {}
     for check in failures:
         groups.setdefault(check.cause or f"check:{check.id}", []).append(check)
     return list(groups.values())
@@ -70,8 +73,8 @@ def _by_cause(failures: list[Any]) -> list[list[Any]]:
 
 def _untouched_stub(report: GradeReport) -> Text | None:
     """One line for a file whose every check stops at a `raise NotImplementedError`."""
-    failures = [c for c in report.checks if c.id != "load" and c.status != "skip"]
-    if not failures or not all(c.status == "fail" and c.cause.startswith("not_implemented") for c in failures):
+    failures = [c for c in report.checks if c.id != "load" and c.status != Status.SKIP]
+    if not failures or not all(c.status == Status.FAIL and c.failure_kind == "not_implemented" for c in failures):
         return None
     where = failures[0].traceback[-1] if failures[0].traceback else report.file
     return Text.assemble(("Not started yet: ", "bold yellow"), f"{where}. ",
@@ -79,7 +82,7 @@ def _untouched_stub(report: GradeReport) -> Text | None:
                          f"top of the file states the contract. {len(failures)} checks are waiting.")
 
 
-def _details(check: Any, same_cause: list[str]) -> Panel:
+def _details(check: CheckResult, same_cause: list[str]) -> Panel:
     parts: list[Any] = [Text(check.message, style="bold")]
     if same_cause:
         parts.append(Text.assemble(("Same cause: ", "bold cyan"), f"also fails {', '.join(same_cause)}"))

@@ -18,10 +18,22 @@ and returning a :class:`PhaseResult`; the runner adds its checks to the report a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
+    from quizprep.grader.compare import Mismatch
     from quizprep.grader.context import CheckContext
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A named cause of wrong outputs, with what to do about it and the question that teaches it."""
+
+    id: str
+    title: str
+    hint: str
+    quiz: str
 
 
 @dataclass
@@ -31,20 +43,56 @@ class CheckFailure(Exception):
     message: str
     tried: str = ""
     smallest: str = ""
-    where: str = ""
+    where: str = ""  # what no Mismatch says: shown after the mismatches
     diagnosis: str = ""
     hint: str = ""
     quiz: str = ""
     traceback: list[str] = field(default_factory=list)
     output: str = ""
     diagnosis_id: str = ""
+    mismatches: list[Mismatch] = field(default_factory=list)  # where the outputs differ, as numbers
+    named: Diagnosis | None = None  # the mistake that explains it: its words fill the fields left empty
+
+    def __post_init__(self) -> None:
+        if self.named is not None:
+            self.diagnosis = self.diagnosis or self.named.title
+            self.hint = self.hint or self.named.hint
+            self.quiz = self.quiz or self.named.quiz
+            self.diagnosis_id = self.diagnosis_id or self.named.id
 
     def __str__(self) -> str:
         return self.message
 
+    def located(self) -> str:
+        """Where it went wrong, rendered once for every report: each mismatch, then any other words."""
+        words = [self.where] if self.where else []
+        return "\n".join([*(mismatch.describe() for mismatch in self.mismatches), *words])
+
 
 class CheckSkipped(Exception):
     """The check does not apply here (e.g. it needs CUDA); the message says why."""
+
+
+class Word(str, Enum):
+    """A closed set of words: each member is a str, so JSON writes its value and it equals its value
+    ("pass"); str() and f-strings give the value too (Enum's own would give "Status.PASS")."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Status(Word):
+    """A check's verdict."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"
+    ERROR = "error"  # the grader itself failed, not the learner's code
+
+
+# Metadata of the CheckResult fields the grader reads but the reports leave out: the JSON, text and
+# Exercism output of a grade stays what it was.
+NOT_REPORTED = {"reported": False}
 
 
 @dataclass(frozen=True)
@@ -58,7 +106,7 @@ class Check:
 class CheckResult:
     id: str
     title: str
-    status: str  # pass | fail | skip | error
+    status: Status
     message: str = ""
     diagnosis: str = ""
     hint: str = ""
@@ -71,6 +119,13 @@ class CheckResult:
     seconds: float = 0.0
     diagnosis_id: str = ""
     cause: str = ""  # failures with the same cause share one panel: a diagnosis id or the error itself
+    # Why the learner's code gave no result (LearnerFailure.kind: "timeout", "not_implemented"...); "" otherwise.
+    failure_kind: str = field(default="", metadata=NOT_REPORTED)
+    failing_code: str = field(default="", metadata=NOT_REPORTED)  # the learner's line that raised, if any
+    mismatches: list[Mismatch] = field(default_factory=list, metadata=NOT_REPORTED)  # `where`, as numbers
+
+    def __post_init__(self) -> None:
+        self.status = Status(self.status)  # a plain "pass" becomes Status.PASS
 
 
 @dataclass
@@ -86,6 +141,9 @@ class ExerciseSpec:
     name: str
     title: str
     entry_points: tuple[str, ...]
+    # The quiz questions behind the mistakes the checks name: due for review after a failed grade,
+    # good after a passing one.
+    lessons: tuple[str, ...]
     checks: tuple[Check, ...]
     forbidden: tuple[str, ...] = ()  # guard groups in worker.py: "sdpa", "mha", "softmax"
     mask_layout: str = ""  # the masks the checks pass, named when a broadcast fails

@@ -31,3 +31,14 @@ def test_every_hypothesis_points_to_a_lesson():
             for hypothesis in problem.hypotheses:
                 assert hypothesis.quiz in LESSONS, (name, hypothesis.id)
                 assert hypothesis.hint and hypothesis.title
+
+
+def test_each_spec_declares_the_questions_its_named_mistakes_teach():
+    from quizprep.grader.exercises import available
+
+    for name in available():
+        module = __import__(f"quizprep.grader.exercises.{name}", fromlist=["SPEC"])
+        problems = [getattr(module, attr) for attr in ("PROBLEM", "CAUSAL", "PADDING") if hasattr(module, attr)]
+        taught = {h.quiz for problem in problems for h in problem.hypotheses if h.quiz}
+        declared = module.SPEC.lessons
+        assert taught <= set(declared) and len(set(declared)) == len(declared), name

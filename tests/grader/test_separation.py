@@ -85,7 +85,7 @@ def test_coinciding_hypotheses_are_told_apart_on_other_sizes(grade_file, shared_
     runs the learner on other sizes and names only the mistake that is really there."""
     grade_file(HERE / "production" / "attention_dk_from_length.py", only=("values",))
     ctx = CheckContext(shared_worker)
-    case = attention.build(attention._sizes((3,), 1, 6, 8, 5), {"dtype": torch.float64}, 0)
+    case = attention.build(attention.case_sizes((3,), 1, 6, 8, 5), {"dtype": torch.float64}, 0)
     actual = attention.run(ctx, case)
     assert {h.id for h in candidates(attention.PROBLEM, case, actual)} == {"no-scale", "scale-seq-len"}
     assert diagnose(attention.PROBLEM, case, actual, ctx).id == "scale-seq-len"

@@ -44,7 +44,7 @@ CASES += [(torch.float32, "huge", None), (torch.float64, "huge", "causal")]
 @pytest.mark.parametrize("implementation", [naive, upcast, additive, sdpa], ids=lambda f: f.__name__)
 def test_correct_styles_stay_within_half_the_tolerance(dtype, logits, mask, implementation):
     for seed in range(3):
-        case = attention.build(attention._sizes((2, 3), 6, 9, 16, 8), {"dtype": dtype, "logits": logits,
+        case = attention.build(attention.case_sizes((2, 3), 6, 9, 16, 8), {"dtype": dtype, "logits": logits,
                                                                         "mask": mask}, seed)
         data = case.data
         out = implementation(data["q"], data["k"], data["v"], data["mask"]).double()
@@ -53,7 +53,7 @@ def test_correct_styles_stay_within_half_the_tolerance(dtype, logits, mask, impl
 
 
 def test_generator_refuses_inputs_a_shortcut_would_pass():
-    case = attention.build(attention._sizes((2,), 4, 6, 8, 4), {"dtype": torch.float32}, 0)
+    case = attention.build(attention.case_sizes((2,), 4, 6, 8, 4), {"dtype": torch.float32}, 0)
     with pytest.raises(GeneratorError):
         reject_shortcuts(case, "out", {"the answer itself": case.expected["out"].clone()})
     zeros = torch.zeros_like(case.expected["out"])

@@ -3,8 +3,9 @@
 To add an exercise ``foo``: write the learner's stub ``exercises/foo.py`` (contract in the
 docstring, body raising NotImplementedError), a hidden example solution in
 ``tests/solutions/foo.py``, and ``quizprep/grader/exercises/foo.py`` defining
-``SPEC = ExerciseSpec(name="foo", ...)`` (see :mod:`quizprep.grader.spec`). Nothing else
-needs registering: ``quizprep grade --exercise foo`` and ``# quizprep: exercise=foo`` find it.
+``SPEC = ExerciseSpec(name="foo", ...)`` (see :mod:`quizprep.grader.spec`), its ``lessons`` the
+quiz questions behind the mistakes its checks name. Nothing else needs registering:
+``quizprep grade --exercise foo`` and ``# quizprep: exercise=foo`` find it.
 
 A name is its module's name; ``-`` and ``_`` are interchangeable in it, so the NumPy track's
 ``attention-numpy`` is ``attention_numpy.py``, as is the stub's file name.

@@ -1,224 +1,37 @@
-"""Checks for exercises/attention.py: scaled_dot_product_attention(q, k, v, mask=None)."""
+"""Checks for exercises/attention.py: scaled_dot_product_attention(q, k, v, mask=None). The cases
+and the mistakes they are tested against are in :mod:`._attention_problem`."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
 from torch import Tensor
 
-from quizprep.grader import mistakes, reference
-from quizprep.grader.compare import Tolerance, find_mismatch
+from quizprep.grader import reference
+from quizprep.grader.compare import find_mismatch
 from quizprep.grader.context import CheckContext
+from quizprep.grader.exercises._attention_problem import PROBLEM, TARGET, build, case_sizes, run
 from quizprep.grader.lessons import lesson
 from quizprep.grader.perf import perf_phase
 from quizprep.grader.problem import (
-    Case, FunctionProblem, GeneratorError, Hypothesis, expect_deterministic, expect_forward, expect_gradient, expect_unchanged,
-    failure_for, first_output_checks, mismatches,
-    reject_shortcuts, verify,
+    Case, expect_deterministic, expect_forward, expect_gradient, expect_unchanged,
+    failure_for, first_output_checks, mismatches, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
-TARGET = "scaled_dot_product_attention"
-LEAD_NAMES = {0: (), 1: ("batch",), 2: ("batch", "head"), 3: ("batch0", "batch", "head")}
-LOGIT_VARIANCE = {"mild": 1.0, "peaky": 4.0, "huge": 100.0}  # scaled logits have this standard deviation
-
-
-def _sizes(lead: tuple[int, ...], n: int, m: int, dk: int, dv: int) -> dict[str, int]:
-    sizes = {f"b{i}": size for i, size in enumerate(lead)}
-    sizes.update(n=n, m=m, dk=dk, dv=dv)
-    return sizes
-
-
-def _lead(sizes: dict[str, int]) -> tuple[int, ...]:
-    return tuple(sizes[f"b{i}"] for i in range(3) if f"b{i}" in sizes)
-
-
-def make_mask(kind: str | None, lead: tuple[int, ...], n: int, m: int, generator: torch.Generator) -> Tensor | None:
-    if kind is None:
-        return None
-    if kind == "causal":
-        return reference.causal_mask(n, m)
-    if kind == "padding":
-        batch = lead[0] if lead else 1
-        lengths = torch.randint(1, m + 1, (batch,), generator=generator)
-        lengths[0] = max(1, m - 2) if m > 1 else 1
-        mask = reference.padding_mask(lengths, m)  # (B, 1, 1, m)
-        return mask.reshape(batch, *([1] * max(len(lead) - 1, 0)), 1, m) if lead else mask.reshape(1, m)
-    shape = (*lead[:1], *([1] * max(len(lead) - 1, 0)), n, m) if kind == "random" else (n, m)
-    mask = torch.rand(shape, generator=generator) < 0.65
-    rows = torch.arange(n)
-    mask[..., rows, torch.randint(0, m, (n,), generator=generator)] = True  # every row sees a key
-    if kind == "empty_row":
-        mask[..., n // 2, :] = False
-    return mask
-
-
-def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
-    for attempt in range(6):
-        case = _build_once(sizes, variant, seed + 7919 * attempt)
-        try:
-            if case.sizes["m"] > 1 and not variant.get("allow_shortcuts"):
-                reject_shortcuts(case, "out", _shortcuts(case))
-            return case
-        except GeneratorError:
-            continue
-    raise GeneratorError(f"could not draw inputs that reject shortcuts for {case.label}")
-
-
-def _build_once(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
-    generator = torch.Generator().manual_seed(seed)
-    dtype = variant.get("dtype", torch.float32)
-    lead, n, m, dk, dv = _lead(sizes), sizes["n"], sizes["m"], sizes["dk"], sizes["dv"]
-    spread = math.sqrt(LOGIT_VARIANCE[variant.get("logits", "mild")])
-    q = (torch.randn(*lead, n, dk, generator=generator, dtype=torch.float64) * spread).to(dtype)
-    k = (torch.randn(*lead, m, dk, generator=generator, dtype=torch.float64) * spread).to(dtype)
-    v = torch.randn(*lead, m, dv, generator=generator, dtype=torch.float64).to(dtype)
-    if variant.get("shared_kv_heads") and len(lead) >= 2:  # GQA: one KV head read by every query head
-        k, v = (t[:, :1].expand_as(t).clone() for t in (k, v))
-    mask = make_mask(variant.get("mask"), lead, n, m, generator)
-    return make_case(q, k, v, mask, sizes, variant)
-
-
-def make_case(q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, sizes: dict[str, int],
-              variant: dict[str, Any]) -> Case:
-    out, weights = reference.attention(q, k, v, mask)
-    scores = q.double() @ k.double().transpose(-2, -1) / math.sqrt(q.shape[-1])
-    allowed = scores if mask is None else scores.masked_fill(~mask, 0.0)
-    logit_scale = float(allowed.abs().max()) if allowed.numel() else 0.0
-    dtype = q.dtype
-    value_scale = float(v.double().abs().max()) if v.numel() else 1.0
-    lead = LEAD_NAMES[q.dim() - 2]
-    regions = {}
-    if mask is not None:
-        regions["weights"] = {"at masked-out keys (should be 0)": ~mask, "at allowed keys": mask}
-    mask_label = f", {variant.get('mask')} mask {tuple(mask.shape)}" if mask is not None else ""
-    label = (f"q {tuple(q.shape)}, k {tuple(k.shape)}, v {tuple(v.shape)}{mask_label}, "
-             f"{str(dtype).removeprefix('torch.')}, {variant.get('logits', 'mild')} logits")
-    return Case(
-        label=label, sizes=dict(sizes), variant=dict(variant),
-        data={"q": q, "k": k, "v": v, "mask": mask},
-        expected={"out": out, "weights": weights},
-        tolerance={"out": Tolerance.working(dtype, logit_scale, value_scale),
-                   "weights": Tolerance.working(dtype, logit_scale)},
-        dims={"out": (*lead, "query", "feature"), "weights": (*lead, "query", "key")},
-        regions=regions,
-    )
-
-
-def _shortcuts(case: Case) -> dict[str, Tensor]:
-    v, mask = case.data["v"].double(), case.data["mask"]
-    shape = case.expected["out"].shape
-    uniform = torch.ones(case.expected["weights"].shape, dtype=torch.float64)
-    if mask is not None:
-        uniform = uniform * mask
-    uniform = uniform / uniform.sum(-1, keepdim=True).clamp_min(1)
-    return {
-        "zeros": torch.zeros(shape, dtype=torch.float64),
-        "mean of V": v.mean(dim=-2, keepdim=True).expand(shape),
-        "mean of the visible V rows": uniform @ v,
-    }
-
-
-def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> dict[str, Tensor]:
-    data = case.data
-    kwargs = {"mask": data["mask"]} if data["mask"] is not None else {}
-    reply = ctx.call(TARGET, data["q"], data["k"], data["v"], options=options, **kwargs)
-    return first_output_checks(reply.value, ("out", "weights"), TARGET)
-
-
-def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
-    candidates = []
-    lead = _lead(sizes)
-    if lead:
-        candidates.append(_sizes(lead[1:], sizes["n"], sizes["m"], sizes["dk"], sizes["dv"]))
-    for key in ("n", "m", "dk", "dv"):
-        for smaller in (1, sizes[key] // 2, sizes[key] - 1):
-            if 1 <= smaller < sizes[key]:
-                candidates.append({**sizes, key: smaller})
-    return candidates
-
-
-def _predict(**mistake: Any):
-    def predict(case: Case) -> dict[str, Tensor] | None:
-        data = case.data
-        needs_mask = mistake.get("mask_mode") not in (None, "fill")
-        if needs_mask and data["mask"] is None:
-            return None
-        if mistake.get("compute_dtype") == "input":
-            mistake_here = {**mistake, "compute_dtype": data["q"].dtype}
-        else:
-            mistake_here = mistake
-        # `<argument>_of` computes that argument from the case's data (a scale from d_k, an axis from the rank)
-        mistake_here = {key.removesuffix("_of"): value(data) if key.endswith("_of") else value
-                        for key, value in mistake_here.items()}
-        out, weights = mistakes.attention(data["q"], data["k"], data["v"], data["mask"], **mistake_here)
-        return {"out": out, "weights": weights}
-
-    return predict
-
-
-HYPOTHESES = (
-    Hypothesis("no-scale", "missing the 1/√d_k scaling: scores are q·k unscaled",
-               "Divide the scores by math.sqrt(d_k) before the softmax.", lesson("scaling-why-sqrt-dk"),
-               _predict(scale=1.0)),
-    Hypothesis("scale-dk", "scores divided by d_k instead of √d_k",
-               "The variance of q·k grows like d_k, so its standard deviation grows like √d_k.",
-               lesson("scaling-why-sqrt-dk"), _predict(scale_of=lambda d: 1.0 / d["q"].shape[-1])),
-    Hypothesis("scale-dv", "scores divided by √d_v instead of √d_k",
-               "Scale by the query/key width d_k = q.shape[-1], not the value width.",
-               lesson("scaling-why-sqrt-dk"), _predict(scale_of=lambda d: 1.0 / math.sqrt(d["v"].shape[-1]))),
-    Hypothesis("scale-seq-len", "scores divided by √n (the number of queries) instead of √d_k: d_k was read "
-               "from the length axis, q.size(-2)", "d_k is the last axis: q.size(-1).",
-               lesson("scaling-why-sqrt-dk"), _predict(scale_of=lambda d: 1.0 / math.sqrt(d["q"].shape[-2]))),
-    Hypothesis("softmax-axis", "softmax taken over the query axis (dim=-2) instead of the keys (dim=-1)",
-               "Each query's weights over the keys must sum to 1: softmax(scores, dim=-1).",
-               lesson("softmax-axis"), _predict(softmax_dim=-2)),
-    Hypothesis("scale-one-side", "scores scaled by d_k^-1/4 only: the factor was applied to q but not to k",
-               "Whisper-style code scales q and k by d_k^-1/4 each, so that their product carries 1/√d_k; "
-               "scale both, or the scores once by 1/math.sqrt(d_k).", lesson("scaling-why-sqrt-dk"),
-               _predict(scale_of=lambda d: d["q"].shape[-1] ** -0.25)),
-    Hypothesis("softmax-all-axes", "the softmax normalises over every element of the array, not each query's "
-               "keys: SciPy's softmax with its default axis=None", "Pass the key axis: softmax(scores, axis=-1); "
-               "scipy.special.softmax normalises over all elements when axis is None.", lesson("softmax-axis"),
-               _predict(softmax_dim_of=lambda d: tuple(range(d["q"].dim())))),
-    Hypothesis("mask-inverted", "mask inverted: attends where the mask is False",
-               "True means 'may attend': fill the scores where the mask is False (~mask).",
-               lesson("masking-before-softmax"), _predict(mask_mode="inverted")),
-    Hypothesis("mask-after-softmax", "mask applied after the softmax (weights zeroed, not renormalised)",
-               "Mask the scores with -inf before the softmax so the remaining weights still sum to 1.",
-               lesson("masking-before-softmax"), _predict(mask_mode="after_softmax")),
-    Hypothesis("mask-zero-fill", "masked scores filled with 0 instead of -inf",
-               "exp(0) = 1 still gives masked keys weight; fill with -inf (or a large negative number).",
-               lesson("masking-before-softmax"), _predict(mask_mode="zero_fill")),
-    Hypothesis("mask-ignored", "the mask is ignored",
-               "Apply the mask to the scores: scores.masked_fill(~mask, float('-inf')).",
-               lesson("masking-before-softmax"), _predict(mask_mode="ignored")),
-    Hypothesis("no-max-shift", "softmax without subtracting the row maximum: exp overflows to inf and NaN",
-               "Subtract scores.amax(dim=-1, keepdim=True) before exp; softmax is unchanged by the shift.",
-               lesson("softmax-max-shift"), _predict(shift=False, compute_dtype="input"), nonfinite_must_match=True),
-)
-
-
-def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
-    """Larger cases whose sizes are pairwise distinct, to tell apart mistakes that coincide on a small one."""
-    return [_sizes(_lead(sizes), n, m, dk, dv) for n, m, dk, dv in ((5, 9, 7, 3), (11, 6, 13, 4))]
-
-
-PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink, alternatives)
 F32, F64 = torch.float32, torch.float64
 
 
 def check_shapes(ctx: CheckContext) -> str:
     cases = [((), 5, 7, 4, 6), ((3,), 1, 6, 8, 5), ((2, 3), 6, 4, 8, 3), ((2, 2, 3), 4, 5, 6, 7), ((2,), 4, 1, 3, 2)]
     for i, (lead, n, m, dk, dv) in enumerate(cases):
-        verify(ctx, PROBLEM, _sizes(lead, n, m, dk, dv), {"dtype": F64}, ctx.seed + i)
+        verify(ctx, PROBLEM, case_sizes(lead, n, m, dk, dv), {"dtype": F64}, ctx.seed + i)
     return "0–3 leading dims, n ≠ m, d_k ≠ d_v, length 1"
 
 
 def check_values(ctx: CheckContext) -> str:
     for i, logits in enumerate(("mild", "peaky")):
-        verify(ctx, PROBLEM, _sizes((2, 3), 6, 9, 8, 5), {"dtype": F32, "logits": logits}, ctx.seed + 10 + i)
+        verify(ctx, PROBLEM, case_sizes((2, 3), 6, 9, 8, 5), {"dtype": F32, "logits": logits}, ctx.seed + 10 + i)
     return "mild and peaky logits, float32"
 
 
@@ -231,23 +44,23 @@ def check_mask(kind: str, sizes: dict[str, int]):
 
 def check_arbitrary_masks(ctx: CheckContext) -> str:
     for kind in ("random", "random2d"):
-        check_mask(kind, _sizes((2, 3), 5, 7, 8, 4))(ctx)
+        check_mask(kind, case_sizes((2, 3), 5, 7, 8, 4))(ctx)
     return "(B, 1, n, m) and (n, m) boolean masks"
 
 
 def check_kv_cache(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, _sizes((2, 2), 3, 8, 8, 5), {"dtype": F32, "mask": "causal"}, ctx.seed + 21)
+    verify(ctx, PROBLEM, case_sizes((2, 2), 3, 8, 8, 5), {"dtype": F32, "mask": "causal"}, ctx.seed + 21)
     return "3 new queries over 8 cached positions"
 
 
 def check_stability(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, _sizes((2, 2), 5, 7, 16, 4), {"dtype": F32, "logits": "huge"}, ctx.seed + 30)
+    verify(ctx, PROBLEM, case_sizes((2, 2), 5, 7, 16, 4), {"dtype": F32, "logits": "huge"}, ctx.seed + 30)
     return "scaled logits in the hundreds, float32"
 
 
 def check_dtypes(ctx: CheckContext) -> str:
     for i, dtype in enumerate((torch.float64, torch.float32, torch.bfloat16, torch.float16)):
-        case, actual = verify(ctx, PROBLEM, _sizes((2, 2), 5, 6, 8, 4),
+        case, actual = verify(ctx, PROBLEM, case_sizes((2, 2), 5, 6, 8, 4),
                               {"dtype": dtype, "mask": "random"}, ctx.seed + 40 + i)
         for name, tensor in actual.items():
             expect_dtype_and_device(ctx, name, tensor, dtype, case.label)
@@ -267,7 +80,7 @@ def expect_dtype_and_device(ctx: CheckContext, name: str, tensor: Tensor, dtype:
 
 
 def check_gradients(ctx: CheckContext) -> str:
-    case = build(_sizes((2, 2), 4, 5, 6, 3), {"dtype": F64, "mask": "random"}, ctx.seed + 50)
+    case = build(case_sizes((2, 2), 4, 5, 6, 3), {"dtype": F64, "mask": "random"}, ctx.seed + 50)
     data = case.data
     grad_out = torch.randn(case.expected["out"].shape, generator=ctx.generator(51), dtype=F64)
     reply = ctx.call(TARGET, data["q"], data["k"], data["v"], mask=data["mask"],
@@ -278,7 +91,8 @@ def check_gradients(ctx: CheckContext) -> str:
         raise CheckFailure(f"no gradient: {reply.grad_error}", tried=case.label,
                            hint="Use differentiable torch operations end to end.")
     leaves = [data[name].detach().clone().requires_grad_(True) for name in ("q", "k", "v")]
-    out, _ = reference.attention(*leaves, data["mask"])
+    q, k, v = leaves
+    out, _ = reference.attention(q, k, v, data["mask"])
     expected = torch.autograd.grad(out, leaves, grad_out)
     logit_scale = case.tolerance["weights"].magnitude - 1.0
     for index, (name, want) in enumerate(zip(("q", "k", "v"), expected)):
@@ -288,7 +102,7 @@ def check_gradients(ctx: CheckContext) -> str:
 
 
 def check_not_mutated(ctx: CheckContext) -> None:
-    case = build(_sizes((2,), 4, 6, 5, 3), {"dtype": F32, "mask": "random"}, ctx.seed + 60)
+    case = build(case_sizes((2,), 4, 6, 5, 3), {"dtype": F32, "mask": "random"}, ctx.seed + 60)
     data = case.data
     reply = ctx.call(TARGET, data["q"], data["k"], data["v"], mask=data["mask"], options={"return_inputs": True})
     expect_unchanged(reply, (("q", data["q"]), ("k", data["k"]), ("v", data["v"])), case.label,
@@ -297,26 +111,26 @@ def check_not_mutated(ctx: CheckContext) -> None:
 
 
 def check_deterministic(ctx: CheckContext) -> None:
-    expect_deterministic(ctx, PROBLEM, build(_sizes((2, 2), 5, 6, 4, 3), {"dtype": F32, "mask": "causal"},
+    expect_deterministic(ctx, PROBLEM, build(case_sizes((2, 2), 5, 6, 4, 3), {"dtype": F32, "mask": "causal"},
                                              ctx.seed + 70))
 
 
 def check_noncontiguous(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, _sizes((2, 2), 5, 6, 4, 3), {"dtype": F32, "mask": "random"}, ctx.seed + 80,
+    verify(ctx, PROBLEM, case_sizes((2, 2), 5, 6, 4, 3), {"dtype": F32, "mask": "random"}, ctx.seed + 80,
            options={"noncontiguous": True})
     return "strided (non-contiguous) q, k, v and mask"
 
 
 def check_layouts(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, _sizes((2, 3), 5, 6, 4, 3), {"dtype": F32, "mask": "random"}, ctx.seed + 85,
+    verify(ctx, PROBLEM, case_sizes((2, 3), 5, 6, 4, 3), {"dtype": F32, "mask": "random"}, ctx.seed + 85,
            options={"noncontiguous": "transposed"})
-    verify(ctx, PROBLEM, _sizes((2, 3), 5, 6, 4, 3), {"dtype": F32, "shared_kv_heads": True}, ctx.seed + 86,
+    verify(ctx, PROBLEM, case_sizes((2, 3), 5, 6, 4, 3), {"dtype": F32, "shared_kv_heads": True}, ctx.seed + 86,
            options={"noncontiguous": "expanded"})
     return "column-major q, k, v (after .transpose); k, v expanded over heads with stride 0 (GQA's expand)"
 
 
 def _learner_outputs(ctx: CheckContext, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> dict[str, Tensor]:
-    kwargs = {"mask": mask} if mask is not None else {}
+    kwargs: dict[str, Any] = {"mask": mask} if mask is not None else {}
     return first_output_checks(ctx.call(TARGET, q, k, v, **kwargs).value, ("out", "weights"), TARGET)
 
 
@@ -328,14 +142,14 @@ def _unchanged(ctx: CheckContext, case: Case, before: Tensor, after: Tensor, wha
         found = mismatches(case, actual)
         failure = failure_for(ctx, PROBLEM, case, actual, found, ctx.seed, None, message=what) if found else \
             CheckFailure(what, tried=case.label, hint=hint, quiz=quiz)
-        failure.where = mismatch.describe() + ("\n" + failure.where if failure.where else "")
+        failure.mismatches.insert(0, mismatch)
         failure.hint = failure.hint or hint
         failure.quiz = failure.quiz or quiz
         raise failure
 
 
 def check_masked_keys_replaced(ctx: CheckContext) -> str:
-    case = build(_sizes((3, 2), 5, 8, 6, 4), {"dtype": F32, "mask": "padding"}, ctx.seed + 90)
+    case = build(case_sizes((3, 2), 5, 8, 6, 4), {"dtype": F32, "mask": "padding"}, ctx.seed + 90)
     data = case.data
     before = _learner_outputs(ctx, data["q"], data["k"], data["v"], data["mask"])["out"]
     hidden = ~data["mask"].reshape(data["mask"].shape[0], 1, data["mask"].shape[-1], 1)
@@ -350,7 +164,7 @@ def check_masked_keys_replaced(ctx: CheckContext) -> str:
 
 
 def check_permutation(ctx: CheckContext) -> str:
-    case = build(_sizes((2,), 4, 7, 5, 3), {"dtype": F32}, ctx.seed + 100)
+    case = build(case_sizes((2,), 4, 7, 5, 3), {"dtype": F32}, ctx.seed + 100)
     data = case.data
     before = _learner_outputs(ctx, data["q"], data["k"], data["v"], None)
     order = torch.randperm(data["k"].shape[-2], generator=ctx.generator(101))
@@ -360,13 +174,13 @@ def check_permutation(ctx: CheckContext) -> str:
     mismatch = find_mismatch("weights", after["weights"], before["weights"][..., order], case.tolerance["weights"])
     if mismatch:
         raise CheckFailure("permuting keys did not permute the weights' key axis the same way", tried=case.label,
-                           where=mismatch.describe(), hint="weights[..., i, j] is query i's weight on key j.",
+                           mismatches=[mismatch], hint="weights[..., i, j] is query i's weight on key j.",
                            quiz=lesson("softmax-axis"))
     return "keys and values shuffled together"
 
 
 def check_append(ctx: CheckContext) -> str:
-    case = build(_sizes((2, 2), 8, 8, 4, 3), {"dtype": F32, "mask": "causal"}, ctx.seed + 110)
+    case = build(case_sizes((2, 2), 8, 8, 4, 3), {"dtype": F32, "mask": "causal"}, ctx.seed + 110)
     data = case.data
     short = 5
     before = _learner_outputs(ctx, data["q"][..., :short, :], data["k"][..., :short, :], data["v"][..., :short, :],
@@ -379,7 +193,7 @@ def check_append(ctx: CheckContext) -> str:
 
 
 def check_leakage(ctx: CheckContext) -> str:
-    case = build(_sizes((2, 2), 7, 7, 4, 3), {"dtype": F32, "mask": "causal"}, ctx.seed + 120)
+    case = build(case_sizes((2, 2), 7, 7, 4, 3), {"dtype": F32, "mask": "causal"}, ctx.seed + 120)
     data = case.data
     cut = 3
     before = _learner_outputs(ctx, data["q"], data["k"], data["v"], data["mask"])["out"]
@@ -396,7 +210,7 @@ def check_leakage(ctx: CheckContext) -> str:
 
 
 def check_empty_row(ctx: CheckContext) -> str:
-    verify(ctx, PROBLEM, _sizes((2,), 5, 6, 4, 3), {"dtype": F32, "mask": "empty_row"}, ctx.seed + 130)
+    verify(ctx, PROBLEM, case_sizes((2,), 5, 6, 4, 3), {"dtype": F32, "mask": "empty_row"}, ctx.seed + 130)
     return "other rows correct; the fully masked row is undefined and not compared"
 
 
@@ -428,15 +242,16 @@ SPEC = ExerciseSpec(
     name="attention",
     title="Scaled dot-product attention",
     entry_points=(TARGET,),
+    lessons=("scaling-why-sqrt-dk", "softmax-axis", "masking-before-softmax", "softmax-max-shift"),
     forbidden=("sdpa", "mha"),
     mask_layout="boolean masks broadcastable to (..., n, m): (n, m), (B, 1, n, m) and (B, 1, 1, m)",
     perf=perf_phase("attention"),
     checks=(
         Check("shapes", "shapes: leading dims, n ≠ m, d_k ≠ d_v, length 1", check_shapes),
         Check("values", "values against the float64 reference", check_values),
-        Check("mask-causal", "causal mask", check_mask("causal", _sizes((2, 2), 6, 6, 8, 4))),
+        Check("mask-causal", "causal mask", check_mask("causal", case_sizes((2, 2), 6, 6, 8, 4))),
         Check("mask-kv-cache", "causal mask with a KV cache (n < m)", check_kv_cache),
-        Check("mask-padding", "padding mask (B, 1, 1, m)", check_mask("padding", _sizes((3, 2), 5, 7, 8, 4))),
+        Check("mask-padding", "padding mask (B, 1, 1, m)", check_mask("padding", case_sizes((3, 2), 5, 7, 8, 4))),
         Check("mask-arbitrary", "arbitrary boolean masks, broadcast", check_arbitrary_masks),
         Check("mask-empty-row", "a row with every key masked", check_empty_row),
         Check("causal-leakage", "causal leakage probe", check_leakage),

@@ -16,7 +16,7 @@ LEFT_OUT = {"gradients", "dtypes"}
 def check_dtypes(ctx: CheckContext) -> str:
     ctx = NumpyContext.of(ctx)
     for i, dtype in enumerate((torch.float64, torch.float32, torch.float16)):
-        case, actual = verify(ctx, attention.PROBLEM, attention._sizes((2, 2), 5, 6, 8, 4),
+        case, actual = verify(ctx, attention.PROBLEM, attention.case_sizes((2, 2), 5, 6, 8, 4),
                               {"dtype": dtype, "mask": "random"}, ctx.seed + 40 + i)
         for name, tensor in actual.items():
             attention.expect_dtype_and_device(ctx, name, tensor, dtype, case.label)
@@ -31,6 +31,7 @@ SPEC = ExerciseSpec(
     title="Scaled dot-product attention in NumPy",
     numpy_track=True,
     entry_points=attention.SPEC.entry_points,
+    lessons=attention.SPEC.lessons,  # graded as attention: the same mistakes, the same questions
     forbidden=attention.SPEC.forbidden,  # torch's kernels stay off limits to code that converts back
     mask_layout=attention.SPEC.mask_layout,
     checks=tuple(on_numpy(check) for check in attention.SPEC.checks if check.id not in LEFT_OUT)

@@ -344,5 +344,7 @@ SPEC = ExerciseSpec(
     name="budget",
     title="Memory and FLOP budget of attention",
     entry_points=tuple(formula.function for formula in FORMULAS),
+    lessons=("memory-kv-cache-k-and-v", "gqa-kv-cache-savings", "memory-bytes-per-dtype", "memory-gib-vs-gb",
+             "complexity-flops-vs-macs"),
     checks=tuple(_check(formula) for formula in FORMULAS),
 )

@@ -16,13 +16,13 @@ from torch import Tensor
 from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
-from quizprep.grader.exercises.attention import LOGIT_VARIANCE, expect_dtype_and_device
+from quizprep.grader.exercises._attention_problem import LOGIT_VARIANCE, draw_case
+from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
-    Case, FunctionProblem, GeneratorError, Hypothesis, either, expect_unchanged, failure_for, first_output_checks, mismatches,
-    reject_shortcuts, verify,
+    Case, FunctionProblem, Hypothesis, either, expect_unchanged, failure_for, first_output_checks, mismatches, verify,
 )
-from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+from quizprep.grader.spec import Check, CheckFailure, Diagnosis, ExerciseSpec
 
 TARGET = "flash_attention"
 F32, F64 = torch.float32, torch.float64
@@ -40,18 +40,12 @@ def _lead(sizes: dict[str, int]) -> tuple[int, ...]:
 
 
 def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
-    for attempt in range(6):
-        case = _build_once(sizes, variant, seed + 7919 * attempt)
-        try:
-            if sizes["m"] > 1:
-                v = case.data["v"].double()
-                shape = case.expected["out"].shape
-                reject_shortcuts(case, "out", {"zeros": torch.zeros(shape, dtype=F64),
-                                               "mean of V": v.mean(dim=-2, keepdim=True).expand(shape)})
-            return case
-        except GeneratorError:
-            continue
-    raise GeneratorError(f"could not draw inputs that reject shortcuts for {case.label}")
+    return draw_case(_build_once, sizes, variant, seed, _shortcuts if sizes["m"] > 1 else lambda case: {})
+
+
+def _shortcuts(case: Case) -> dict[str, Tensor]:
+    v, shape = case.data["v"].double(), case.expected["out"].shape
+    return {"zeros": torch.zeros(shape, dtype=F64), "mean of V": v.mean(dim=-2, keepdim=True).expand(shape)}
 
 
 def _build_once(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
@@ -329,11 +323,10 @@ def judge_memory(memory: dict[str, Any], case: Case) -> str:
                   f"full n×m score matrix")
     else:
         return f"peak {memory['peak_live_bytes']:,} bytes alive at once, vs {full:,} for the full scores"
-    raise CheckFailure(f"the output is right, but the call {reason}", tried=case.label,
-                       diagnosis="the n×m score matrix is materialised: correct, but not FlashAttention",
-                       diagnosis_id="flash-materialised-scores",
-                       hint="Compute scores one key block at a time (q @ k_block.T), fold each into the running "
-                            "max, sum and output, and let it go before the next block.", quiz=why)
+    raise CheckFailure(f"the output is right, but the call {reason}", tried=case.label, named=Diagnosis(
+        "flash-materialised-scores", "the n×m score matrix is materialised: correct, but not FlashAttention",
+        "Compute scores one key block at a time (q @ k_block.T), fold each into the running max, sum and output, "
+        "and let it go before the next block.", why))
 
 
 def _without(shape: list[int], size: int) -> list[int]:
@@ -359,6 +352,8 @@ SPEC = ExerciseSpec(
     name="flash",
     title="FlashAttention-style tiled forward pass",
     entry_points=(TARGET,),
+    lessons=("flash-online-softmax-bug", "flash-online-output", "flash-causal-tiles", "softmax-max-shift",
+             "masking-causal-diagonal", "masking-kv-cache-offset", "scaling-why-sqrt-dk"),
     forbidden=("sdpa", "mha", "softmax"),
     checks=(
         Check("shapes", "shapes: leading dims, n ≠ m, d_k ≠ d_v, length 1", check_shapes),

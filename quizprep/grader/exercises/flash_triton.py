@@ -18,11 +18,12 @@ from torch import Tensor
 from quizprep.grader.compare import Tolerance, close_elements, precision_explaining
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises import _kernel_sim as sim
-from quizprep.grader.exercises.attention import LOGIT_VARIANCE, expect_dtype_and_device
+from quizprep.grader.exercises._attention_problem import LOGIT_VARIANCE
+from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, first_output_checks, verify
 from quizprep.grader.perf import perf_phase
-from quizprep.grader.spec import Check, CheckResult, ExerciseSpec, PhaseResult
+from quizprep.grader.spec import Check, CheckResult, ExerciseSpec, PhaseResult, Status
 
 TARGET = "flash_attention"
 F32 = torch.float32
@@ -117,7 +118,9 @@ def _ragged(case: Case) -> list[dict[str, Tensor]] | None:
 def _contiguous_strides(case: Case) -> list[dict[str, Tensor]] | None:
     if not case.variant.get("noncontiguous"):
         return None
-    return [sim.exact(*(sim.strided_as_contiguous(t, keep_rows) for t in _tensors(case)), _allowed(case))
+    q, k, v = _tensors(case)
+    return [sim.exact(sim.strided_as_contiguous(q, keep_rows), sim.strided_as_contiguous(k, keep_rows),
+                      sim.strided_as_contiguous(v, keep_rows), _allowed(case))
             for keep_rows in (False, True)]
 
 
@@ -244,7 +247,7 @@ def check_half(ctx: CheckContext) -> str:
 def perf_on_gpu(ctx: CheckContext) -> PhaseResult:
     """Timed against SDPA only when compiled: the interpreter runs each program in Python."""
     if ctx.device != "cuda":
-        return PhaseResult([CheckResult("perf", "speed against PyTorch SDPA", "skip",
+        return PhaseResult([CheckResult("perf", "speed against PyTorch SDPA", Status.SKIP,
                                         "the Triton track is timed on a CUDA GPU only (here it runs interpreted)")])
     return perf_phase("flash-triton")(ctx)
 
@@ -261,6 +264,8 @@ SPEC = ExerciseSpec(
     name="flash-triton",
     title="FlashAttention forward kernel in Triton",
     entry_points=(TARGET,),
+    lessons=("flash-online-softmax-bug", "flash-online-output", "softmax-max-shift", "flash-causal-tiles",
+             "triton-ragged-edges", "triton-strides", "triton-fp32-accumulate", "triton-lse-backward"),
     forbidden=("sdpa", "mha", "softmax"),
     checks=(
         Check("forward", "out and log-sum-exp, ragged n, d = 64 and 128", check_forward),

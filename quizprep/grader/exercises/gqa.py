@@ -177,6 +177,8 @@ SPEC = ExerciseSpec(
     name="gqa",
     title="Grouped-query attention",
     entry_points=(CLASS,),
+    lessons=("gqa-head-mapping", "scaling-why-sqrt-dk", "softmax-axis", "multihead-output-projection",
+             "multihead-split-transpose", "masking-before-softmax"),
     forbidden=("sdpa", "mha"),
     mask_layout="a boolean (n, n) causal mask, which broadcasts against the scores (B, n_heads, n, n)",
     checks=(

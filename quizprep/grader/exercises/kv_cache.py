@@ -25,7 +25,7 @@ from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
 )
-from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+from quizprep.grader.spec import Check, CheckFailure, Diagnosis, ExerciseSpec
 
 F32, F64 = torch.float32, torch.float64
 APPEND, STEP = "append_kv", "decode_step"
@@ -212,7 +212,7 @@ def check_append(ctx: CheckContext) -> str:
             want = torch.cat([before, added], dim=-2)
             mismatch = find_mismatch(name, got[name], want, Tolerance(0.0))
             if mismatch:
-                raise CheckFailure(f"append_kv: {mismatch.summary}", tried=label, where=mismatch.describe(),
+                raise CheckFailure(f"append_kv: {mismatch.summary}", tried=label, mismatches=[mismatch],
                                    hint="Concatenate along the sequence axis, dim=-2 of (B, G, T, d): the cache "
                                         "grows by exactly the new positions.", quiz=lesson("kv-cache-prefill-vs-decode"))
     return "empty cache, one token, a chunk of four: concatenated on the sequence axis"
@@ -250,26 +250,27 @@ def check_cache_growth(ctx: CheckContext) -> str:
             if shape != (batch, kv_heads, stop, d):
                 raise CheckFailure(f"after the call for positions {start}..{stop - 1}, {name} has shape {shape}; "
                                    f"expected {(batch, kv_heads, stop, d)}: the cache must grow by exactly the "
-                                   f"{stop - start} new position(s)", tried=case.label, **_shape_cause(shape, case))
+                                   f"{stop - start} new position(s)", tried=case.label,
+                                   named=_shape_cause(shape, case))
             mismatch = find_mismatch(name, step[name], want[name][:, :, :stop], case.tolerance["out"],
                                      ("batch", "kv head", "position", "feature"))
             if mismatch:
                 raise CheckFailure(f"{name} does not hold the projections of the tokens so far: {mismatch.summary}",
-                                   tried=case.label, where=mismatch.describe(),
+                                   tried=case.label, mismatches=[mismatch],
                                    hint="Cache k = x @ W_k.T split into G heads, (B, G, T, d), before any "
                                         "expansion to H heads.", quiz=lesson("kv-cache-why-not-q"))
     return "one position per decode step, G heads, the K and V projections of every token"
 
 
-def _shape_cause(shape: tuple[int, ...], case: Case) -> dict[str, str]:
+def _shape_cause(shape: tuple[int, ...], case: Case) -> Diagnosis:
+    """Why the cache has this shape: expanded to H heads (named), or grown along another axis."""
     heads, kv_heads = case.sizes["heads"], case.sizes["kv_heads"]
     if len(shape) == 4 and shape[1] == heads != kv_heads:
-        return {"diagnosis": "the cache stores the keys and values expanded to H heads",
-                "diagnosis_id": "kv-cache-expanded", "quiz": lesson("gqa-kv-cache-savings"),
-                "hint": "Cache the G KV heads and expand (repeat_interleave) only for the attention itself: "
-                        "storing H heads costs H/G times the memory GQA saves."}
-    return {"hint": "Concatenate along the sequence axis (dim=-2 of (B, G, T, d)).",
-            "quiz": lesson("kv-cache-prefill-vs-decode")}
+        return Diagnosis("kv-cache-expanded", "the cache stores the keys and values expanded to H heads",
+                         "Cache the G KV heads and expand (repeat_interleave) only for the attention itself: "
+                         "storing H heads costs H/G times the memory GQA saves.", lesson("gqa-kv-cache-savings"))
+    return Diagnosis("", "", "Concatenate along the sequence axis (dim=-2 of (B, G, T, d)).",
+                     lesson("kv-cache-prefill-vs-decode"))
 
 
 def check_memory_per_token(ctx: CheckContext) -> str:
@@ -281,17 +282,16 @@ def check_memory_per_token(ctx: CheckContext) -> str:
     held = sum(actual[name].numel() * actual[name].element_size() for name in ("cache_k", "cache_v"))
     per_token = held / (tokens * batch)
     if per_token != figure:
-        cause = {}
         if actual["cache_k"].element_size() > 2:
-            cause = {"diagnosis": f"the cache is kept in {str(actual['cache_k'].dtype).removeprefix('torch.')}, "
-                                  "not the model's bfloat16", "diagnosis_id": "kv-cache-upcast",
-                     "quiz": lesson("kv-cache-gpt2-per-token"),
-                     "hint": "Store K and V in the input's dtype; upcast only inside the attention if you like."}
+            cause = Diagnosis("kv-cache-upcast", f"the cache is kept in "
+                              f"{str(actual['cache_k'].dtype).removeprefix('torch.')}, not the model's bfloat16",
+                              "Store K and V in the input's dtype; upcast only inside the attention if you like.",
+                              lesson("kv-cache-gpt2-per-token"))
         else:
             cause = _shape_cause(tuple(actual["cache_k"].shape), case)
         raise CheckFailure(f"the cache holds {per_token:g} bytes per token, but `quizprep budget` counts "
                            f"2 (K and V) × G={sizes['kv_heads']} × d_head={sizes['d']} × 2 bytes = {figure} per "
-                           "token for one layer", tried=case.label, **cause)
+                           "token for one layer", tried=case.label, named=cause)
     found = mismatches(case, actual)
     if found:
         raise failure_for(ctx, PROBLEM, case, actual, found, ctx.seed, None)
@@ -314,6 +314,8 @@ SPEC = ExerciseSpec(
     name="kv-cache",
     title="KV cache and decode step for causal grouped-query attention",
     entry_points=(APPEND, STEP),
+    lessons=("kv-cache-prefill-vs-decode", "masking-kv-cache-offset", "gqa-head-mapping", "masking-causal-diagonal",
+             "scaling-why-sqrt-dk", "multihead-output-projection"),
     forbidden=("sdpa", "mha"),
     checks=(
         Check("append", "append_kv grows the cache along the sequence axis", check_append),

@@ -10,7 +10,7 @@ from quizprep.grader import mistakes, reference
 from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
-from quizprep.grader.problem import Case, Hypothesis, expect_unchanged, first_output_checks, verify
+from quizprep.grader.problem import Case, Hypothesis, expect_unchanged, first_output_checks, no_alternatives, verify
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
 EXACT = Tolerance(0.25)  # booleans compared as 0/1: a flipped entry differs by 1, even with slack
@@ -39,6 +39,8 @@ class CausalProblem:
         if sizes.get("m") is not None and sizes["m"] > sizes["n"]:
             smaller.append({**sizes, "m": sizes["m"] - 1})
         return smaller
+
+    alternatives = staticmethod(no_alternatives)
 
     hypotheses = (
         Hypothesis("causal-no-diagonal", "the causal mask hides the diagonal: a token cannot attend to itself",
@@ -81,6 +83,8 @@ class PaddingProblem:
 
     def shrink(self, sizes: dict[str, int]) -> list[dict[str, int]]:
         return [{**sizes, key: sizes[key] - 1} for key in ("batch", "max_len") if sizes[key] > 2]
+
+    alternatives = staticmethod(no_alternatives)
 
     hypotheses = (
         Hypothesis("padding-on-queries", "the padding mask is laid out over queries (B, 1, max_len, 1), not keys",
@@ -195,6 +199,7 @@ SPEC = ExerciseSpec(
     name="masking",
     title="Causal and padding masks",
     entry_points=("causal_mask", "padding_mask"),
+    lessons=("masking-causal-diagonal", "masking-kv-cache-offset", "masking-padding-keys"),
     checks=(
         Check("causal-square", "causal_mask(n): lower triangle with the diagonal", check_causal_square),
         Check("causal-kv-cache", "causal_mask(n, m): the last n of m positions", check_causal_cache),

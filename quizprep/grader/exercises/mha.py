@@ -232,6 +232,8 @@ SPEC = ExerciseSpec(
     name="mha",
     title="Multi-head attention",
     entry_points=(CLASS,),
+    lessons=("scaling-why-sqrt-dk", "softmax-axis", "multihead-output-projection", "multihead-split-transpose",
+             "masking-before-softmax"),
     forbidden=("sdpa", "mha"),
     mask_layout="boolean masks of shape (n, m) (causal) or (B, 1, 1, m) (padding), which broadcast against "
                 "the scores (B, n_heads, n, m)",

@@ -81,11 +81,12 @@ def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
         prefix, rest = x[:, :width], x[:, width:]
         if op == "update":
             state = state_of(prefix) if not variant.get("empty") else state_of(prefix[:, :0])
-            data = {"state": tuple(t.to(dtype) for t in state), "chunk": rest}
-            expected = dict(zip(("max", "sum"), merged(*data["state"], *state_of(rest))))
+            start = (state[0].to(dtype), state[1].to(dtype))
+            data = {"state": start, "chunk": rest}
+            expected = dict(zip(("max", "sum"), merged(*start, *state_of(rest))))
             label = (f"state of {0 if variant.get('empty') else width} logits, then a chunk of {chunk}, " + label)
         else:
-            states = [tuple(t.to(dtype) for t in state_of(part)) for part in (prefix, rest)]
+            states = [(row_max.to(dtype), total.to(dtype)) for row_max, total in map(state_of, (prefix, rest))]
             data = {"a": states[0], "b": states[1]}
             expected = dict(zip(("max", "sum"), merged(*states[0], *states[1])))
             label = f"states of {width} and {chunk} logits, " + label
@@ -295,6 +296,8 @@ SPEC = ExerciseSpec(
     name="online-softmax",
     title="Online softmax: the streaming normaliser and the merge of two states",
     entry_points=tuple(TARGETS.values()),
+    lessons=("flash-online-softmax-bug", "softmax-online-rescale", "serving-merge-partials", "masking-before-softmax",
+             "softmax-max-shift"),
     forbidden=("softmax",),
     checks=(
         Check("update", "one chunk folded into a running (max, sum)", check_update),

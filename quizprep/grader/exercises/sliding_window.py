@@ -177,6 +177,8 @@ SPEC = ExerciseSpec(
     name="sliding-window",
     title="Sliding-window causal attention",
     entry_points=(MASK, ATTENTION),
+    lessons=("masking-sliding-window-count", "masking-causal-diagonal", "kv-cache-free-sliding-window",
+             "scaling-why-sqrt-dk", "masking-kv-cache-offset"),
     forbidden=("sdpa", "mha"),
     mask_layout="a (n, m) boolean mask, broadcast over batch and heads",
     checks=(

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from quizprep.grader.device import policy_for
 from quizprep.grader.learner_side.perf_worker import TARGETS
@@ -26,6 +26,9 @@ from quizprep.grader.perf.plan import PerfError, PerfPlan, cpu_plan, gpu_plan
 from quizprep.grader.perf.remote import measure_learner
 from quizprep.grader.perf.report import PerfReport, build_report, headline
 from quizprep.grader.worker_session import Limits
+
+if TYPE_CHECKING:
+    from quizprep.grader.spec import CheckResult
 
 # The death signal is armed before torch is imported (seconds): a grader killed meanwhile leaves nothing.
 _BASELINE = ("import sys; from quizprep.grader.learner_side import sandbox; sandbox.die_with_parent(int(sys.argv[1])); "
@@ -101,7 +104,7 @@ def perf_phase(exercise: str) -> Callable[[Any], Any]:
     """`ExerciseSpec.perf` for ``exercise``: time the learner's file once every check passed."""
 
     def phase(ctx: Any) -> Any:
-        from quizprep.grader.spec import CheckResult, PhaseResult
+        from quizprep.grader.spec import CheckResult, PhaseResult, Status
 
         title = "speed and memory against PyTorch SDPA"
         session = ctx.session
@@ -112,24 +115,24 @@ def perf_phase(exercise: str) -> Callable[[Any], Any]:
                               limits=session.limits, forbidden=session.forbidden,
                               full=getattr(ctx, "perf_full", False))
         except PerfError as error:
-            return PhaseResult([CheckResult("perf", title, "fail", str(error),
+            return PhaseResult([CheckResult("perf", title, Status.FAIL, str(error),
                                             hint="The perf run uses far larger inputs than the checks.")])
         return PhaseResult([_recheck(report), _timed(report, title)], report.to_dict())
 
     return phase
 
 
-def _recheck(report: PerfReport) -> Any:
-    from quizprep.grader.spec import CheckResult
+def _recheck(report: PerfReport) -> CheckResult:
+    from quizprep.grader.spec import CheckResult, Status
 
     wrong = [row for row in report.rows if row.check not in ("ok", "not run")]
     if not wrong:
-        return CheckResult("perf-recheck", "timed outputs re-checked on fresh inputs", "pass",
+        return CheckResult("perf-recheck", "timed outputs re-checked on fresh inputs", Status.PASS,
                            "every re-checked run matches, and every time is possible")
     first = wrong[0]
-    forged = first.check.startswith("timing")
+    forged = first.timings_forged  # the times cannot be true, whatever the outputs
     return CheckResult(
-        "perf-recheck", "timed outputs re-checked on fresh inputs", "fail", f"{first.case.label}: {first.check}",
+        "perf-recheck", "timed outputs re-checked on fresh inputs", Status.FAIL, f"{first.case.label}: {first.check}",
         diagnosis=("timings that cannot be true" if forged
                    else "outputs replayed from an earlier call, or wrong at large sizes"),
         hint=("Time nothing yourself: the grader times each call and checks what it is told."
@@ -137,12 +140,12 @@ def _recheck(report: PerfReport) -> Any:
     )
 
 
-def _timed(report: PerfReport, title: str) -> Any:
-    from quizprep.grader.spec import CheckResult
+def _timed(report: PerfReport, title: str) -> CheckResult:
+    from quizprep.grader.spec import CheckResult, Status
 
     errors = [row for row in report.rows if row.yours.error]
     if errors:
-        return CheckResult("perf", title, "fail", f"{errors[0].case.label}: {errors[0].yours.error}")
+        return CheckResult("perf", title, Status.FAIL, f"{errors[0].case.label}: {errors[0].yours.error}")
     # Skips are decided in the learner's process: a perf phase that timed nothing is no pass.
     timed = any(row.yours.stats for row in report.rows)
-    return CheckResult("perf", title, "pass" if timed else "fail", headline(report))
+    return CheckResult("perf", title, Status.PASS if timed else Status.FAIL, headline(report))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from quizprep.grader.perf.measure import CaseError, Measured, measure_cases, numerics_flags
 from quizprep.grader.perf.plan import PerfError, PerfPlan
@@ -23,7 +23,7 @@ LEARNER_WORKER = Path(__file__).parents[1] / "learner_side" / "perf_worker.py"
 # checks' time limits: its sizes are far larger than theirs.
 CALL_LIMIT_FACTOR = 2
 # The audit's fields a reply may set, with the type each must have.
-_SETUP_FIELDS = {"ran": str, "peak_bytes": int, "score_tensors": int, "score_bytes": int,
+_SETUP_FIELDS: dict[str, type] = {"ran": str, "peak_bytes": int, "score_tensors": int, "score_bytes": int,
                  "peak_live_bytes": int, "skipped": str, "error": str}
 
 
@@ -42,7 +42,7 @@ class RemoteRunner:
         for name, kind in _SETUP_FIELDS.items():
             field = value.get(name)
             if field is not None and (not isinstance(field, kind) or isinstance(field, bool)
-                                      or (kind is int and field < 0)):
+                                      or (isinstance(field, int) and field < 0)):
                 raise PerfError(f"the perf worker sent back a malformed {name} for {self.label}")
             if name != "error":
                 setattr(result, name, field)
@@ -102,7 +102,7 @@ def ask(session: WorkerSession, payload: dict[str, Any], deadline: float, during
     return value
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)  # NaN included: the re-check names it
 
 

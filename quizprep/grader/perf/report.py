@@ -49,6 +49,9 @@ class CaseRow:
     tied: bool = False
     percent_of_peak: float | None = None
     check: str = "not run"  # "ok", "not run" or what differs
+    # The check failed on times that cannot be true, not on outputs. Read where the report is built;
+    # a report rebuilt from its JSON (for rendering) leaves it False.
+    timings_forged: bool = False
 
 
 @dataclass
@@ -144,9 +147,10 @@ def build_report(
             backends=[_contender(case, m, with_mask=False) for m in sdpa if m.case == index],
         )
         _compare(row)
-        if row.yours.stats and peak and case.dtype in ("bfloat16", "float16"):
+        if row.yours.stats and row.yours.tflops is not None and peak and case.dtype in ("bfloat16", "float16"):
             row.percent_of_peak = 100 * row.yours.tflops * 1e12 / peak[0]
         row.check = forged or recheck(case, mine, references[index], fingerprints[index] if fingerprints else None)
+        row.timings_forged = bool(forged)
         rows.append(row)
     clock = CudaClock.label if plan.device == "cuda" else f"{CpuClock.label}, {plan.threads} thread(s)"
     report = PerfReport(plan.device, device_name, clock, peak, rows, list(warnings), [])
@@ -155,13 +159,13 @@ def build_report(
 
 
 def _compare(row: CaseRow) -> None:
-    timed = [b for b in row.backends if b.stats]
+    timed = [(b, b.stats) for b in row.backends if b.stats]
     if not timed or not row.yours.stats:
         return
-    best = min(timed, key=lambda b: b.stats.median)
+    best, stats = min(timed, key=lambda pair: pair[1].median)
     row.best = best.who
-    row.ratio = row.yours.stats.median / best.stats.median
-    row.tied = row.yours.stats.overlaps(best.stats)
+    row.ratio = row.yours.stats.median / stats.median
+    row.tied = row.yours.stats.overlaps(stats)
 
 
 def _backend_name(who: str) -> str:
@@ -181,7 +185,7 @@ def describe_memory(report: PerfReport) -> list[str]:
         times = "once" if yours.score_tensors == 1 else f"{yours.score_tensors} times"
         sentences.append(
             f"Your implementation materialises an n×m score-sized tensor {times}: "
-            f"{budget.format_bytes(yours.score_bytes)} at n={case.n} "
+            f"{budget.format_bytes(yours.score_bytes or 0)} at n={case.n} "  # counted with score_tensors
             f"({case.batch}·{case.heads}·{case.n}·{case.n} elements each)"
             + (
                 f", at most {budget.format_bytes(yours.peak_live_bytes)} of intermediates alive at once."
@@ -204,7 +208,7 @@ def describe_memory(report: PerfReport) -> list[str]:
         else:
             sentences.append(
                 f"SDPA {name} materialises {backend.score_tensors} score-sized tensor(s), "
-                f"{budget.format_bytes(backend.score_bytes)} at n={case.n}."
+                f"{budget.format_bytes(backend.score_bytes or 0)} at n={case.n}."
             )
     skipped = [r for r in report.rows if r.yours.skipped]
     if skipped:
@@ -268,15 +272,16 @@ def render_data(data: dict[str, Any]):
 
 def headline(report: PerfReport) -> str:
     """One line for the check list: the largest size that ran, against the best backend."""
-    timed = [row for row in report.rows if row.yours.stats and row.ratio is not None]
+    timed = [(row, row.yours.stats) for row in report.rows if row.yours.stats and row.ratio is not None]
     if not timed:
         return "no size could be timed"
-    row = max(timed, key=lambda r: (r.case.n, not r.case.causal))
+    row, stats = max(timed, key=lambda pair: (pair[0].case.n, not pair[0].case.causal))
     best = next(b for b in row.backends if b.who == row.best)
     name = best.ran or _backend_name(best.who)
     where = "CPU" if report.device == "cpu" else report.device_name
+    ratio = row.ratio or 0.0  # set on every timed row
     comparison = (
         f"tied with SDPA {name}" if row.tied
-        else f"{row.ratio:.2f}× {'slower' if row.ratio > 1 else 'faster'} than SDPA {name}"
+        else f"{ratio:.2f}× {'slower' if ratio > 1 else 'faster'} than SDPA {name}"
     )
-    return f"{where}, {row.case.label}: {format_seconds(row.yours.stats.median)}, {comparison}"
+    return f"{where}, {row.case.label}: {format_seconds(stats.median)}, {comparison}"

@@ -17,7 +17,7 @@ store — `quizprep.study.store`
     `store.card(question_id)`, `store.path`. The store reviews and rebuilds each question's FSRS
     card through `quizprep.study.cards`.
 
-sessions — `quizprep.study.session` (values in `.showing`, builders in `.builders`; import all from here)
+sessions — `quizprep.study.session` (values in `.showing`; the builders below in `quizprep.study.builders`)
     Build: `practice(store, questions, topics=(), limit=None, now=utc_now, rng=None)`,
            `review(store, questions, topics=(), limit=None, ...)`   (due cards, oldest first),
            `mock(store, questions, topics=(), count=8, minutes=20, ...)` (timed, follow-ups chained).
@@ -57,7 +57,7 @@ stats — `quizprep.study.stats`
 
 interview — `quizprep.study.interview`: `forecast(store, questions, on, now, titles) -> Forecast`
     (.on .days_left .topics: TopicForecast topic, title, recall (None: nothing answered), seen,
-    total; lowest recall first); builders `session.interview(..., on=date)` and `session.cram(...)`
+    total; lowest recall first); builders `builders.interview(..., on=date)` and `builders.cram(...)`
     (mode "cram": answers recorded, cards untouched). Settings: `store.setting(key)`,
     `store.set_setting(key, value)`.
 history — `quizprep.study.history`: `card_history(store, question_id) -> [HistoryEntry]`,

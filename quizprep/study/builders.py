@@ -1,8 +1,6 @@
 """Building study sessions: which questions a practice, review, interview, cram, mock or
 single-question session asks, in which order; and picking up free responses an earlier run left
 unassessed.
-
-`quizprep.study.session` re-exports every name here, so `session.practice(...)` keeps working.
 """
 from __future__ import annotations
 

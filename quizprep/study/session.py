@@ -7,7 +7,7 @@ rubric self-assessment. All time comes from the injectable `now` clock (aware UT
 
 The values it hands out (`Showing`, `Feedback`...) are defined in `quizprep.study.showing` and
 imported from here. The builders (`practice`, `review`, `mock`, `single`, `unassessed`...) live in
-`quizprep.study.builders` and are also reachable from here, as `session.practice(...)`.
+`quizprep.study.builders`, which imports this module.
 """
 from __future__ import annotations
 
@@ -371,17 +371,3 @@ def _due(store: Store, question_id: str, card: Card | None, answered_at: datetim
     none) from its current card; a question never scheduled counts as due now."""
     card = card or store.card(question_id)
     return card.due if card else answered_at
-
-
-# The builders construct Sessions, so they import this module; reaching them through here is
-# resolved on first use instead of at import time, which would be circular.
-BUILDERS = frozenset({"practice", "review", "mock", "single", "interview", "cram", "due_questions", "unassessed",
-                      "reproduce_draw"})
-
-
-def __getattr__(name: str) -> object:
-    if name in BUILDERS:
-        from quizprep.study import builders
-
-        return getattr(builders, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,13 +7,14 @@ import sqlite3
 from datetime import datetime, timezone
 
 from quizprep.study import session, storefile
+from quizprep.study import builders
 from quizprep.study.store import Store
 
 NOW = datetime(2025, 3, 3, 9, 0, tzinfo=timezone.utc)
 
 
 def numeric_session(store, questions, clock, seed):
-    run = session.practice(store, [q for q in questions if q.id == "alpha-numeric"], now=clock,
+    run = builders.practice(store, [q for q in questions if q.id == "alpha-numeric"], now=clock,
                            rng=random.Random(seed))
     return run, run.next()
 

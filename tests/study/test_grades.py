@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from datetime import timedelta
 
-from quizprep.study import session as sessions
+from quizprep.study import builders
 from quizprep.study import storefile
 from quizprep.study.grades import NamedMistake, due_reasons, exercise_statuses, record_grade
 from quizprep.study.scheduling import make_scheduler
@@ -20,7 +20,7 @@ def grade_mha(store, clock, *, passed=False, mistakes=(SPLIT,), lessons=()):
 
 
 def answer_right(store, questions, clock, question_id):
-    session = sessions.single(store, questions, question_id, now=clock)
+    session = builders.single(store, questions, question_id, now=clock)
     showing = session.next()
     return session.answer_choice(showing, showing.question.correct_indices)
 
@@ -32,7 +32,7 @@ def test_a_named_mistake_makes_its_question_due_now_with_the_reason(store, quest
     grade = grade_mha(store, clock)
     assert grade.lessons == ("alpha-one",)
     assert store.card("alpha-one").due == clock()
-    review = sessions.review(store, questions, now=clock)
+    review = builders.review(store, questions, now=clock)
     assert review.queue == ["alpha-one"]
     assert review.due_reasons == {
         "alpha-one": f"your mha.py on {clock().date()}: heads split with a reshape but no transpose"}

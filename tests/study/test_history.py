@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
-from quizprep.study import session
+from quizprep.study import builders
 from quizprep.study.grades import NamedMistake, record_grade
 from quizprep.study.history import card_history, why_due
 from quizprep.study.scheduling import make_scheduler, retrievability
@@ -13,7 +13,7 @@ from test_session import answer_right, answer_wrong
 
 
 def answer(store, questions, clock, question_id, right=True, mode="practice"):
-    build = session.cram if mode == "cram" else session.practice
+    build = builders.cram if mode == "cram" else builders.practice
     run = build(store, questions, now=clock, rng=random.Random(0))
     run.queue = [question_id]
     showing = run.next()

@@ -7,7 +7,8 @@ from datetime import date, datetime, timedelta, timezone
 
 import pytest
 
-from quizprep.study import session, storefile
+from quizprep.study import storefile
+from quizprep.study import builders
 from quizprep.study.grades import record_grade
 from quizprep.study.interview import forecast, save_date, saved_date
 from quizprep.study.stats import compute_stats
@@ -19,7 +20,7 @@ TITLES = {"alpha": "Alpha topic", "beta": "Beta topic"}
 
 
 def answer(store, questions, clock, question_id, right):
-    run = session.practice(store, questions, now=clock)
+    run = builders.practice(store, questions, now=clock)
     run.queue = [question_id]
     showing = run.next()
     clock.tick(5)
@@ -85,11 +86,11 @@ def test_an_exercise_grade_alone_makes_no_question_seen(store, questions, clock)
 def test_interview_practice_asks_the_lowest_predicted_recall_first(store, questions, by_id, clock):
     answer(store, questions, clock, "beta-one", True)
     answer(store, questions, clock, "beta-two", False)
-    run = session.interview(store, questions, on=INTERVIEW, now=clock, rng=random.Random(0))
+    run = builders.interview(store, questions, on=INTERVIEW, now=clock, rng=random.Random(0))
     unseen = sorted((q for q in questions if q.topic == "alpha"), key=lambda q: q.difficulty)
     assert run.queue == [q.id for q in unseen] + ["beta-two", "beta-one"]
     assert run.mode == "practice" and run.requeue_wrong
-    assert session.interview(store, questions, ["beta"], on=INTERVIEW, now=clock, limit=1).queue == ["beta-two"]
+    assert builders.interview(store, questions, ["beta"], on=INTERVIEW, now=clock, limit=1).queue == ["beta-two"]
 
 
 def test_cram_drills_weak_questions_and_leaves_their_cards_alone(store, questions, clock):
@@ -99,7 +100,7 @@ def test_cram_drills_weak_questions_and_leaves_their_cards_alone(store, question
     clock.tick(days=30)  # alpha-one's recall has fallen below 90 %; beta-one answered again just now
     answer(store, questions, clock, "beta-one", True)
     before = {qid: card.to_json() for qid, card in store.cards().items()}
-    run = session.cram(store, questions, now=clock, rng=random.Random(0))
+    run = builders.cram(store, questions, now=clock, rng=random.Random(0))
     assert "beta-one" not in run.queue and {"beta-two", "alpha-one", "alpha-many"} <= set(run.queue)
     answered = len(store.answers())
     while (showing := run.next()) is not None:

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from quizprep.study import session
+from quizprep.study import builders
 
 from test_session import answer_right, answer_wrong
 
@@ -25,7 +25,7 @@ def asked(run, clock, answer) -> list[str]:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_a_mocks_follow_ups_count_within_its_length(store, questions, clock, seed):
-    run = session.mock(store, questions, ["alpha"], count=3, now=clock, rng=random.Random(seed))
+    run = builders.mock(store, questions, ["alpha"], count=3, now=clock, rng=random.Random(seed))
     shown = asked(run, clock, answer_right)
     assert len(shown) == 3
     if "alpha-many" in shown[:2]:  # its follow-up comes right after it, inside the three
@@ -33,7 +33,7 @@ def test_a_mocks_follow_ups_count_within_its_length(store, questions, clock, see
 
 
 def test_misses_asked_again_count_within_a_practice_length(store, questions, clock):
-    run = session.practice(store, questions, ["alpha", "beta"], limit=4, now=clock)
+    run = builders.practice(store, questions, ["alpha", "beta"], limit=4, now=clock)
     assert run.total == 4
     shown = asked(run, clock, answer_wrong)
     assert len(shown) == 4
@@ -43,7 +43,7 @@ def test_misses_asked_again_count_within_a_practice_length(store, questions, clo
 
 
 def test_a_miss_asked_again_is_not_also_not_answered(store, questions, clock):
-    run = session.practice(store, questions, ["beta"], now=clock)
+    run = builders.practice(store, questions, ["beta"], now=clock)
     first = run.next()
     clock.tick(5)
     answer_wrong(run, first)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from quizprep.cli import progress as command
-from quizprep.study import session
+from quizprep.study import builders
 from quizprep.study.report import build_report, render_html, render_markdown, write_report
 
 DATA = Path(__file__).parent / "data"
@@ -20,7 +20,7 @@ UTC = timezone.utc
 @pytest.fixture
 def history(store, questions, clock):
     """A session with one wrong numeric answer, a self-assessed free response and a choice."""
-    run = session.practice(store, questions, ["alpha"], now=clock, rng=random.Random(11))
+    run = builders.practice(store, questions, ["alpha"], now=clock, rng=random.Random(11))
     run.queue = ["alpha-numeric", "alpha-follow", "alpha-one"]
     numeric = run.next()
     clock.tick(12)

@@ -9,7 +9,7 @@ from datetime import date, timezone
 
 import pytest
 
-from quizprep.study import session
+from quizprep.study import builders
 from quizprep.study.grades import NamedMistake, record_grade
 from quizprep.study.interview import save_date
 from quizprep.study.report import build_report, render_html, render_markdown
@@ -22,7 +22,7 @@ TITLES = {"alpha": "Alpha topic", "beta": "Beta topic"}
 def report(store, questions, clock):
     """A practice session (a wrong pick, a skipped numeric), a mock round, two grades and an
     interview date, as one learner's evening."""
-    run = session.practice(store, questions, ["alpha"], now=clock, rng=random.Random(5))
+    run = builders.practice(store, questions, ["alpha"], now=clock, rng=random.Random(5))
     run.queue = ["alpha-many", "alpha-numeric"]
     clock.tick(8)
     run.answer_choice(run.next(), [0, 1])  # first and second; right is first and third
@@ -30,7 +30,7 @@ def report(store, questions, clock):
     run.skip(run.next())
     run.end()
     clock.tick(minutes=5)
-    mock = session.mock(store, questions, ["beta"], count=2, minutes=5, now=clock, rng=random.Random(2))
+    mock = builders.mock(store, questions, ["beta"], count=2, minutes=5, now=clock, rng=random.Random(2))
     clock.tick(20)
     mock.answer_choice(mock.next(), [0])  # the bank's first choice: wrong for beta-two
     clock.tick(20)

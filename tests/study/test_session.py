@@ -7,6 +7,7 @@ import pytest
 from fsrs import Rating
 
 from quizprep.study import session
+from quizprep.study import builders
 from quizprep.study.session import InputError
 
 
@@ -41,7 +42,7 @@ def drain(run, clock, answer=answer_right, seconds=5):
 # -- choice ----------------------------------------------------------------------------------
 
 def test_multiple_choice_is_right_only_with_exactly_the_correct_set(store, questions, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock, rng=random.Random(0))
+    run = builders.practice(store, questions, ["alpha"], now=clock, rng=random.Random(0))
     verdicts = {}
     for picked in ([0], [0, 2], [0, 1, 2]):
         run.queue.insert(0, "alpha-many")
@@ -53,7 +54,7 @@ def test_multiple_choice_is_right_only_with_exactly_the_correct_set(store, quest
 
 @pytest.mark.parametrize("picked", [[], [5], [-1]])
 def test_impossible_picks_are_refused_and_not_recorded(store, questions, clock, picked):
-    run = session.practice(store, questions, ["beta"], now=clock)
+    run = builders.practice(store, questions, ["beta"], now=clock)
     showing = run.next()
     with pytest.raises(InputError):
         run.answer_choice(showing, picked)
@@ -62,7 +63,7 @@ def test_impossible_picks_are_refused_and_not_recorded(store, questions, clock, 
 
 
 def test_a_showing_is_answered_once(store, questions, clock):
-    run = session.practice(store, questions, ["beta"], now=clock)
+    run = builders.practice(store, questions, ["beta"], now=clock)
     showing = run.next()
     run.answer_choice(showing, [0])
     with pytest.raises(ValueError, match="already been answered"):
@@ -71,7 +72,7 @@ def test_a_showing_is_answered_once(store, questions, clock):
 
 
 def test_right_but_slow_is_hard_and_fast_is_good(store, questions, clock):
-    run = session.practice(store, questions, ["beta"], now=clock)
+    run = builders.practice(store, questions, ["beta"], now=clock)
     first = run.next()  # beta-one, difficulty 1: slow after 30 s
     clock.tick(31)
     slow = run.answer_choice(first, first.question.correct_indices)
@@ -86,7 +87,7 @@ def test_right_but_slow_is_hard_and_fast_is_good(store, questions, clock):
 # -- numeric ---------------------------------------------------------------------------------
 
 def test_numeric_draws_fresh_numbers_each_showing_and_records_the_seed(store, questions, by_id, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock, rng=random.Random(7))
+    run = builders.practice(store, questions, ["alpha"], now=clock, rng=random.Random(7))
     run.queue = ["alpha-numeric"] * 6
     draws = []
     while (showing := run.next()) is not None:
@@ -99,11 +100,11 @@ def test_numeric_draws_fresh_numbers_each_showing_and_records_the_seed(store, qu
     assert [a.seed for a in answers] == [d.seed for d in draws]
     assert len({d.values["n"] for d in draws}) > 1, "every showing should draw again"
     for answer, original in zip(answers, draws):
-        assert session.reproduce_draw(by_id["alpha-numeric"], answer).values == original.values
+        assert builders.reproduce_draw(by_id["alpha-numeric"], answer).values == original.values
 
 
 def test_unreadable_number_is_refused_without_recording(store, questions, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock)
+    run = builders.practice(store, questions, ["alpha"], now=clock)
     run.queue = ["alpha-numeric"]
     showing = run.next()
     for text in ("about twelve", "3 FLOP", ""):
@@ -120,7 +121,7 @@ def test_unreadable_number_is_refused_without_recording(store, questions, clock)
 # -- free response ---------------------------------------------------------------------------
 
 def test_free_response_is_committed_before_the_self_assessment(store, questions, by_id, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock)
+    run = builders.practice(store, questions, ["alpha"], now=clock)
     run.queue = ["alpha-follow"]
     showing = run.next()
     clock.tick(40)
@@ -137,7 +138,7 @@ def test_free_response_is_committed_before_the_self_assessment(store, questions,
 
 
 def test_empty_free_response_is_refused(store, questions, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock)
+    run = builders.practice(store, questions, ["alpha"], now=clock)
     run.queue = ["alpha-follow"]
     with pytest.raises(InputError):
         run.answer_free(run.next(), "   ")
@@ -145,53 +146,53 @@ def test_empty_free_response_is_refused(store, questions, clock):
 
 
 def test_unassessed_answer_from_a_closed_session_can_be_finished(store, questions, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock)
+    run = builders.practice(store, questions, ["alpha"], now=clock)
     run.queue = ["alpha-follow"]
     run.answer_free(run.next(), "Written, then the app closed.")
-    (pending,) = session.unassessed(store, questions)
+    (pending,) = builders.unassessed(store, questions)
     assert pending.response == "Written, then the app closed." and pending.question.id == "alpha-follow"
     feedback = session.assess_answer(store, pending, [False, False, True], clock())
     assert feedback.score == 0.25 and feedback.rating == Rating.Again and not feedback.correct
-    assert session.unassessed(store, questions) == []
+    assert builders.unassessed(store, questions) == []
 
 
 # -- queues ----------------------------------------------------------------------------------
 
 def test_practice_order_due_then_new_easiest_first_then_later(store, questions, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock)
+    run = builders.practice(store, questions, ["alpha"], now=clock)
     run.queue = ["alpha-one", "alpha-numeric"]
     answer_wrong(run, run.next())  # Again: due in 10 minutes
     answer_right(run, run.next())  # Good: due in 2 days
     clock.tick(minutes=11)
-    order = session.practice(store, questions, ["alpha"], now=clock).queue
+    order = builders.practice(store, questions, ["alpha"], now=clock).queue
     # alpha-one is due; alpha-many (difficulty 2) and alpha-follow (3) are new; alpha-numeric not yet due
     assert order == ["alpha-one", "alpha-many", "alpha-follow", "alpha-numeric"]
 
 
 def test_practice_brings_a_wrong_answer_back_once(store, questions, clock):
-    run = session.practice(store, questions, ["beta"], now=clock)
+    run = builders.practice(store, questions, ["beta"], now=clock)
     assert drain(run, clock, answer_wrong) == ["beta-one", "beta-two", "beta-one", "beta-two"]
 
 
 def test_review_serves_only_due_cards_oldest_first(store, questions, clock):
-    run = session.practice(store, questions, ["beta"], now=clock)
+    run = builders.practice(store, questions, ["beta"], now=clock)
     run.requeue_wrong = False
     drain(run, clock, answer_wrong)  # both Again: beta-one due 10 min after, beta-two 10 min after it
-    assert session.review(store, questions, now=clock).queue == []  # nothing due yet
+    assert builders.review(store, questions, now=clock).queue == []  # nothing due yet
     clock.tick(minutes=10)
-    assert session.review(store, questions, now=clock).queue == ["beta-one", "beta-two"]
-    assert session.review(store, questions, ["alpha"], now=clock).queue == []
+    assert builders.review(store, questions, now=clock).queue == ["beta-one", "beta-two"]
+    assert builders.review(store, questions, ["alpha"], now=clock).queue == []
 
 
 def test_unknown_topic_is_an_error(store, questions):
     with pytest.raises(ValueError, match="gamma"):
-        session.practice(store, questions, ["gamma"])
+        builders.practice(store, questions, ["gamma"])
 
 
 # -- mock interview --------------------------------------------------------------------------
 
 def test_mock_mixes_topics_and_chains_follow_ups(store, questions, clock):
-    run = session.mock(store, questions, count=4, now=clock, rng=random.Random(3))
+    run = builders.mock(store, questions, count=4, now=clock, rng=random.Random(3))
     assert "alpha-follow" not in run.queue  # a follow-up never opens while others are left
     topics = [run.questions[qid].topic for qid in run.queue]
     assert sorted(topics) == ["alpha", "alpha", "beta", "beta"]
@@ -207,7 +208,7 @@ def test_mock_mixes_topics_and_chains_follow_ups(store, questions, clock):
 
 
 def test_mock_moves_a_follow_up_queued_for_later_right_after_its_parent(store, questions, clock):
-    run = session.mock(store, questions, count=4, now=clock, rng=random.Random(3))
+    run = builders.mock(store, questions, count=4, now=clock, rng=random.Random(3))
     run.queue = ["alpha-many", "alpha-one", "alpha-follow"]
     answer_right(run, run.next())
     follow_up = run.next()
@@ -216,7 +217,7 @@ def test_mock_moves_a_follow_up_queued_for_later_right_after_its_parent(store, q
 
 
 def test_mock_stops_when_time_is_up_and_reports(store, questions, clock):
-    run = session.mock(store, questions, ["alpha"], count=4, minutes=1, now=clock, rng=random.Random(0))
+    run = builders.mock(store, questions, ["alpha"], count=4, minutes=1, now=clock, rng=random.Random(0))
     run.queue = ["alpha-many", "alpha-one", "alpha-numeric"]
     assert run.remaining_time() == timedelta(minutes=1)
     clock.tick(20)
@@ -238,7 +239,7 @@ def test_mock_stops_when_time_is_up_and_reports(store, questions, clock):
 
 
 def test_report_counts_a_shown_but_unanswered_question(store, questions, clock):
-    run = session.practice(store, questions, ["beta"], now=clock)
+    run = builders.practice(store, questions, ["beta"], now=clock)
     run.next()
     report = run.end()
     assert report.unanswered == ("beta-one", "beta-two") and report.topics == ()

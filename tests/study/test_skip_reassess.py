@@ -9,6 +9,7 @@ from fsrs import Rating
 
 from quizprep.bank import load_banks
 from quizprep.study import session
+from quizprep.study import builders
 from quizprep.study.scheduling import make_scheduler
 from quizprep.study.store import Store
 
@@ -22,7 +23,7 @@ def showing_of(run, question_id):
 
 @pytest.mark.parametrize("question_id", ["alpha-one", "alpha-numeric", "alpha-follow"])
 def test_a_skip_is_recorded_as_a_wrong_answer_rated_again(store, questions, clock, question_id):
-    run = session.practice(store, questions, ["alpha"], now=clock)
+    run = builders.practice(store, questions, ["alpha"], now=clock)
     run.queue = []
     showing = showing_of(run, question_id)
     clock.tick(3)
@@ -31,12 +32,12 @@ def test_a_skip_is_recorded_as_a_wrong_answer_rated_again(store, questions, cloc
     assert (answer.response, answer.correct, answer.score, answer.rating) == ("", False, 0.0, Rating.Again)
     assert feedback.skipped and not feedback.correct and feedback.rating == Rating.Again
     assert feedback.next_due == store.card(question_id).due < clock() + timedelta(hours=1)
-    assert session.unassessed(store, questions) == []  # a skipped free answer awaits no rubric
+    assert builders.unassessed(store, questions) == []  # a skipped free answer awaits no rubric
     assert run.queue == [question_id]  # practice brings it back once, as for a wrong answer
 
 
 def test_a_skipped_numeric_question_shows_its_worked_steps(store, questions, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock, rng=random.Random(3))
+    run = builders.practice(store, questions, ["alpha"], now=clock, rng=random.Random(3))
     showing = showing_of(run, "alpha-numeric")
     feedback = run.skip(showing)
     assert feedback.worked and str(showing.draw.answer) in "".join(feedback.worked).replace(",", "")
@@ -45,7 +46,7 @@ def test_a_skipped_numeric_question_shows_its_worked_steps(store, questions, clo
 
 
 def test_a_skipped_free_question_misses_every_rubric_item(store, questions, by_id, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock)
+    run = builders.practice(store, questions, ["alpha"], now=clock)
     feedback = run.skip(showing_of(run, "alpha-follow"))
     assert feedback.missed == by_id["alpha-follow"].rubric
     assert run.report().missed == tuple(("alpha-follow", item.criterion) for item in by_id["alpha-follow"].rubric)
@@ -54,7 +55,7 @@ def test_a_skipped_free_question_misses_every_rubric_item(store, questions, by_i
 # -- reassess --------------------------------------------------------------------------------
 
 def assessed(store, questions, clock, met):
-    run = session.practice(store, questions, ["alpha"], now=clock)
+    run = builders.practice(store, questions, ["alpha"], now=clock)
     pending = run.answer_free(showing_of(run, "alpha-follow"), "my answer")
     clock.tick(30)
     return run, run.assess(pending, met)
@@ -87,7 +88,7 @@ def test_only_a_free_answer_of_this_session_can_be_reassessed(store, questions, 
     choice = run.answer_choice(showing_of(run, "alpha-one"), [0])
     with pytest.raises(ValueError, match="free answer"):
         run.reassess(choice, [True])
-    other = session.practice(store, questions, ["alpha"], now=clock)
+    other = builders.practice(store, questions, ["alpha"], now=clock)
     with pytest.raises(ValueError, match="free answer"):
         other.reassess(free, [True, True, True])
     with pytest.raises(session.InputError):
@@ -98,7 +99,7 @@ def test_only_a_free_answer_of_this_session_can_be_reassessed(store, questions, 
 # -- choice order ----------------------------------------------------------------------------
 
 def test_choices_are_shown_in_a_fresh_order_but_judged_by_original_index(store, questions, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock, rng=random.Random(1))
+    run = builders.practice(store, questions, ["alpha"], now=clock, rng=random.Random(1))
     orders = set()
     for _ in range(20):
         showing = showing_of(run, "alpha-many")
@@ -130,7 +131,7 @@ questions:
 """)
     loaded = load_banks([bank])
     assert not loaded.errors and loaded.questions[0].shuffle is False
-    run = session.practice(store, loaded.questions, now=clock, rng=random.Random(0))
+    run = builders.practice(store, loaded.questions, now=clock, rng=random.Random(0))
     orders = {showing_of(run, "fixed-order").choice_order for _ in range(10)}
     assert orders == {(0, 1, 2)}
 
@@ -141,7 +142,7 @@ def test_reassessing_a_crammed_answer_leaves_the_schedule_alone(tmp_path, questi
         for _ in range(3):
             clock.now = assessed(store, questions, clock, [True] * 3)[1].next_due
         before = store.card("alpha-follow").to_json()
-        cram = session.cram(store, questions, now=clock)
+        cram = builders.cram(store, questions, now=clock)
         pending = cram.answer_free(showing_of(cram, "alpha-follow"), "crammed")
         crammed = cram.reassess(cram.assess(pending, [False] * 3), [True, True, False])
         assert store.card("alpha-follow").to_json() == before
@@ -150,7 +151,7 @@ def test_reassessing_a_crammed_answer_leaves_the_schedule_alone(tmp_path, questi
 
 
 def test_a_reassessment_decides_whether_practice_asks_it_again(store, questions, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock)
+    run = builders.practice(store, questions, ["alpha"], now=clock)
     run.queue = ["alpha-follow", "alpha-one"]
     failed = run.assess(run.answer_free(run.next(), "my answer"), [False, False, False])
     assert run.queue == ["alpha-one", "alpha-follow"]  # a wrong answer comes back at the end

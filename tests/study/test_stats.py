@@ -6,7 +6,7 @@ from datetime import date, timedelta, timezone
 import pytest
 
 from quizprep.bank import load_banks
-from quizprep.study import session
+from quizprep.study import builders
 from quizprep.study.stats import bank_warnings, compute_stats, streak, topic_overview
 
 UTC = timezone.utc
@@ -27,7 +27,7 @@ def answer(run, clock, qid, right, seconds=5, rubric=None):
 
 @pytest.fixture
 def run(store, questions, clock):
-    return session.practice(store, questions, now=clock, rng=random.Random(0))
+    return builders.practice(store, questions, now=clock, rng=random.Random(0))
 
 
 def topic(stats, name):

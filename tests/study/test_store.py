@@ -214,6 +214,7 @@ CRASHING_LEARNER = textwrap.dedent("""
     from datetime import datetime, timedelta, timezone
     from quizprep.bank import load_banks
     from quizprep.study import session
+    from quizprep.study import builders
     from quizprep.study.store import Store
 
     questions = load_banks([sys.argv[2]]).questions
@@ -222,7 +223,7 @@ CRASHING_LEARNER = textwrap.dedent("""
     def now():
         return clock[0]
     for round_ in itertools.count():
-        run = session.practice(store, questions, now=now, rng=random.Random(round_))
+        run = builders.practice(store, questions, now=now, rng=random.Random(round_))
         while (showing := run.next()) is not None:
             clock[0] += timedelta(seconds=7)
             question = showing.question

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fsrs import Rating
 
-from quizprep.study import session
+from quizprep.study import builders
 from quizprep.study.scheduling import make_scheduler
 from quizprep.study.store import Store
 
@@ -13,7 +13,7 @@ from test_session import answer_right, answer_wrong
 
 
 def test_a_manual_rating_rebuilds_the_card_as_if_answered_with_it(store, questions, clock, tmp_path):
-    run = session.practice(store, questions, ["alpha"], now=clock)
+    run = builders.practice(store, questions, ["alpha"], now=clock)
     showing = run.next()
     clock.tick(5)
     wrong = answer_wrong(run, showing)
@@ -32,7 +32,7 @@ def test_a_manual_rating_rebuilds_the_card_as_if_answered_with_it(store, questio
 
 
 def test_undo_takes_the_answer_back_and_asks_the_question_again(store, questions, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock)
+    run = builders.practice(store, questions, ["alpha"], now=clock)
     first = run.next()
     clock.tick(5)
     answer_right(run, first)
@@ -51,7 +51,7 @@ def test_undo_takes_the_answer_back_and_asks_the_question_again(store, questions
 
 
 def test_only_the_last_answer_can_be_undone(store, questions, clock):
-    run = session.practice(store, questions, ["alpha"], now=clock)
+    run = builders.practice(store, questions, ["alpha"], now=clock)
     first = answer_right(run, run.next())
     answer_right(run, run.next())
     with pytest.raises(ValueError, match="last answer"):

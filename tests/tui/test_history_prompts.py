@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from free_answers import on_screen
 from quizprep.bank.loader import load_banks
-from quizprep.study import session as sessions
+from quizprep.study import builders
 from quizprep.study.history import prompt_summary
 from quizprep.study.store import Store
 from quizprep.tui.screens.history import HistoryScreen
@@ -48,7 +48,7 @@ questions:
 async def test_a_numeric_history_shows_the_drawn_numbers_and_the_right_answer(make_app, db, clock):
     questions = load_banks([DATA / "alpha.yaml"]).questions
     with Store.open(db) as store:
-        run = sessions.practice(store, questions, now=clock, rng=random.Random(3))
+        run = builders.practice(store, questions, now=clock, rng=random.Random(3))
         run.queue = ["alpha-numeric"]
         showing = run.next()
         run.answer_numeric(showing, "1 GiB")

@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.widgets import DataTable
 
 from quizprep.bank.loader import load_banks
-from quizprep.study import session as sessions
+from quizprep.study import builders
 from quizprep.study.store import Store
 from quizprep.tui.screens.home import HomeScreen
 
@@ -27,7 +27,7 @@ def answer_alpha(db, clock) -> None:
     """alpha-choice right, alpha-multi (tagged masks) wrong: alpha's accuracy is 50 %."""
     questions = load_banks([DATA]).questions
     with Store.open(db) as store:
-        run = sessions.practice(store, questions, ["alpha"], now=clock, rng=random.Random(1))
+        run = builders.practice(store, questions, ["alpha"], now=clock, rng=random.Random(1))
         run.queue = ["alpha-choice", "alpha-multi"]
         run.answer_choice(run.next(), {0})
         run.answer_choice(run.next(), {2})

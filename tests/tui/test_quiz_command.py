@@ -50,7 +50,7 @@ async def test_question_opens_a_session_of_that_one_question(make_app, stored):
 
 
 def test_a_session_of_one_unknown_question_is_refused(tmp_path):
-    from quizprep.study.session import single
+    from quizprep.study.builders import single
     from quizprep.study.store import Store
 
     with Store.open(tmp_path / "p.sqlite3") as store, pytest.raises(ValueError, match="no question has id 'nope'"):

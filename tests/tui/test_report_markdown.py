@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from free_answers import DATA, edited_alpha_bank, on_screen
 from quizprep.bank import load_banks
-from quizprep.study.session import practice
+from quizprep.study.builders import practice
 from quizprep.study.store import Store
 from quizprep.tui.screens.feedback import FeedbackScreen, feedback_markdown
 from quizprep.tui.screens.question import QuestionScreen

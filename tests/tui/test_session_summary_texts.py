@@ -7,7 +7,7 @@ import random
 from pathlib import Path
 
 from quizprep.bank.loader import load_banks
-from quizprep.study.session import practice
+from quizprep.study.builders import practice
 from quizprep.study.store import Store
 from quizprep.tui.screens.report import report_markdown
 

@@ -11,7 +11,7 @@ import pytest
 
 from free_answers import on_screen
 from quizprep.bank.loader import load_banks
-from quizprep.study import session as sessions
+from quizprep.study import builders
 from quizprep.study.store import Store
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.history import HistoryScreen
@@ -37,7 +37,7 @@ def answered(db: Path, clock, banks: list[Path], picks: dict[str, int]) -> None:
     questions = load_banks(banks).questions
     clock.advance(days=-1)
     with Store.open(db) as store:
-        session = sessions.practice(store, questions, now=clock, rng=random.Random(1))
+        session = builders.practice(store, questions, now=clock, rng=random.Random(1))
         while (showing := session.next()) is not None:
             index = picks.pop(showing.question.id, None)
             if index is not None:

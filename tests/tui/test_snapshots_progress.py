@@ -13,6 +13,7 @@ from free_answers import on_screen
 from quizprep.bank.loader import load_banks
 from quizprep.bank.model import ChoiceQuestion
 from quizprep.study import session as sessions
+from quizprep.study import builders
 from quizprep.study.stats import topic_titles
 from quizprep.study.store import Store
 from quizprep.tui.screens.history import HistoryScreen
@@ -29,7 +30,7 @@ def evening(db: Path, clock, questions, topics: list[str], answers: int = 6) -> 
     """Yesterday: a practice session over `topics`, every other answer wrong, a numeric skipped."""
     clock.advance(days=-1)
     with Store.open(db) as store:
-        run = sessions.practice(store, questions, topics, limit=answers, now=clock, rng=random.Random(4))
+        run = builders.practice(store, questions, topics, limit=answers, now=clock, rng=random.Random(4))
         for n in range(answers):
             showing = run.next()
             if showing is None:
@@ -80,7 +81,7 @@ def test_stats_on_the_shipped_banks(snap_compare, make_app, db, clock, size):
 def test_history_of_a_numeric_answer_with_its_numbers(snap_compare, make_app, db, clock, size):
     questions = load_banks([DATA / "alpha.yaml"]).questions
     with Store.open(db) as store:
-        run = sessions.practice(store, questions, now=clock, rng=random.Random(3))
+        run = builders.practice(store, questions, now=clock, rng=random.Random(3))
         run.queue = ["alpha-numeric"]
         run.answer_numeric(run.next(), "1 GiB")
         run.end()

@@ -8,14 +8,14 @@ from typing import Any, Callable
 
 from quizprep.grader.context import CheckContext, Reply
 from quizprep.grader.device import Placement, placement
-from quizprep.grader.spec import CheckResult, ExerciseSpec, Status
+from quizprep.grader.spec import CheckResult, ExerciseSpec, FailureKind, Status
 from quizprep.grader.worker_session import LearnerFailure, WorkerSession
 
 TITLE = "device placement: runs with its inputs on another device"
 # Each check's first calls cover the path it tests (causal, masked, a dtype); the rest repeat it.
 CALLS_PER_CHECK = 2
 # A probe run that hangs or crashes says nothing of placement, and the checks have named it already.
-_ENDS_PROBE = ("timeout", "crash", "exit", "memory")
+_ENDS_PROBE = (FailureKind.TIMEOUT, FailureKind.CRASH, FailureKind.EXIT, FailureKind.MEMORY)
 
 
 @dataclass(frozen=True)

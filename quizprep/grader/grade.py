@@ -17,25 +17,26 @@ from typing import Any
 from quizprep.grader.crashes import SHAPE_ERROR, crash_diagnosis
 from quizprep.grader.device import DevicePolicy, placement, policy_for
 from quizprep.grader.exercises import load_spec
-from quizprep.grader.spec import CheckFailure, CheckResult, CheckSkipped, Diagnosis, ExerciseSpec, Status
+from quizprep.grader.spec import CheckFailure, CheckResult, CheckSkipped, Diagnosis, ExerciseSpec, FailureKind, Status
 from quizprep.grader.worker_session import LearnerFailure, Limits, WorkerSession
 
 EXERCISE_LINE = re.compile(r"^#\s*quizprep:\s*exercise\s*=\s*([\w-]+)", re.MULTILINE)
 
-FAILURE_HINTS = {
-    "not_implemented": "Replace the `raise NotImplementedError` with your implementation.",
-    "syntax": "Fix the syntax error; Python points at the line above.",
-    "timeout": "Look for a loop that never ends (or work far larger than the inputs need).",
-    "crash": "The process died outright: ctypes, native extensions or unsafe memory access.",
-    "exit": "Return your result; never exit the process from an exercise.",
-    "memory": "Your code asked for more memory than the inputs need; look for a huge allocation.",
-    "forbidden": "This exercise is about writing that part yourself; basic torch operations are fine.",
-    "exception": "Your code raised this at the line shown: check the shapes, dtypes and types there against "
+FAILURE_HINTS: dict[FailureKind, str] = {
+    FailureKind.NOT_IMPLEMENTED: "Replace the `raise NotImplementedError` with your implementation.",
+    FailureKind.SYNTAX: "Fix the syntax error; Python points at the line above.",
+    FailureKind.TIMEOUT: "Look for a loop that never ends (or work far larger than the inputs need).",
+    FailureKind.CRASH: "The process died outright: ctypes, native extensions or unsafe memory access.",
+    FailureKind.EXIT: "Return your result; never exit the process from an exercise.",
+    FailureKind.MEMORY: "Your code asked for more memory than the inputs need; look for a huge allocation.",
+    FailureKind.FORBIDDEN: "This exercise is about writing that part yourself; basic torch operations are fine.",
+    FailureKind.EXCEPTION: "Your code raised this at the line shown: check the shapes, dtypes and types there against "
                  "the contract in the exercise's docstring.",
-    "resources": "An exercise needs neither many threads nor files: compute the result and return it.",
+    FailureKind.RESOURCES: "An exercise needs neither many threads nor files: compute the result and return it.",
 }
 FORBIDDEN_QUIZ = "sdpa-is-causal-vs-attn-mask"
-STOPPING_KINDS = ("timeout", "crash", "exit", "memory", "resources")  # failures the rest of the checks would repeat
+# failures the rest of the checks would repeat
+STOPPING_KINDS = (FailureKind.TIMEOUT, FailureKind.CRASH, FailureKind.EXIT, FailureKind.MEMORY, FailureKind.RESOURCES)
 
 
 @dataclass
@@ -220,7 +221,7 @@ def _run_each(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: Grade
                 result = run_check(check.id, check.title, check.run, cpu, spec.mask_layout)
             report.checks.append(result)
             crashes += result.failure_kind in STOPPING_KINDS
-            if result.failure_kind == "timeout" or crashes >= 2:
+            if result.failure_kind == FailureKind.TIMEOUT or crashes >= 2:
                 stopped = result
 
 
@@ -243,7 +244,8 @@ def _gpu_session(checks: WorkerSession, path: Path, forbidden: tuple[str, ...]) 
                          fork_server=checks.fork_server)
 
 
-def _not_run(check_id: str, title: str, why: str, cause: str, hint: str, failure_kind: str = "") -> CheckResult:
+def _not_run(check_id: str, title: str, why: str, cause: str, hint: str,
+             failure_kind: FailureKind | None = None) -> CheckResult:
     """A check that was not run fails: only a check that ran and passed counts."""
     return CheckResult(check_id, title, Status.FAIL, f"not run: {why}", hint=hint, cause=cause,
                        failure_kind=failure_kind)
@@ -302,10 +304,11 @@ def _failed(check_id: str, title: str, failure: LearnerFailure, started: float,
             mask_layout: str = "") -> CheckResult:
     frames = [str(frame) for frame in failure.frames]
     where = f"{failure.kind} at {frames[-1]}" if frames else f"{failure.kind}: {failure.message}"
-    cause = crash_diagnosis(failure.message, failure.frames, mask_layout) if failure.kind == "exception" else None
+    raised = failure.kind == FailureKind.EXCEPTION
+    cause = crash_diagnosis(failure.message, failure.frames, mask_layout) if raised else None
     if cause is None:
         cause = Diagnosis("", "", FAILURE_HINTS.get(failure.kind, ""),
-                          FORBIDDEN_QUIZ if failure.kind == "forbidden" else "")
+                          FORBIDDEN_QUIZ if failure.kind == FailureKind.FORBIDDEN else "")
     return CheckResult(
         check_id, title, Status.FAIL, failure.message,
         diagnosis=cause.title,

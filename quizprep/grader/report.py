@@ -10,7 +10,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from quizprep.grader.grade import GradeReport
-from quizprep.grader.spec import CheckResult, Status
+from quizprep.grader.spec import CheckResult, FailureKind, Status
 
 MARKS = {Status.PASS: ("✓", "green"), Status.FAIL: ("✗", "red"), Status.SKIP: ("–", "yellow"),
          Status.ERROR: ("!", "magenta")}
@@ -74,7 +74,8 @@ def _by_cause(failures: list[CheckResult]) -> list[list[CheckResult]]:
 def _untouched_stub(report: GradeReport) -> Text | None:
     """One line for a file whose every check stops at a `raise NotImplementedError`."""
     failures = [c for c in report.checks if c.id != "load" and c.status != Status.SKIP]
-    if not failures or not all(c.status == Status.FAIL and c.failure_kind == "not_implemented" for c in failures):
+    stub = FailureKind.NOT_IMPLEMENTED
+    if not failures or not all(c.status == Status.FAIL and c.failure_kind == stub for c in failures):
         return None
     where = failures[0].traceback[-1] if failures[0].traceback else report.file
     return Text.assemble(("Not started yet: ", "bold yellow"), f"{where}. ",

@@ -90,6 +90,34 @@ class Status(Word):
     ERROR = "error"  # the grader itself failed, not the learner's code
 
 
+class FailureKind(Word):
+    """Why the learner's code gave no result (a LearnerFailure's kind)."""
+
+    NOT_IMPLEMENTED = "not_implemented"
+    SYNTAX = "syntax"
+    EXCEPTION = "exception"
+    FORBIDDEN = "forbidden"
+    MEMORY = "memory"
+    EXIT = "exit"
+    CRASH = "crash"
+    TIMEOUT = "timeout"
+    RESOURCES = "resources"
+    LOAD = "load"
+    PROTOCOL = "protocol"
+
+    @classmethod
+    def from_worker(cls, word: object) -> FailureKind:
+        """The kind an error in a worker's reply names. The learner's process can send any text, and
+        only the grader may say that code timed out or crashed: anything else is an exception."""
+        named = {kind.value: kind for kind in WORKER_REPORTED}
+        return named.get(word, cls.EXCEPTION) if isinstance(word, str) else cls.EXCEPTION
+
+
+# What the worker itself tells apart (learner_side/errors.py); the grader sees the rest from outside.
+WORKER_REPORTED = (FailureKind.NOT_IMPLEMENTED, FailureKind.SYNTAX, FailureKind.EXCEPTION, FailureKind.FORBIDDEN,
+                   FailureKind.MEMORY, FailureKind.EXIT)
+
+
 # Metadata of the CheckResult fields the grader reads but the reports leave out: the JSON, text and
 # Exercism output of a grade stays what it was.
 NOT_REPORTED = {"reported": False}
@@ -119,13 +147,15 @@ class CheckResult:
     seconds: float = 0.0
     diagnosis_id: str = ""
     cause: str = ""  # failures with the same cause share one panel: a diagnosis id or the error itself
-    # Why the learner's code gave no result (LearnerFailure.kind: "timeout", "not_implemented"...); "" otherwise.
-    failure_kind: str = field(default="", metadata=NOT_REPORTED)
+    # Why the learner's code gave no result; None when it gave one.
+    failure_kind: FailureKind | None = field(default=None, metadata=NOT_REPORTED)
     failing_code: str = field(default="", metadata=NOT_REPORTED)  # the learner's line that raised, if any
     mismatches: list[Mismatch] = field(default_factory=list, metadata=NOT_REPORTED)  # `where`, as numbers
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)  # a plain "pass" becomes Status.PASS
+        if self.failure_kind is not None:
+            self.failure_kind = FailureKind(self.failure_kind)
 
 
 @dataclass

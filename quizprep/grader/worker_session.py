@@ -25,6 +25,7 @@ from quizprep.grader.learner_side import protocol, sandbox
 from quizprep.grader.learner_side.forkserver import ForkedProcess, ForkServer
 from quizprep.grader.device import gpu_memory_share
 from quizprep.grader.output import Frame, OutputCapture, frames_from_dump, strip_dump
+from quizprep.grader.spec import FailureKind
 
 WORKER_SCRIPT = Path(__file__).parent / "learner_side" / "worker.py"
 Process = subprocess.Popen[bytes] | ForkedProcess
@@ -54,7 +55,7 @@ class Limits:
 class LearnerFailure(Exception):
     """The learner's code did not produce a result; `kind` says why."""
 
-    kind: str
+    kind: FailureKind
     message: str
     frames: list[Frame] = field(default_factory=list)
     output: str = ""
@@ -170,7 +171,7 @@ class WorkerSession:
             info = protocol.checked_reply(response["value"])
         except protocol.ProtocolError as error:
             self.close()
-            raise LearnerFailure("protocol", f"the result could not be read back ({error})") from None
+            raise LearnerFailure(FailureKind.PROTOCOL, f"the result could not be read back ({error})") from None
         if not info.get("ready"):
             assert self.output is not None
             failure = self._failure_from(info.get("error", {}), self.output.mark(), info.get("forbidden", []))
@@ -186,7 +187,7 @@ class WorkerSession:
             shutil.copyfile(self.path, copy)
         except OSError as error:
             self.close()
-            raise LearnerFailure("load", f"your file could not be read: {error.strerror}") from None
+            raise LearnerFailure(FailureKind.LOAD, f"your file could not be read: {error.strerror}") from None
         return copy
 
     @property
@@ -228,7 +229,7 @@ class WorkerSession:
     def request(self, payload: dict[str, Any], timeout: float | None = None) -> dict[str, Any]:
         """Send one request; return the worker's successful response or raise LearnerFailure."""
         if self.deadline is not None and time.monotonic() >= self.deadline:
-            raise LearnerFailure("timeout", OVERALL_MESSAGE.format(seconds=self.limits.total_seconds))
+            raise LearnerFailure(FailureKind.TIMEOUT, OVERALL_MESSAGE.format(seconds=self.limits.total_seconds))
         if not self.alive:
             self.start()
         assert self.output is not None
@@ -243,7 +244,7 @@ class WorkerSession:
         response = self._receive(time.monotonic() + limit, mark, during=during)
         if response.get("ok") and "value" not in response:
             self.close()
-            raise LearnerFailure("protocol", "the result could not be read back (a reply without a value)")
+            raise LearnerFailure(FailureKind.PROTOCOL, "the result could not be read back (a reply without a value)")
         if not response.get("ok"):
             raise self._failure_from(response.get("error", {}), mark, response.get("forbidden", []))
         if response.get("forbidden"):
@@ -259,7 +260,7 @@ class WorkerSession:
                                           self.limits.reply_bytes))
             except OverLimit as problem:
                 self.close()
-                raise LearnerFailure("resources", f"the process running your code {problem} and was stopped "
+                raise LearnerFailure(FailureKind.RESOURCES, f"the process running your code {problem} and was stopped "
                                                   f"while {during}") from None
             except TimeoutError:
                 return self._timed_out(mark, during)
@@ -267,7 +268,7 @@ class WorkerSession:
                 return self._crashed(mark, event, during)
             except protocol.ProtocolError as error:
                 self.close()
-                raise LearnerFailure("protocol", f"the result could not be read back ({error})") from None
+                raise LearnerFailure(FailureKind.PROTOCOL, f"the result could not be read back ({error})") from None
             self.messages += 1
             if "event" in message:
                 event = message
@@ -296,7 +297,7 @@ class WorkerSession:
         message = (OVERALL_MESSAGE.format(seconds=self.limits.total_seconds) if during == OVERALL_LIMIT else
                    f"did not finish within {limit:g} s while {during} (an infinite loop, or far too slow) "
                    "and was stopped")
-        raise LearnerFailure("timeout", message, frames[-3:], strip_dump(output))
+        raise LearnerFailure(FailureKind.TIMEOUT, message, frames[-3:], strip_dump(output))
 
     def _crashed(self, mark: int, event: dict[str, Any], during: str) -> dict[str, Any]:
         assert self.process is not None and self.output is not None
@@ -309,7 +310,7 @@ class WorkerSession:
         self.close()
         if event.get("event") == "os_exit":
             frames = [Frame(**f) for f in event.get("frames", [])]
-            raise LearnerFailure("exit", f"your code ended the process with os._exit({event.get('status')}) "
+            raise LearnerFailure(FailureKind.EXIT, f"your code ended the process with os._exit({event.get('status')}) "
                                          f"while {during}", frames, output)
         if status is not None and status < 0:
             name = _signal_name(-status)
@@ -323,15 +324,15 @@ class WorkerSession:
                 "SIGILL": ("stopped at an illegal instruction (SIGILL), which is what the machine code of "
                            "a forbidden kernel is replaced by (reached natively: ctypes, a reset guard?)"),
             }.get(name, f"was terminated by signal {name}")
-            raise LearnerFailure("crash", f"the process running your code {reason} while {during}",
+            raise LearnerFailure(FailureKind.CRASH, f"the process running your code {reason} while {during}",
                                  frames[-3:], strip_dump(output))
-        raise LearnerFailure("exit", f"the process running your code exited (status {status}) while {during}",
+        raise LearnerFailure(FailureKind.EXIT, f"the process running your code exited (status {status}) while {during}",
                              [], output)
 
     def _failure_from(self, error: dict[str, Any], mark: int, forbidden: list[dict[str, Any]]) -> LearnerFailure:
         assert self.output is not None
         frames = [Frame(**f) for f in error.get("frames", [])]
-        kind = "forbidden" if forbidden else error.get("kind", "exception")
+        kind = FailureKind.FORBIDDEN if forbidden else FailureKind.from_worker(error.get("kind"))
         message = _plain_message(kind, error)
         if forbidden:
             calls = sorted({v["call"] for v in forbidden})
@@ -372,16 +373,16 @@ class _DeadlineReader:
                 raise OverLimit(problem)
 
 
-def _plain_message(kind: str, error: dict[str, Any]) -> str:
+def _plain_message(kind: FailureKind, error: dict[str, Any]) -> str:
     detail = error.get("message", "")
-    if kind == "not_implemented":
+    if kind == FailureKind.NOT_IMPLEMENTED:
         return "not implemented yet (raises NotImplementedError)"
-    if kind == "syntax":
+    if kind == FailureKind.SYNTAX:
         syntax = error.get("syntax", {})
         return f"your file has a syntax error: {syntax.get('msg', detail)} (line {syntax.get('line')})"
-    if kind == "exit":
+    if kind == FailureKind.EXIT:
         return f"your code called sys.exit({detail}); return the result instead"
-    if kind == "memory":
+    if kind == FailureKind.MEMORY:
         return f"ran out of memory ({error.get('type')}: {detail})"
     return f"raised {error.get('type', 'an exception')}: {detail}" if detail else f"raised {error.get('type')}"
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 
 from quizprep.grader import exercism
 from quizprep.grader.compare import Tolerance, find_mismatch
 from quizprep.grader.grade import GradeReport
 from quizprep.grader.report import to_json
-from quizprep.grader.spec import CheckFailure, CheckResult, Diagnosis, Status
+from quizprep.grader.spec import CheckFailure, CheckResult, Diagnosis, FailureKind, Status
 
 
 def test_a_status_is_its_word_in_json_text_and_comparisons():
@@ -59,3 +60,18 @@ def test_the_named_mistake_is_kept_and_its_words_fill_what_the_failure_leaves_em
     assert (failure.diagnosis_id, failure.diagnosis, failure.quiz) == ("no-max-shift", "exp overflows",
                                                                       "softmax-max-shift")
     assert failure.hint == "Look at row 3 first."
+
+
+@pytest.mark.parametrize(("sent", "read"), [
+    ("not_implemented", FailureKind.NOT_IMPLEMENTED), ("syntax", FailureKind.SYNTAX), ("memory", FailureKind.MEMORY),
+    # only the grader sees a timeout, a crash or exhausted resources: a reply claiming one is an exception
+    ("timeout", FailureKind.EXCEPTION), ("crash", FailureKind.EXCEPTION), ("resources", FailureKind.EXCEPTION),
+    ("no such kind", FailureKind.EXCEPTION), (["timeout"], FailureKind.EXCEPTION), (None, FailureKind.EXCEPTION),
+])
+def test_a_worker_names_only_the_kinds_it_can_tell_apart(sent, read):
+    assert FailureKind.from_worker(sent) is read
+
+
+def test_a_failure_kind_reads_and_prints_as_its_word():
+    result = CheckResult("values", "values", "fail", failure_kind="timeout")
+    assert result.failure_kind is FailureKind.TIMEOUT and f"{result.failure_kind}" == "timeout"

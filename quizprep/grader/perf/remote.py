@@ -16,6 +16,7 @@ from typing import Any, TypeGuard
 
 from quizprep.grader.perf.measure import CaseError, Measured, measure_cases, numerics_flags
 from quizprep.grader.perf.plan import PerfError, PerfPlan
+from quizprep.grader.spec import FailureKind
 from quizprep.grader.worker_session import LearnerFailure, Limits, WorkerSession
 
 LEARNER_WORKER = Path(__file__).parents[1] / "learner_side" / "perf_worker.py"
@@ -92,7 +93,7 @@ def ask(session: WorkerSession, payload: dict[str, Any], deadline: float, during
         value = session.request(payload, timeout=limit)["value"]
     except LearnerFailure as failure:
         what = (f"did not finish within {limit:.0f} s (an infinite loop, or far too slow) and was stopped"
-                if failure.kind == "timeout" else failure.message)
+                if failure.kind == FailureKind.TIMEOUT else failure.message)
         where = f" ({failure.frames[-1]})" if failure.frames else ""
         raise PerfError(f"your code {what} {during}{where}") from None
     if not isinstance(value, dict):

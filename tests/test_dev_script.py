@@ -79,7 +79,7 @@ def test_a_deleted_venv_is_rebuilt_whatever_the_stamp_says(dev):
     assert len(pip_installs(dev, "")) == 2
 
 
-def test_lint_runs_ruff_then_the_import_contracts_and_fails_when_either_does(dev, monkeypatch):
+def test_lint_runs_ruff_the_import_contracts_then_mypy_and_fails_when_any_does(dev, monkeypatch):
     ran: list[list[str]] = []
 
     def fake_run(cmd: list[str], cwd: Path) -> SimpleNamespace:
@@ -87,7 +87,7 @@ def test_lint_runs_ruff_then_the_import_contracts_and_fails_when_either_does(dev
         return SimpleNamespace(returncode=1 if len(ran) == 1 else 0)
 
     monkeypatch.setattr(dev.subprocess, "run", fake_run)
-    assert dev.main(["lint"]) == 1  # ruff found something; the contracts still ran
+    assert dev.main(["lint"]) == 1  # ruff found something; the contracts and mypy still ran
     assert ran[0][1:] == ["-m", "ruff", "check", "quizprep", "tests", "dev.py"]
-    assert Path(ran[1][0]).name.startswith("lint-imports") and len(ran) == 2
+    assert Path(ran[1][0]).name.startswith("lint-imports") and ran[2][1:] == ["-m", "mypy"] and len(ran) == 3
     assert any(c.endswith(f"-e {dev.ROOT}[dev,triton]") for c in dev.commands)  # the test suite's install

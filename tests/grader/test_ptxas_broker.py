@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-GRADER = Path(__file__).resolve().parents[2] / "quizprep" / "grader"
+LEARNER_SIDE = Path(__file__).resolve().parents[2] / "quizprep" / "grader" / "learner_side"
 HOSTILE = r'''
 import json, os, subprocess, sys
 sys.path.insert(0, sys.argv[1])
@@ -78,7 +78,7 @@ def outcome(tmp_path):
     fake = tmp_path / "ptxas"
     fake.write_text('#!/bin/sh\nfor a; do last=$a; done\necho cubin > "$last"\n')
     fake.chmod(0o755)
-    done = subprocess.run([sys.executable, "-c", HOSTILE, str(GRADER), str(private), str(fake)],
+    done = subprocess.run([sys.executable, "-c", HOSTILE, str(LEARNER_SIDE), str(private), str(fake)],
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)
@@ -116,11 +116,11 @@ def test_the_broker_refuses_any_other_build(outcome, request_):
 
 
 def test_no_broker_without_cuda():
-    sys.path.insert(0, str(GRADER))
+    sys.path.insert(0, str(LEARNER_SIDE))
     try:
         import ptxas_broker
     finally:
-        sys.path.remove(str(GRADER))
+        sys.path.remove(str(LEARNER_SIDE))
     torch = pytest.importorskip("torch")
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")

@@ -52,6 +52,9 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
 
     # Ctrl+G: no text field binds it, so it works while a number or an answer is half typed.
     BINDINGS = [Binding("escape", "leave", "End session"), Binding("ctrl+g", "skip", "Don't know")]
+    # Textual's default focused the scrolling body first, and on_mount then moved the focus to the
+    # answer: each of the two restyled the whole body, about a tenth of next→question (issue 21).
+    AUTO_FOCUS = "#answer"
 
     def __init__(self, session: Session, showing: Showing) -> None:
         super().__init__(classes=f"kind-{showing.question.kind}")

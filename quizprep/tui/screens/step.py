@@ -13,6 +13,7 @@ from typing import TypeVar
 from textual import events
 from textual.app import App
 from textual.await_complete import AwaitComplete
+from textual.geometry import Size
 from textual.screen import Screen
 
 ResultT = TypeVar("ResultT")
@@ -53,6 +54,21 @@ class Step(Screen[ResultT]):
         super().__init__(classes=classes)
         self.handed: asyncio.Future[ResultT | None] | None = None  # set while it is a step of a flow
         self.key_hold: KeyHold | None = None  # the flow's, likewise
+        self.styled_on_mount = True
+
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        # Every widget of a new screen was styled as it mounted, just before this first resume:
+        # restyling the whole screen again cost about a sixth of a screen change (issue 21).
+        if self.styled_on_mount:
+            self.styled_on_mount = False
+            event.refresh_styles = False
+
+    def _screen_resized(self, size: Size) -> None:
+        # A new screen's first layout gives it its size, and Textual answers the Resize that
+        # follows with a second full layout and repaint at the size it was just laid out at. What
+        # the first layout changed (sizes, a scrollbar) is laid out again on the next frame anyway.
+        if size != self.size:
+            super()._screen_resized(size)
 
     def dismiss(self, result: ResultT | None = None) -> AwaitComplete:
         if self.handed is None:

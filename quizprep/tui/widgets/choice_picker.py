@@ -47,6 +47,11 @@ class ChoicePicker(VerticalGroup, can_focus=True):
                 yield Static(inline_markdown(self.question.choices[index].text, ".choice-picker--code"),
                              classes="choice-text")
 
+    def watch_has_focus(self, _has_focus: bool) -> None:
+        # Only the picker's own border shows its focus. Restyling every row with it (Textual's
+        # default) cost a few ms on each question's focus, and again as its screen went away.
+        self.app.stylesheet.update_nodes([self], animate=True)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "pick":
             return int(parameters[0]) < len(self.order)  # type: ignore[call-overload]

@@ -109,8 +109,7 @@ class FailureKind(Word):
     def from_worker(cls, word: object) -> FailureKind:
         """The kind an error in a worker's reply names. The learner's process can send any text, and
         only the grader may say that code timed out or crashed: anything else is an exception."""
-        named = {kind.value: kind for kind in WORKER_REPORTED}
-        return named.get(word, cls.EXCEPTION) if isinstance(word, str) else cls.EXCEPTION
+        return cls(word) if isinstance(word, str) and word in WORKER_REPORTED else cls.EXCEPTION
 
 
 # What the worker itself tells apart (learner_side/errors.py); the grader sees the rest from outside.

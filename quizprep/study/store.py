@@ -37,7 +37,7 @@ from quizprep.study.storefile import StoreBusy, StoreError, connect, failure
 if TYPE_CHECKING:
     from fsrs import Card, Rating, Scheduler
 
-__all__ = ["Answer", "RubricMark", "Store", "StoreBusy", "StoreError", "resolve_db_path", "to_text"]
+__all__ = ["Answer", "RubricMark", "Store", "StoreBusy", "StoreError"]
 
 BUSY_TIMEOUT_S = 10.0
 

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from quizprep.cli import progress as command
+from quizprep.study.rows import to_text
 from quizprep.study.scheduling import make_scheduler
-from quizprep.study.store import Answer, Store, StoreBusy, StoreError, to_text
+from quizprep.study.store import Answer, Store, StoreBusy, StoreError
 from quizprep.study.storefile import MIGRATIONS, SCHEMA_VERSION
 
 START = datetime(2025, 3, 3, 9, 0, tzinfo=timezone.utc)

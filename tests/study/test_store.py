@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quizprep.study import storefile
+from quizprep.study.dbpath import resolve_db_path
 from quizprep.study.scheduling import make_scheduler, review
-from quizprep.study.store import Store, StoreBusy, StoreError, resolve_db_path
+from quizprep.study.store import Store, StoreBusy, StoreError
 from quizprep.study.storefile import APPLICATION_ID, SCHEMA_VERSION
 
 START = datetime(2025, 3, 3, 9, 0, tzinfo=timezone.utc)

@@ -314,8 +314,8 @@ def test_a_perf_run_that_loops_forever_is_stopped_and_leaves_nothing(tmp_path):
     path = _write(tmp_path, LOOPER)
     started = time.monotonic()
     # The request's own limit stops it, or, on a loaded machine where start-up ate the phase's
-    # time, the deadline before the next request.
-    with pytest.raises(perf.PerfError, match="did not finish|took longer than its time limit"):
+    # time, the deadline before the next request: either way it did not finish.
+    with pytest.raises(perf.PerfError, match="did not finish"):
         perf.run_perf(path, plan=PLAN, seed=1, timeout=20)
     assert time.monotonic() - started < 20 + 15
     assert not _wait_until_gone(path, os.getpid(), 5)

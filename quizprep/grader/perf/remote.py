@@ -87,7 +87,7 @@ def ask(session: WorkerSession, payload: dict[str, Any], deadline: float, during
 
     left = deadline - time.monotonic()
     if left <= 0:
-        raise PerfError(f"the perf run took longer than its time limit ({during})")
+        raise PerfError(f"the perf run did not finish within its time limit ({during})")
     limit = min(left, CALL_LIMIT_FACTOR * session.limits.check_seconds)
     try:
         value = session.request(payload, timeout=limit)["value"]

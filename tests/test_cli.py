@@ -171,3 +171,16 @@ def test_filters_that_leave_nothing_fail_before_the_app_opens(opened: list[dict]
                                                              argv: list[str], message: str) -> None:
     assert cli.main(["--bank", str(DATA), *argv]) == 2
     assert capsys.readouterr().err == f"quizprep quiz: {message}" and opened == []
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["quiz", "--bank", "{gone}"], "quizprep quiz: no such bank file or folder: {gone}"),
+    (["check", "{gone}"], "quizprep check: no such file or folder: {gone}"),
+    (["stats", "--bank", "{gone}"], "quizprep stats: no such bank file or folder: {gone}"),
+    (["report", "--out", "r.md", "--bank", "{gone}"], "quizprep report: no such bank file or folder: {gone}"),
+])
+def test_a_missing_path_is_named_and_exits_2(argv, said, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("QUIZPREP_DB", str(tmp_path / "progress.sqlite3"))
+    gone = str(tmp_path / "gone")
+    assert cli.main([word.format(gone=gone) for word in argv]) == 2
+    assert capsys.readouterr().err.strip() == said.format(gone=gone)

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from quizprep.cli.options import add_db_option
+from quizprep.cli.options import add_db_option, any_missing
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -36,9 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from quizprep.bank.cues import form_cues
     from quizprep.bank.loader import load_banks, summarize
 
-    missing = [str(p) for p in args.paths if not p.exists()]
-    if missing:
-        print(f"quizprep check: no such file or folder: {', '.join(missing)}", file=sys.stderr)
+    if any_missing("check", args.paths, "file or folder"):
         return 2
     if args.threshold is not None and not (args.similar and 0 < args.threshold <= 1):
         print("quizprep check: --threshold takes a number in (0, 1] and needs --similar", file=sys.stderr)

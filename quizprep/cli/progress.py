@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from quizprep.cli.options import add_db_option
+from quizprep.cli.options import add_db_option, any_missing
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -72,9 +72,7 @@ def _open(args: argparse.Namespace, command: str) -> tuple[Store, LoadResult] | 
     from quizprep.study.dbpath import resolve_db_path
     from quizprep.study.store import Store, StoreError
 
-    missing = [str(p) for p in args.bank if not p.exists()]
-    if missing:
-        print(f"quizprep {command}: no such bank file or folder: {', '.join(missing)}", file=sys.stderr)
+    if any_missing(command, args.bank):
         return 2
     result = load_banks(args.bank or None)
     for error in result.errors:

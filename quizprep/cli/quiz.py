@@ -10,7 +10,7 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from quizprep.cli.options import add_db_option
+from quizprep.cli.options import add_db_option, any_missing
 
 if TYPE_CHECKING:
     from quizprep.bank.loader import LoadResult
@@ -72,9 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from quizprep.tui.app import QuizApp
 
-    missing = [str(path) for path in args.bank if not path.exists()]
-    if missing:
-        print(f"quizprep quiz: no such bank file or folder: {', '.join(missing)}", file=sys.stderr)
+    if any_missing("quiz", args.bank):
         return 2
     loaded = None
     if args.topic or args.question or args.search or args.tag:

@@ -60,3 +60,28 @@ async def test_an_enter_typed_during_the_change_does_not_skip_the_feedback(make_
         assert isinstance(app.screen, FeedbackScreen)
         await pilot.press("n")  # the explicit key always goes on
         assert isinstance(app.screen, QuestionScreen)
+
+
+async def test_a_question_is_drawn_complete_in_its_first_frame(make_app):
+    """The answer field is focused before the first frame, so the footer shows Submit at once
+    instead of the screen's keys alone for a frame (issue 21)."""
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        frames: list[tuple[object, list[str]]] = []
+        display = app._display
+
+        def recording(screen, renderable) -> None:
+            if renderable is not None:
+                frames.append((screen, [strip.text for strip in screen._compositor.render_strips()]))
+            display(screen, renderable)
+
+        app._display = recording
+        for answer in ((0,), (0, 1)):
+            await pilot.press(*keys_for(app, *answer), "enter")
+            frames.clear()
+            await pilot.press("enter")  # feedback -> the next question
+            await pilot.pause()
+            question = [cells for screen, cells in frames if screen is app.screen]
+            assert isinstance(app.screen, QuestionScreen)
+            assert "Submit" in question[0][-1], question[0][-1]
+            assert question[0] == question[-1]

@@ -5,6 +5,7 @@ from typing import Callable
 
 from textual.app import ComposeResult
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Static, TextArea
@@ -52,9 +53,6 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
 
     # Ctrl+G: no text field binds it, so it works while a number or an answer is half typed.
     BINDINGS = [Binding("escape", "leave", "End session"), Binding("ctrl+g", "skip", "Don't know")]
-    # Textual's default focused the scrolling body first, and on_mount then moved the focus to the
-    # answer: each of the two restyled the whole body, about a tenth of next→question (issue 21).
-    AUTO_FOCUS = "#answer"
 
     def __init__(self, session: Session, showing: Showing) -> None:
         super().__init__(classes=f"kind-{showing.question.kind}")
@@ -97,7 +95,11 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
             return ""
 
     def on_mount(self) -> None:
-        self.query_one("#answer").focus()
+        # Focused here, before the first frame: focus() waits a turn of the loop, so the first
+        # frame showed the footer without the answer's keys (Submit), and Textual's auto focus
+        # took the scrolling body first, restyling it twice per change (issue 21).
+        answer = self.query_one("#answer")
+        self.set_focus(next(field for field in answer.walk_children(Widget, with_self=True) if field.focusable))
         if self.typed:
             self.notify("Your unsent answer from last time is back.", title="Draft restored")
 

@@ -26,6 +26,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from quizprep.grader.spec import Diagnosis
+
 # The whole card is never handed out: CUDA's own context and the caching allocator's slack need some.
 GPU_MEMORY_IN_USE = 0.9
 
@@ -81,32 +83,24 @@ def gpu_memory_share() -> float:
     return GPU_MEMORY_IN_USE / max(1, workers)
 
 
-@dataclass(frozen=True)
-class Placement:
-    """A device-placement bug, as named in the report."""
-
-    id: str
-    diagnosis: str
-    hint: str
-
-
-WITHOUT_DEVICE = Placement(
+NO_QUIZ = ""  # the bank has no question on device placement: a failed grade makes none due
+WITHOUT_DEVICE = Diagnosis(
     "device-tensor-without-device",
     "a tensor built without device= stays on the CPU while the inputs are on another device",
     "Build it where the inputs are: torch.arange(n, device=q.device), q.new_full(...), "
-    "torch.zeros_like(q), or .to(q.device).")
-NUMPY = Placement(
+    "torch.zeros_like(q), or .to(q.device).", NO_QUIZ)
+NUMPY = Diagnosis(
     "device-numpy",
     ".numpy() needs a CPU tensor: on a GPU it raises (and a copy to the host would stall the GPU)",
-    "Stay in torch for the whole computation; torch has every operation NumPy would give you.")
-HARD_CODED_CUDA = Placement(
+    "Stay in torch for the whole computation; torch has every operation NumPy would give you.", NO_QUIZ)
+HARD_CODED_CUDA = Diagnosis(
     "device-hard-coded-cuda",
     "a hard-coded .cuda() / device='cuda' ignores where the inputs are",
-    "Follow the inputs: .to(q.device), or device=q.device when building a tensor.")
-HARD_CODED_CPU = Placement(
+    "Follow the inputs: .to(q.device), or device=q.device when building a tensor.", NO_QUIZ)
+HARD_CODED_CPU = Diagnosis(
     "device-hard-coded-cpu",
     "a hard-coded .cpu() / device='cpu' moves data off the inputs' device",
-    "Follow the inputs: keep every tensor on q.device.")
+    "Follow the inputs: keep every tensor on q.device.", NO_QUIZ)
 
 _MIXED = re.compile(r"is not on the expected device|Expected all tensors to be on the same device|"
                     r"Expected \w+ and \w+ to be on the same device|but got \w+ on (cpu|cuda)")
@@ -117,7 +111,7 @@ _CUDA_CODE = re.compile(r"\.cuda\(|['\"]cuda")
 _CPU_CODE = re.compile(r"\.cpu\(|['\"]cpu['\"]")
 
 
-def placement(message: str, code: str = "") -> Placement | None:
+def placement(message: str, code: str = "") -> Diagnosis | None:
     """The placement bug an error of the learner's code shows, from its message and the line
     that raised it; None for any other error."""
     if _NUMPY.search(message):

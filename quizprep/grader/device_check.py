@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from quizprep.grader.context import CheckContext, Reply
-from quizprep.grader.device import Placement, placement
-from quizprep.grader.spec import CheckResult, ExerciseSpec, FailureKind, Status
+from quizprep.grader.device import placement
+from quizprep.grader.spec import CheckResult, Diagnosis, ExerciseSpec, FailureKind, Status
 from quizprep.grader.worker_session import LearnerFailure, WorkerSession
 
 TITLE = "device placement: runs with its inputs on another device"
@@ -22,7 +22,7 @@ _ENDS_PROBE = (FailureKind.TIMEOUT, FailureKind.CRASH, FailureKind.EXIT, Failure
 class Found:
     device: str
     failure: LearnerFailure
-    bug: Placement
+    bug: Diagnosis
 
 
 class _Enough(Exception):
@@ -96,6 +96,6 @@ def _failed(found: Found, seconds: float) -> CheckResult:
     where = frames[-1] if frames else ""
     return CheckResult(
         "device", TITLE, Status.FAIL, f"with inputs on {found.device}: {found.failure.message}",
-        diagnosis=found.bug.diagnosis, hint=found.bug.hint, where=where, traceback=frames,
+        diagnosis=found.bug.title, hint=found.bug.hint, quiz=found.bug.quiz, where=where, traceback=frames,
         output=found.failure.output, seconds=seconds, diagnosis_id=found.bug.id, cause=found.bug.id,
     )

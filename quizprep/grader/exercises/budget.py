@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from quizprep import budget
-from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+from quizprep.grader.spec import Check, CheckFailure, Diagnosis, ExerciseSpec
 
 DTYPES = ("float32", "bfloat16", "float16", "float64", "int8")
 WRONG_SIZES = {1, 2, 4, 8}
@@ -41,6 +41,10 @@ class Slip:
     hint: str
     quiz: str
     id: str = ""  # the report's diagnosis id, given when the slip fits every wrong case
+
+    @property
+    def named(self) -> Diagnosis:
+        return Diagnosis(self.id, self.diagnosis, self.hint, self.quiz)
 
 
 @dataclass(frozen=True)
@@ -307,22 +311,19 @@ def check_formula(formula: Formula, call: Callable[..., Any], seed: int) -> str:
     case, value = failures[0]
     expected = formula.reference(*case.args)
     slip, matched = diagnose(formula, failures)
-    diagnosis = "none of the classic slips gives these numbers"
-    if slip is not None:
-        diagnosis = slip.diagnosis
-        if matched < len(failures):
-            diagnosis += f" (fits {matched} of the {len(failures)} wrong cases)"
-    raise CheckFailure(
-        f"{formula.function} is wrong on {case.title}: returned {value:,}, expected {expected:,}",
-        tried=f"{len(formula.named)} named real cases and {RANDOM_CASES} random ones; "
-        f"{len(failures)} wrong",
-        smallest=_describe(formula.function, case.args),
-        where=f"off by a factor of {value / expected:.4g}" if expected else "",
-        diagnosis=diagnosis,
-        diagnosis_id=slip.id if slip is not None and matched == len(failures) else "",
-        hint=slip.hint if slip else "Write the formula out with every factor named.",
-        quiz=slip.quiz if slip else formula.quiz,
-    )
+    tried = f"{len(formula.named)} named real cases and {RANDOM_CASES} random ones; {len(failures)} wrong"
+    message = f"{formula.function} is wrong on {case.title}: returned {value:,}, expected {expected:,}"
+    where = f"off by a factor of {value / expected:.4g}" if expected else ""
+    smallest = _describe(formula.function, case.args)
+    if slip is None:
+        raise CheckFailure(message, tried=tried, smallest=smallest, where=where,
+                           diagnosis="none of the classic slips gives these numbers",
+                           hint="Write the formula out with every factor named.", quiz=formula.quiz)
+    if matched < len(failures):  # a likely cause, not a name: it leaves some wrong cases unexplained
+        raise CheckFailure(message, tried=tried, smallest=smallest, where=where,
+                           diagnosis=f"{slip.diagnosis} (fits {matched} of the {len(failures)} wrong cases)",
+                           hint=slip.hint, quiz=slip.quiz)
+    raise CheckFailure(message, tried=tried, smallest=smallest, where=where, named=slip.named)
 
 
 def _check(formula: Formula) -> Check:

@@ -10,6 +10,7 @@ import pytest
 
 from quizprep import budget
 from quizprep.grader import perf
+from quizprep.grader.learner_side import perf_runner
 from quizprep.grader.perf import Measured, PerfCase, PerfPlan, TimingStats
 from quizprep.grader.perf.baseline import references
 from quizprep.grader.perf.measure import runs_per_request
@@ -101,7 +102,7 @@ def test_skip_by_budget_never_calls_the_code(monkeypatch: pytest.MonkeyPatch) ->
         calls.append(q.shape)
         return naive_attention(q, k, v, mask)
 
-    monkeypatch.setattr(perf.measure, "_free_memory", lambda device: 50_000)
+    monkeypatch.setattr(perf_runner, "free_memory", lambda device: 50_000)
     results = perf.measure_target(spy, tiny_plan(sizes=(16, 64)))
     ran = [r for r in results if r.samples]
     skipped = [r for r in results if r.skipped]

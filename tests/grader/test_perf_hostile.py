@@ -249,11 +249,12 @@ def test_a_clock_forged_to_half_the_honest_time_is_rejected(tmp_path):
         assert row.check.startswith("timing:") and "the grader's own clock" in row.check, row.check
 
 
+# Claims no memory is free, so that the grader skips every size by its budget.
 SKIPPER = """
 import gc
 for namespace in gc.get_objects():
-    if isinstance(namespace, dict) and "skip_for_memory" in namespace and "CaseRunner" in namespace:
-        namespace["skip_for_memory"] = lambda *args: "needs more memory than there is"
+    if isinstance(namespace, dict) and "free_memory" in namespace and "CaseRunner" in namespace:
+        namespace["free_memory"] = lambda *args: 0
 
 def scaled_dot_product_attention(q, k, v, mask=None):
     return honest(q, k, v, mask), None

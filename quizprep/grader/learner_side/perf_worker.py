@@ -9,6 +9,10 @@ grader drives each case as requests (set up; refill run ``i``'s inputs from a se
 and time one call; hand over rows of that output), so the secret the inputs derive from never
 reaches this process, and a run's seed arrives only after the learner's module was imported and
 the previous run was timed. Results go back over the worker's pipe; nothing is read from a file.
+
+The timing code (`perf_runner.py`, `perf_clocks.py`) is loaded by path like the worker's other
+siblings, before the learner's file: like them it imports nothing of quizprep. It is sent each
+case's shape, never the plan, and reports the free memory the grader decides skips by.
 """
 from __future__ import annotations
 
@@ -21,7 +25,6 @@ from types import ModuleType
 from typing import Any, Callable
 
 WORKER_SCRIPT = Path(__file__).resolve().with_name("worker.py")
-PACKAGE_ROOT = Path(__file__).resolve().parents[3]  # the folder that holds quizprep/
 
 
 @dataclass(frozen=True)
@@ -55,18 +58,20 @@ TARGETS = {"attention": Target("scaled_dot_product_attention", _first_output),
 class PerfOps:
     """The perf requests, mixed into the correctness worker's class."""
 
-    measure: ModuleType  # quizprep.grader.perf.measure, imported before any learner code ran
-    plan_module: ModuleType
+    clocks: ModuleType  # perf_clocks.py and perf_runner.py, loaded by path before any learner code ran
+    timing: ModuleType
+    config: dict[str, Any]  # set by the correctness worker, as is memaudit
+    memaudit: ModuleType
 
     def load_learner(self) -> dict[str, Any]:
-        self.flags_before = self.measure.numerics_flags()
+        self.flags_before = self.timing.numerics_flags()
         self.runner: Any = None
         self.clock: Any = None
         return super().load_learner()  # type: ignore[misc]
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        handlers = {"perf_case": self.perf_case, "perf_run": self.perf_run, "perf_probe": self.perf_probe,
-                    "perf_flags": self.perf_flags}
+        handlers = {"perf_free": self.perf_free, "perf_case": self.perf_case, "perf_run": self.perf_run,
+                    "perf_probe": self.perf_probe, "perf_flags": self.perf_flags}
         handler = handlers.get(request["op"])
         if handler is None:
             return super().handle(request)  # type: ignore[misc]
@@ -81,15 +86,20 @@ class PerfOps:
             value = {"error": f"{type(error).__name__}: {error}"}
         return {"ok": True, "value": value}
 
-    def perf_case(self, request: dict[str, Any]) -> dict[str, Any]:
+    def perf_free(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The memory free for the next case, with the last case's tensors released and the clock
+        (on GPU, its flush buffer) already allocated."""
         import torch
 
-        plan = self.plan_module.PerfPlan.from_json(request["plan"])
+        device = request["device"]
         self.runner = None
-        if plan.device == "cuda":
+        if device == "cuda":
             torch.cuda.empty_cache()
         if self.clock is None:
-            self.clock = self.measure.clock_for(plan)
+            self.clock = self.clocks.clock_for(device, int(self.config.get("threads", 1)))
+        return {"free_bytes": self.timing.free_memory(device)}
+
+    def perf_case(self, request: dict[str, Any]) -> dict[str, Any]:
         target = TARGETS[request["exercise"]]
         attend = target.adapt(getattr(self.learner, target.function))  # type: ignore[attr-defined]
         guard = self.guards.mode  # type: ignore[attr-defined]
@@ -98,10 +108,10 @@ class PerfOps:
             with guard:
                 return attend(q, k, v, mask)
 
-        index = int(request["case"])
-        result = self.measure.Measured(case=index, who="yours")
-        self.runner = self.measure.CaseRunner(guarded, plan, index, self.clock)
-        self.runner.setup(int(request["seed"]), result, float(request["score_bytes_per_pair"]))
+        result = self.timing.Measured(case=int(request["index"]), who="yours")
+        case = self.timing.CaseShape(**request["case"])
+        self.runner = self.timing.CaseRunner(guarded, case, request["device"], self.clock, self.memaudit.audit)
+        self.runner.setup(int(request["seed"]), result)
         return asdict(result)
 
     def perf_run(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -116,20 +126,7 @@ class PerfOps:
                            for values, mark in self.runner.probe_batch(asked)]}
 
     def perf_flags(self, request: dict[str, Any]) -> dict[str, Any]:
-        return {"before": self.flags_before, "now": self.measure.numerics_flags()}
-
-
-def _import_measurement(package_root: Path) -> tuple[ModuleType, ModuleType]:
-    """The measuring code, imported while nothing of the learner has run, then dropped from
-    sys.modules: the modules keep working, and ``import quizprep`` meets the worker's guard."""
-    sys.path.insert(0, str(package_root))
-    try:
-        from quizprep.grader.perf import measure, plan
-    finally:
-        sys.path.remove(str(package_root))
-    for name in [name for name in sys.modules if name == "quizprep" or name.startswith("quizprep.")]:
-        del sys.modules[name]
-    return measure, plan
+        return {"before": self.flags_before, "now": self.timing.numerics_flags()}
 
 
 def _correctness_worker() -> ModuleType:
@@ -146,8 +143,8 @@ def main() -> None:
     del sys.path[0]  # this script's directory
     base = _correctness_worker()
     base._load_sibling("sandbox.py").die_with_parent(int(config["parent"]))  # before torch is imported
-    measure, plan = _import_measurement(PACKAGE_ROOT)
-    worker_class = type("PerfWorker", (PerfOps, base.Worker), {"measure": measure, "plan_module": plan})
+    timing_code = {"clocks": base._load_sibling("perf_clocks.py"), "timing": base._load_sibling("perf_runner.py")}
+    worker_class = type("PerfWorker", (PerfOps, base.Worker), timing_code)
     worker = worker_class(config)
     protections = worker.prepare()
     worker.send({"prepared": True, "sandbox": protections})

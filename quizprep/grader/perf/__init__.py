@@ -4,9 +4,11 @@ Three layers, so the honest-numbers logic is testable on a laptop:
 
 1. :mod:`.plan`, pure Python: the sizes to run, the FLOP and memory budget of each, the median
    with a distribution-free confidence interval, ties.
-2. :mod:`.measure` and :mod:`.clocks`, torch: fresh inputs for every run, and timing any
-   ``attend(q, k, v, causal)`` callable or every SDPA backend that runs, with the same clock,
-   inputs and warm-up. SDPA runs in a clean interpreter that the learner's code never touched.
+2. :mod:`.measure`, torch: fresh inputs for every run, and timing any ``attend(q, k, v, causal)``
+   callable or every SDPA backend that runs, with the same clock, inputs and warm-up. SDPA runs
+   in a clean interpreter that the learner's code never touched. The code that also runs in the
+   learner's process, the case runner and the clocks, is in
+   :mod:`quizprep.grader.learner_side.perf_runner` and :mod:`~quizprep.grader.learner_side.perf_clocks`.
 3. :mod:`.report`, pure Python: joins the two, re-checks the learner's outputs on the timed
    inputs against float64 probes computed by the clean process, and says in words what the
    memory numbers mean.
@@ -16,9 +18,10 @@ the learner's, the correctness worker with the same protections plus the timing 
 one request at a time by :mod:`.remote`; :mod:`.phase` runs both and plugs the phase into the
 grader.
 """
+from quizprep.grader.learner_side.perf_clocks import CpuClock, CudaClock
+from quizprep.grader.learner_side.perf_runner import CaseRunner, Inputs, Measured, backend_that_ran
 from quizprep.grader.perf.baseline import measure_sdpa, reference_probes, sdpa_attend
-from quizprep.grader.perf.clocks import CpuClock, CudaClock, time_runs
-from quizprep.grader.perf.measure import CaseRunner, Inputs, Measured, backend_that_ran, measure_target
+from quizprep.grader.perf.measure import measure_target, time_runs
 from quizprep.grader.perf.phase import perf_phase, run_perf
 from quizprep.grader.perf.plan import (
     PerfCase,

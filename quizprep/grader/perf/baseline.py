@@ -8,19 +8,14 @@ seed included) on stdin; the result is one JSON object on stdout (a pipe only th
 from __future__ import annotations
 
 import json
+import math
 import sys
 from dataclasses import asdict
 from typing import Any, Callable
 
 from quizprep.grader.learner_side import sandbox
-from quizprep.grader.perf.measure import (
-    SDPA_BACKENDS,
-    Inputs,
-    Measured,
-    fingerprint,
-    measure_target,
-    numerics_flags,
-)
+from quizprep.grader.learner_side.perf_runner import Inputs, Measured, fingerprint, numerics_flags
+from quizprep.grader.perf.measure import SDPA_BACKENDS, measure_target
 from quizprep.grader.perf.plan import PerfPlan, probe_plan, run_seed
 
 
@@ -46,7 +41,7 @@ def reference_probes(plan: PerfPlan) -> list[list[list[float] | None]]:
 
 def references(plan: PerfPlan, fingerprints: bool = True) -> tuple[list[Any], list[Any]]:
     """The probe rows, as `reference_probes`, and for every checked run [fingerprint, scale] of
-    SDPA's output on that run's inputs with that run's weights (see `measure.fingerprint`)."""
+    SDPA's output on that run's inputs with that run's weights (see `perf_runner.fingerprint`)."""
     rows_by_case, marks_by_case = [], []
     for index, case in enumerate(plan.cases):
         inputs = Inputs(case, plan.device)
@@ -58,13 +53,28 @@ def references(plan: PerfPlan, fingerprints: bool = True) -> tuple[list[Any], li
             if rows is None:
                 continue
             inputs.refill(run_seed(plan.seed, index, run))
-            rows_by_run[-1] = inputs.reference_rows(rows)
+            rows_by_run[-1] = reference_rows(inputs, rows)
             if fingerprints:
                 out = sdpa_attend(None)(inputs.q, inputs.k, inputs.v, case.causal or None)
                 marks_by_run[-1] = list(fingerprint(out, run_seed(plan.seed, index, f"weights:{run}")))
         rows_by_case.append(rows_by_run)
         marks_by_case.append(marks_by_run)
     return rows_by_case, marks_by_case
+
+
+def reference_rows(inputs: Inputs, rows: list[tuple[int, int, int]]) -> list[float]:
+    """The output rows ``rows`` in float64, computed here from the current inputs."""
+    import torch
+
+    found = []
+    for b, h, row in rows:
+        q = inputs.q[b, h, row].double()
+        keys, values = inputs.k[b, h].double(), inputs.v[b, h].double()
+        if inputs.case.causal:
+            keys, values = keys[: row + 1], values[: row + 1]
+        weights = torch.softmax(keys @ q / math.sqrt(inputs.case.head_dim), dim=0)
+        found.append(weights @ values)
+    return torch.stack(found).cpu().flatten().tolist()
 
 
 def measure_sdpa(plan: PerfPlan) -> list[Measured]:

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from quizprep.grader.device import policy_for
+from quizprep.grader.learner_side.perf_runner import Measured
 from quizprep.grader.learner_side.perf_worker import TARGETS
-from quizprep.grader.perf.measure import Measured
 from quizprep.grader.perf.plan import PerfError, PerfPlan, cpu_plan, gpu_plan
 from quizprep.grader.perf.remote import measure_learner
 from quizprep.grader.perf.report import PerfReport, build_report, headline

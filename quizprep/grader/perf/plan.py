@@ -9,17 +9,15 @@ import os
 import random
 import statistics
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from quizprep import budget
+from quizprep.grader.learner_side.perf_runner import CaseShape
 
 CONFIDENCE = 0.95
 # Only this fraction of free memory is planned for: allocator fragmentation and the
 # clock's own buffers need the rest.
 MEMORY_HEADROOM = 0.8
-# Bigger than the L2 cache of every current NVIDIA GPU (H100: 50 MB), so zeroing it
-# evicts whatever the previous run left there.
-L2_FLUSH_BYTES = 256 * 2**20
 PROBES_PER_RUN = 8
 # The share of timed runs whose outputs are re-checked; which ones is drawn from the secret seed,
 # and the learner's process learns it only after the run's output is in (so every run must be right).
@@ -59,15 +57,9 @@ class PerfError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class PerfCase:
-    """One size: self-attention with n = m, inputs (B, H, n, d)."""
-
-    batch: int
-    heads: int
-    n: int
-    head_dim: int
-    causal: bool
-    dtype: str
+class PerfCase(CaseShape):
+    """One size (its fields are `CaseShape`'s, all the learner's process is sent), with what the
+    grader plans and reports by: its label, FLOPs and bytes."""
 
     @property
     def label(self) -> str:
@@ -77,11 +69,6 @@ class PerfCase:
     @property
     def flops(self) -> int:
         return budget.attention_flops(self.batch, self.heads, self.n, self.n, self.head_dim, self.causal)
-
-    @property
-    def pairs(self) -> int:
-        """Elements of one score-sized tensor, B·H·n·m."""
-        return self.batch * self.heads * self.n * self.n
 
     def qkv_bytes(self) -> int:
         return 3 * self.output_bytes()
@@ -266,14 +253,3 @@ def skip_reason(needed: int, free: int | None) -> str | None:
         f"needs {budget.format_bytes(needed)} by its budget, more than "
         f"{MEMORY_HEADROOM:.0%} of the {budget.format_bytes(free)} free"
     )
-
-
-def score_tensors(allocations: Iterable[Any], pairs: int) -> list[Any]:
-    """Allocations with at least B·H·n·m elements: the score-sized tensors."""
-    found = []
-    for allocation in allocations:
-        numel = math.prod(allocation.shape) if allocation.shape else 1
-        if numel >= pairs:
-            found.append(allocation)
-    return found
-

@@ -8,8 +8,9 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from quizprep.grader.perf.measure import Measured
-from quizprep.grader.perf.plan import L2_FLUSH_BYTES, PROBE_TOLERANCE, PerfCase, PerfPlan
+from quizprep.grader.learner_side.perf_clocks import L2_FLUSH_BYTES
+from quizprep.grader.learner_side.perf_runner import Measured
+from quizprep.grader.perf.plan import PROBE_TOLERANCE, PerfCase, PerfPlan
 
 
 # A median the learner's process reports this much below the grader's own clock around the same

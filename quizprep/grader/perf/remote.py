@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from quizprep.grader.perf.measure import CaseError, Measured, measure_cases, numerics_flags
+from quizprep.grader.learner_side.perf_runner import Measured, numerics_flags
+from quizprep.grader.perf.measure import CaseError, measure_cases
 from quizprep.grader.perf.plan import PerfError, PerfPlan
 from quizprep.grader.spec import FailureKind
 from quizprep.grader.worker_session import LearnerFailure, Limits, WorkerSession
@@ -23,27 +24,38 @@ LEARNER_WORKER = Path(__file__).parents[1] / "learner_side" / "perf_worker.py"
 # One perf request (a setup with its memory audit, or one timed call) may take this many of the
 # checks' time limits: its sizes are far larger than theirs.
 CALL_LIMIT_FACTOR = 2
-# The audit's fields a reply may set, with the type each must have.
+# The audit's fields a reply may set, with the type each must have. Not "skipped": whether a size
+# runs is the grader's call, from the free memory the process reports.
 _SETUP_FIELDS: dict[str, type] = {"ran": str, "peak_bytes": int, "score_tensors": int, "score_bytes": int,
-                 "peak_live_bytes": int, "skipped": str, "error": str}
+                 "peak_live_bytes": int, "error": str}
 
 
 class RemoteRunner:
-    """A `CaseRunner` in the learner's process, seen from the grader: setup, run_batch, probe_batch."""
+    """A `CaseRunner` in the learner's process, seen from the grader: free_bytes, setup, run_batch,
+    probe_batch. The process is sent the case's shape and each run's seed, never the plan's secret."""
 
     def __init__(self, session: WorkerSession, plan: PerfPlan, index: int, exercise: str, deadline: float) -> None:
         self.session, self.plan, self.index = session, plan, index
         self.exercise, self.deadline = exercise, deadline
         self.label = plan.cases[index].label
 
-    def setup(self, seed: int, result: Measured, score_bytes_per_pair: float) -> None:
-        public = dataclasses.replace(self.plan, seed=0).to_json()  # the secret stays here
-        value = self._ask({"op": "perf_case", "plan": public, "case": self.index, "exercise": self.exercise,
-                           "seed": seed, "score_bytes_per_pair": score_bytes_per_pair})
+    def free_bytes(self) -> int | None:
+        """The memory the learner's process has free for this case, the last case's tensors released."""
+        value = self._ask({"op": "perf_free", "device": self.plan.device})
+        if value.get("error"):
+            raise CaseError(value["error"])
+        free = value.get("free_bytes")
+        if free is not None and not _is_count(free):
+            raise PerfError(f"the perf worker sent back a malformed free memory for {self.label}")
+        return free
+
+    def setup(self, seed: int, result: Measured) -> None:
+        value = self._ask({"op": "perf_case", "device": self.plan.device, "index": self.index,
+                           "case": dataclasses.asdict(self.plan.cases[self.index]), "exercise": self.exercise,
+                           "seed": seed})
         for name, kind in _SETUP_FIELDS.items():
             field = value.get(name)
-            if field is not None and (not isinstance(field, kind) or isinstance(field, bool)
-                                      or (isinstance(field, int) and field < 0)):
+            if field is not None and not (_is_count(field) if kind is int else isinstance(field, kind)):
                 raise PerfError(f"the perf worker sent back a malformed {name} for {self.label}")
             if name != "error":
                 setattr(result, name, field)
@@ -101,6 +113,10 @@ def ask(session: WorkerSession, payload: dict[str, Any], deadline: float, during
     if value.get("out_of_memory"):
         raise torch.OutOfMemoryError("out of memory")
     return value
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def _is_number(value: object) -> TypeGuard[int | float]:

@@ -8,8 +8,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
 from quizprep import budget
-from quizprep.grader.perf.clocks import CpuClock, CudaClock
-from quizprep.grader.perf.measure import Measured
+from quizprep.grader.learner_side.perf_clocks import CpuClock, CudaClock
+from quizprep.grader.learner_side.perf_runner import Measured
 from quizprep.grader.perf.plan import (
     CONFIDENCE,
     PerfCase,

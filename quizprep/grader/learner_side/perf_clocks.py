@@ -1,16 +1,16 @@
-"""The clocks of the perf phase, and the loop that refills inputs before every timed call.
+"""The clocks of the perf phase: stdlib and torch only, as they run in the learner's process.
 
-GPU timing uses CUDA events around each run with the L2 cache flushed before it (not
-`triton.testing.do_bench`, which cannot give each run fresh inputs). CPU timing reads the
-monotonic clock around exactly one call (`torch.utils.benchmark.Timer.timeit(1)` would call the
-code twice more on the same inputs first, which a cache keyed by the inputs turns into a hit).
+The perf worker loads this file by path there; the grader's side imports it by name, to time SDPA
+with the same clocks and to name them in the report. GPU timing uses CUDA events around each run
+with the L2 cache flushed before it (not `triton.testing.do_bench`, which cannot give each run
+fresh inputs). CPU timing reads the monotonic clock around exactly one call
+(`torch.utils.benchmark.Timer.timeit(1)` would call the code twice more on the same inputs first,
+which a cache keyed by the inputs turns into a hit).
 """
 from __future__ import annotations
 
 import time
 from typing import Any, Callable
-
-from quizprep.grader.perf.plan import PerfPlan
 
 # Bigger than the L2 cache of every current NVIDIA GPU (H100: 50 MB), so zeroing it
 # evicts whatever the previous run left there.
@@ -18,8 +18,6 @@ L2_FLUSH_BYTES = 256 * 2**20
 # Bound before any learner code runs, so patching time.perf_counter later changes nothing here.
 _now = time.perf_counter
 
-
-# --------------------------------------------------------------------------- clocks
 
 
 class WallClock:
@@ -72,36 +70,6 @@ class CudaClock:
         return once
 
 
-def clock_for(plan: PerfPlan) -> Any:
-    return CudaClock() if plan.device == "cuda" else CpuClock(plan.threads)
-
-
-def time_runs(
-    call: Callable[[], Any],
-    refill: Callable[[int], None],
-    clock: Any,
-    runs: int,
-    warmup: int,
-    on_output: Callable[[int, Any], None] = lambda run, out: None,
-) -> list[float]:
-    """Seconds for each of ``runs`` calls, inputs refilled (untimed) before every call.
-
-    ``on_output(run, out)`` sees each timed run's output, after the clock stopped.
-    """
-    holder: list[Any] = [None]
-
-    def step() -> None:
-        holder[0] = call()
-
-    read = clock.timer(step)
-    for run in range(warmup):
-        refill(-1 - run)
-        read()
-    samples = []
-    for run in range(runs):
-        holder[0] = None
-        refill(run)
-        samples.append(read())
-        on_output(run, holder[0])
-    holder[0] = None
-    return samples
+def clock_for(device: str, threads: int) -> Any:
+    """The clock of a perf run on ``device``; made once a process (on GPU it holds the flush buffer)."""
+    return CudaClock() if device == "cuda" else CpuClock(threads)

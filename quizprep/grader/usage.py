@@ -8,6 +8,11 @@ stopped within one polling interval.
 from __future__ import annotations
 
 import os
+import select
+import time
+from typing import Callable
+
+from quizprep.grader.learner_side import protocol
 
 POLL_SECONDS = 0.25
 MAX_ENTRIES = 10_000  # files and folders in the private directory; walking more each poll is costly
@@ -53,3 +58,29 @@ def over_limits(pid: int, private_dir: str | None, max_threads: int, max_bytes: 
     if used > max_bytes:
         return f"stored more than the {max_bytes >> 20} MiB allowed in its private directory ({used} bytes)"
     return ""
+
+
+class OverLimit(Exception):
+    """The learner's process went past a limit the grader watches (usage.over_limits)."""
+
+
+class DeadlineReader:
+    """Reads until `deadline`, checking every POLL_SECONDS that `watch()` finds nothing over its limit."""
+
+    def __init__(self, deadline: float, watch: Callable[[], str]) -> None:
+        self.deadline = deadline
+        self.watch = watch
+
+    def __call__(self, fd: int, size: int) -> bytes:
+        return protocol.read_exact(fd, size, wait=self._until_readable)
+
+    def _until_readable(self, fd: int) -> None:
+        while True:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if select.select([fd], [], [], min(left, POLL_SECONDS))[0]:
+                return
+            problem = self.watch()
+            if problem:
+                raise OverLimit(problem)

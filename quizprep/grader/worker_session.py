@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -18,7 +17,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from quizprep.grader import usage
 from quizprep.grader.learner_side import protocol, sandbox
@@ -256,9 +255,9 @@ class WorkerSession:
         while True:
             try:
                 message = protocol.checked_reply(
-                    protocol.read_message(self.response_r, _DeadlineReader(deadline, self._over_limits),
+                    protocol.read_message(self.response_r, usage.DeadlineReader(deadline, self._over_limits),
                                           self.limits.reply_bytes))
-            except OverLimit as problem:
+            except usage.OverLimit as problem:
                 self.close()
                 raise LearnerFailure(FailureKind.RESOURCES, f"the process running your code {problem} and was stopped "
                                                   f"while {during}") from None
@@ -345,32 +344,6 @@ class WorkerSession:
             frames = [Frame(syntax.get("file") or str(self.path), syntax.get("line") or 0, "<module>",
                             (syntax.get("text") or "").strip())]
         return LearnerFailure(kind, message, frames, self.output.since(mark), forbidden)
-
-
-class OverLimit(Exception):
-    """The learner's process went past a limit the grader watches (usage.over_limits)."""
-
-
-class _DeadlineReader:
-    """Reads until `deadline`, checking every POLL_SECONDS that `watch()` finds nothing over its limit."""
-
-    def __init__(self, deadline: float, watch: Callable[[], str]) -> None:
-        self.deadline = deadline
-        self.watch = watch
-
-    def __call__(self, fd: int, size: int) -> bytes:
-        return protocol.read_exact(fd, size, wait=self._until_readable)
-
-    def _until_readable(self, fd: int) -> None:
-        while True:
-            left = self.deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError
-            if select.select([fd], [], [], min(left, usage.POLL_SECONDS))[0]:
-                return
-            problem = self.watch()
-            if problem:
-                raise OverLimit(problem)
 
 
 def _plain_message(kind: FailureKind, error: dict[str, Any]) -> str:

@@ -125,7 +125,7 @@ def perf_phase(exercise: str) -> Callable[[Any], Any]:
 def _recheck(report: PerfReport) -> CheckResult:
     from quizprep.grader.spec import CheckResult, Status
 
-    wrong = [row for row in report.rows if row.check not in ("ok", "not run")]
+    wrong = [row for row in report.rows if row.differs]
     if not wrong:
         return CheckResult("perf-recheck", "timed outputs re-checked on fresh inputs", Status.PASS,
                            "every re-checked run matches, and every time is possible")

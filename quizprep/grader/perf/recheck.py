@@ -12,6 +12,10 @@ from quizprep.grader.learner_side.perf_clocks import L2_FLUSH_BYTES
 from quizprep.grader.learner_side.perf_runner import Measured
 from quizprep.grader.perf.plan import PROBE_TOLERANCE, PerfCase, PerfPlan
 
+# A row's re-check: one of these two words, or the sentence that says what differs.
+RECHECK_OK = "ok"
+NOT_RUN = "not run"
+
 
 # A median the learner's process reports this much below the grader's own clock around the same
 # runs (per run: a request holds a batch of runs on GPU) means its clock was changed. Between the
@@ -43,7 +47,7 @@ def check_probes(
     """"ok", or where the timed outputs differ from the float64 probes of the same inputs.
     ``want`` has None for the runs that were not re-checked."""
     if not got:
-        return "not run"
+        return NOT_RUN
     if len(got) != len(want):
         return f"{len(got)} timed outputs for {len(want)} runs"
     rtol, atol = PROBE_TOLERANCE.get(case.dtype, (1e-2, 1e-2))
@@ -58,7 +62,7 @@ def check_probes(
                     f"run {run} (fresh inputs): element {position} of the probed rows is "
                     f"{a:.6g}, expected {b:.6g} (tolerance {atol:g} + {rtol:g}·|expected|)"
                 )
-    return "ok"
+    return RECHECK_OK
 
 
 def check_fingerprints(case: PerfCase, got: list[float | None] | None, want: list[list[float] | None]) -> str:
@@ -73,7 +77,7 @@ def check_fingerprints(case: PerfCase, got: list[float | None] | None, want: lis
             seen = "none" if mark is None else f"{mark:.6g}"
             return (f"run {run} (fresh inputs): the whole output differs from SDPA's "
                     f"(weighted sum {seen}, expected {expected:.6g} ± {rtol * scale:.3g})")
-    return "ok"
+    return RECHECK_OK
 
 
 def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tuple[float, str]) -> str | None:
@@ -151,9 +155,9 @@ def _batches(measured: Measured) -> list[_Batch]:
 
 def recheck(case: PerfCase, mine: Measured, rows: list[Any], marks: list[Any] | None) -> str:
     if not mine.samples:
-        return "not run"
+        return NOT_RUN
     found = check_probes(case, mine.probes, rows)
-    if found == "ok" and marks is not None:
+    if found == RECHECK_OK and marks is not None:
         found = check_fingerprints(case, mine.fingerprints, marks)
     return found
 

@@ -21,7 +21,7 @@ from quizprep.grader.perf.plan import (
     flops_bound,
 )
 from quizprep.grader.perf import table
-from quizprep.grader.perf.recheck import format_seconds, recheck, timing_problem
+from quizprep.grader.perf.recheck import NOT_RUN, RECHECK_OK, format_seconds, recheck, timing_problem
 
 
 @dataclass
@@ -48,10 +48,15 @@ class CaseRow:
     ratio: float | None = None  # your median / best median; > 1 is slower
     tied: bool = False
     percent_of_peak: float | None = None
-    check: str = "not run"  # "ok", "not run" or what differs
+    check: str = NOT_RUN  # RECHECK_OK, NOT_RUN or what differs
     # The check failed on times that cannot be true, not on outputs. Read where the report is built;
     # a report rebuilt from its JSON (for rendering) leaves it False.
     timings_forged: bool = False
+
+    @property
+    def differs(self) -> bool:
+        """The re-check found timed outputs, or times, that are not right."""
+        return self.check not in (RECHECK_OK, NOT_RUN)
 
 
 @dataclass
@@ -67,7 +72,7 @@ class PerfReport:
     @property
     def passed(self) -> bool:
         """Perf never fails a grade for being slow; it fails when timed outputs are wrong."""
-        return all(row.check in ("ok", "not run") for row in self.rows)
+        return not any(row.differs for row in self.rows)
 
     def to_dict(self) -> dict[str, Any]:
         def contender(c: Contender) -> dict[str, Any]:

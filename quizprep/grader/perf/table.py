@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from quizprep.grader.perf.recheck import format_seconds
+from quizprep.grader.perf.recheck import RECHECK_OK, format_seconds
 
 DTYPE_SHORT = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}
 BACKEND_SHORT = {"FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "mem-eff", "CUDNN_ATTENTION": "cuDNN",
@@ -87,7 +87,7 @@ COLUMNS = (
     Column("% of peak", lambda row, wide: f"{row.percent_of_peak:.1f}%" if row.percent_of_peak is not None else "",
            narrow="peak%"),
     Column("mem/budget", _memory),
-    Column("", lambda row, wide: "✓" if row.check == "ok" else "✗"),
+    Column("", lambda row, wide: "✓" if row.check == RECHECK_OK else "✗"),
 )
 
 
@@ -122,7 +122,7 @@ def _layout(report, wide: bool, width: int) -> list[str]:
 
 def findings(report) -> list[str]:
     """Each re-check finding in full (the table only marks its row ✗)."""
-    return [f"✗ {size_label(row.case)}: {row.check}" for row in report.rows if row.check not in ("ok", "not run")]
+    return [f"✗ {size_label(row.case)}: {row.check}" for row in report.rows if row.differs]
 
 
 def batch_and_heads(report) -> str:

@@ -133,6 +133,21 @@ def _view_of_a_view(message: str, code: str, frames: list[Frame]) -> Diagnosis |
                      "with .expand arrive as views.", lesson("multihead-split-transpose"))
 
 
+def in_place_write(title: str) -> Diagnosis:
+    """An input written in place: the caller's tensor changes, and autograd refuses it on a leaf
+    that requires grad. The same cause whether a check saw the input change or the call crashed."""
+    return Diagnosis("input-modified-in-place", title,
+                     "Write the result to a new tensor: x = x - m, not x -= m; x.exp(), not x.exp_(); "
+                     "masked_fill, not masked_fill_. The caller's tensor is theirs to keep.", "")
+
+
+def _in_place_on_input(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    if "leaf Variable that requires grad is being used in an in-place operation" not in message:
+        return None
+    return in_place_write(f"`{code}` writes into an input in place: autograd refuses it on a tensor that "
+                          "requires grad, and it would change the caller's tensor")
+
+
 def _mixed_dtypes(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
     match = MIXED_DTYPES.search(message)
     if not match:
@@ -227,4 +242,4 @@ def _source(frames: list[Frame]) -> str:
 
 RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (
     _missing_triton, _thread_limit, _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _view_of_a_view,
-    _mixed_dtypes, _transposed_weight, _unexpanded_heads)
+    _in_place_on_input, _mixed_dtypes, _transposed_weight, _unexpanded_heads)

@@ -48,6 +48,13 @@ def test_a_crash_gets_its_cause(message, code, cause, says):
         assert words in found.title + found.hint, (words, found.title)
 
 
+def test_an_in_place_write_to_an_input_is_named_as_the_no_mutation_check_names_it():
+    found = crash_diagnosis("raised RuntimeError: a leaf Variable that requires grad is being used in an in-place "
+                            "operation.", frames("x -= x.max(dim=dim, keepdim=True).values"))
+    assert found.id == "input-modified-in-place" and "`x -= x.max(dim=dim, keepdim=True).values`" in found.title
+    assert "x = x - m" in found.hint
+
+
 def test_unexpanded_kv_heads_are_traced_to_the_repeat_in_the_file(tmp_path):
     learner = tmp_path / "gqa.py"
     learner.write_text("xk = torch.repeat_interleave(xk, n_rep, dim=2)\n"

@@ -41,6 +41,8 @@ SHAPE_ERROR = re.compile(f"{BROADCAST.pattern}|{NUMPY_BROADCAST.pattern}|{NUMPY_
 SHAPE_INDEX = re.compile(r"\.shape\[(-?\d+)\]")
 FULL_TRANSPOSE = re.compile(r"\b\w+\.T\b")
 EXPANSION = re.compile(r"\brepeat_interleave\(|\.repeat\(|\.expand\(")
+MIXED_DTYPES = re.compile(r"same dtype, but got: (\S+) != (\S+)|expected scalar type (\w+) but found (\w+)|"
+                          r"scalar type (\w+) but got scalar type (\w+)|(?:to|must) have the same dtype(?!, but got)")
 
 
 def crash_diagnosis(message: str, frames: list[Frame], mask_layout: str = "") -> Diagnosis | None:
@@ -131,6 +133,40 @@ def _view_of_a_view(message: str, code: str, frames: list[Frame]) -> Diagnosis |
                      "with .expand arrive as views.", lesson("multihead-split-transpose"))
 
 
+def in_place_write(title: str) -> Diagnosis:
+    """An input written in place: the caller's tensor changes, and autograd refuses it on a leaf
+    that requires grad. The same cause whether a check saw the input change or the call crashed."""
+    return Diagnosis("input-modified-in-place", title,
+                     "Write the result to a new tensor: x = x - m, not x -= m; x.exp(), not x.exp_(); "
+                     "masked_fill, not masked_fill_. The caller's tensor is theirs to keep.", "")
+
+
+def _in_place_on_input(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    if "leaf Variable that requires grad is being used in an in-place operation" not in message:
+        return None
+    return in_place_write(f"`{code}` writes into an input in place: autograd refuses it on a tensor that "
+                          "requires grad, and it would change the caller's tensor")
+
+
+def _mixed_dtypes(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    match = MIXED_DTYPES.search(message)
+    if not match:
+        return None
+    names = [_dtype_name(g) for g in match.groups() if g]
+    which = f" ({' and '.join(names)})" if names else ""
+    operands = _operands(code)
+    what = f"`{operands[0]}` and `{operands[1]}`" if operands else "the operands on this line"
+    return Diagnosis("dtype-mixed", f"{what} have different dtypes{which}: one was cast (a float32 softmax, "
+                     ".float(), a dtype= argument) and not cast back", "Cast back before the next product: "
+                     "weights.to(v.dtype) (or .type_as(v)) after a softmax run in float32. Every operand of a matmul "
+                     "needs the same dtype, and the contract returns the input's.", lesson("numerics-fp32-softmax"))
+
+
+def _dtype_name(name: str) -> str:
+    dtype = DTYPES.get(name) or DTYPES.get(name.lower()) or DTYPES.get(f"c10::{name}")
+    return str(dtype).removeprefix("torch.") if dtype else name
+
+
 def _transposed_weight(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
     match = MATMUL.search(message)
     if not match:
@@ -206,4 +242,4 @@ def _source(frames: list[Frame]) -> str:
 
 RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (
     _missing_triton, _thread_limit, _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _view_of_a_view,
-    _transposed_weight, _unexpanded_heads)
+    _in_place_on_input, _mixed_dtypes, _transposed_weight, _unexpanded_heads)

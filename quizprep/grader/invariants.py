@@ -2,8 +2,9 @@
 
 The hypotheses in each exercise predict whole outputs; code nobody here wrote often has a bug
 none of them predicts. Then a structural property of the outputs still says what kind of bug
-it is: errors of one precision's size, dropout left on, weight on masked-out keys, weight rows
-that do not sum to 1, or differences confined to some heads or rows. Each finding is a
+it is: NaN or inf where the answer is defined, errors of one precision's size, dropout left on,
+weight on masked-out keys, weight rows that do not sum to 1, or differences confined to some
+heads or rows. Each finding is a
 :class:`~quizprep.grader.problem.Diagnosis` like the hypotheses', so reports treat them alike.
 """
 from __future__ import annotations
@@ -31,7 +32,7 @@ def explain(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, T
     Every property compares element by element: outputs of another shape have none of them."""
     if any(actual[name].shape != expected.shape for name, expected in case.expected.items()):
         return None
-    return (_dropout(ctx, problem, case, actual, options) or _masked_keys(case, actual)
+    return (_nonfinite(case, actual) or _dropout(ctx, problem, case, actual, options) or _masked_keys(case, actual)
             or _unnormalised(case, actual) or _precision(case, actual) or _partial(case, actual))
 
 
@@ -46,6 +47,25 @@ def _defined(case: Case, name: str, actual: Tensor) -> tuple[Tensor, Tensor]:
     expected = case.expected[name]
     where = ~torch.isnan(expected)
     return actual.double()[where], expected[where]
+
+
+def _nonfinite(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
+    """NaN or inf where the reference is finite: no wrong formula gives that, a 0·inf or inf − inf
+    does (a -inf bias multiplied by the mask, a softmax over a row of -inf)."""
+    counts = []
+    for name, expected in case.expected.items():
+        broken = ~torch.isfinite(actual[name].double()) & torch.isfinite(expected)
+        if bool(broken.any()):
+            counts.append(f"{int(broken.sum())} of {int(torch.isfinite(expected).sum())} `{name}` values")
+    if not counts:
+        return None
+    return Diagnosis(
+        "nan-outputs", f"{' and '.join(counts)} that have a finite answer are NaN or infinite: an infinity met "
+        "a 0 or another infinity (0·inf, inf − inf), e.g. a -inf bias multiplied by the mask",
+        "Print torch.isnan(t).any() after each step to find the first NaN. Hide keys with "
+        "scores.masked_fill(~mask, float('-inf')) or torch.where(mask, scores, -inf), never by multiplying "
+        "-inf by the mask (0·-inf is NaN); a row whose every score is -inf is NaN after the softmax too.",
+        lesson("masking-before-softmax"))
 
 
 def _precision(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
@@ -157,6 +177,7 @@ def _partial(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
             ("query", "some-rows-wrong", "Check what is special about those positions: how the mask lines up "
                                          "with them, or an off-by-one in a slice.")):
         wrong: set[int] = set()
+        defined: set[int] = set()  # a row with no defined answer (every key masked) is neither right nor wrong
         size = 0
         for name, expected in case.expected.items():
             dims = case.dims.get(name, ())
@@ -165,7 +186,8 @@ def _partial(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
                 continue
             size = bad.shape[dims.index(axis_name)]
             wrong.update(indices_along(bad, dims.index(axis_name)))
-        if 0 < len(wrong) < size:
+            defined.update(indices_along(~torch.isnan(expected), dims.index(axis_name)))
+        if 0 < len(wrong) < len(defined):
             return Diagnosis(diagnosis_id, f"only {plural(axis_name)} {index_ranges(sorted(wrong))} of "
                               f"0–{size - 1} differ: the others are right", hint,
                               lesson("multihead-split-transpose" if axis_name == "head" else "masking-before-softmax"))

@@ -21,6 +21,7 @@ from quizprep.grader.compare import (
     precision_explaining,
 )
 from quizprep.grader.context import CheckContext, Reply
+from quizprep.grader.crashes import in_place_write
 from quizprep.grader.spec import CheckFailure, Diagnosis
 
 MAX_SHRINK_STEPS = 12
@@ -345,7 +346,8 @@ def expect_unchanged(reply: Reply, args: tuple[tuple[str, Tensor], ...], tried: 
     pairs += [(name, before, kwargs_after.get(name)) for name, before in kwargs]
     for name, before, now in pairs:
         if now is None or not torch.equal(before, now):
-            raise CheckFailure(f"`{name}` was modified in place", tried=tried, hint=hint)
+            raise CheckFailure(f"`{name}` was modified in place", tried=tried, hint=hint, named=in_place_write(
+                f"your code wrote into its input `{name}`: an in-place op changed the caller's tensor"))
 
 
 def first_output_checks(actual: Any, names: tuple[str, ...], what: str) -> dict[str, Tensor]:

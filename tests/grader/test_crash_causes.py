@@ -35,6 +35,10 @@ def frames(code: str, file: str = "/nonexistent/learner.py") -> list[Frame]:
     ("raised RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x16 and 8x16)",
      "key = (x @ W_k).view(b, t, g, d)",
      "weight-transposed", ("16 columns", "8 rows", "W.T")),
+    ("raised RuntimeError: expected m1 and m2 to have the same dtype, but got: float != double",
+     "out = torch.matmul(probs, v)", "dtype-mixed", ("`probs` and `v`", "float32 and float64", ".to(v.dtype)")),
+    ("raised RuntimeError: expected scalar type Float but found Half", "return weights @ v, weights",
+     "dtype-mixed", ("`weights` and `v`", "float32 and float16")),
 ])
 def test_a_crash_gets_its_cause(message, code, cause, says):
     found = crash_diagnosis(message, frames(code))
@@ -42,6 +46,13 @@ def test_a_crash_gets_its_cause(message, code, cause, says):
     assert found.hint and found.quiz
     for words in says:
         assert words in found.title + found.hint, (words, found.title)
+
+
+def test_an_in_place_write_to_an_input_is_named_as_the_no_mutation_check_names_it():
+    found = crash_diagnosis("raised RuntimeError: a leaf Variable that requires grad is being used in an in-place "
+                            "operation.", frames("x -= x.max(dim=dim, keepdim=True).values"))
+    assert found.id == "input-modified-in-place" and "`x -= x.max(dim=dim, keepdim=True).values`" in found.title
+    assert "x = x - m" in found.hint
 
 
 def test_unexpanded_kv_heads_are_traced_to_the_repeat_in_the_file(tmp_path):

@@ -71,6 +71,25 @@ def test_some_rows_wrong_only_when_every_output_agrees():
     assert found is not None and found.id == "some-rows-wrong" and "queries 2 of 0–4" in found.title
 
 
+def test_a_row_with_no_defined_answer_is_not_a_right_row():
+    mask = torch.ones(5, 5, dtype=torch.bool)
+    mask[2] = False  # query 2 sees no key: its answer is undefined, whatever the code returns
+    case = attention_case(mask)
+    wrong = {"out": case.expected["out"] + 1.0, "weights": case.expected["weights"].clone()}  # every defined row
+    found = explain(_NoRun(), _NoRun(), case, wrong, None)
+    assert found is None or found.id != "some-rows-wrong", found
+
+
+def test_nan_where_the_answer_is_finite_is_named_before_any_other_property():
+    case = attention_case(reference.causal_mask(5))
+    nan = {name: torch.full_like(expected, float("nan")) for name, expected in case.expected.items()}
+    found = explain(_NoRun(), _NoRun(), case, nan, None)
+    assert found is not None and found.id == "nan-outputs" and "0·-inf" in found.hint
+    undefined_only = attention_case(torch.zeros(5, 5, dtype=torch.bool))  # every row undefined: NaN is fine there
+    assert explain(_NoRun(), _NoRun(), undefined_only, {n: e.clone() for n, e in undefined_only.expected.items()},
+                   None) is None
+
+
 class _NoRun:
     """A context and problem for explain(): a second run would need a learner, and is not asked for."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 import torch
 from rich.console import Console
 
@@ -54,10 +55,12 @@ def test_minus_1e9_in_float16_gets_a_plain_hint(grade_file):
     assert "finfo" in failure.hint and failure.quiz == "masking-additive-constants"
 
 
-def test_a_mask_broadcast_error_states_the_expected_layout(grade_file):
-    report = grade_file(ERRORS / "mha_mask_unsqueezed_again.py")
+@pytest.mark.parametrize("name", ["mha_mask_unsqueezed_again.py", "mha_extended_mask_on_4d.py"])
+def test_a_mask_broadcast_error_states_the_expected_layout(grade_file, name):
+    report = grade_file(ERRORS / name)
     failures = [c for c in report.checks if c.status == "fail"]
     assert failures and all("(B, 1, 1, m)" in c.hint for c in failures)
+    assert all(name in c.where or any(name in line for line in c.traceback) for c in failures)  # the learner's line
     assert rendered(report).count("╭") == 1
 
 

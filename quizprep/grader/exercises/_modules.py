@@ -19,7 +19,7 @@ from quizprep.grader.compare import Mismatch, Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import Case, GeneratorError, Hypothesis, either, reject_shortcuts
-from quizprep.grader.spec import CheckFailure
+from quizprep.grader.spec import CheckFailure, Diagnosis
 
 PROJECTIONS = ("W_q", "W_k", "W_v", "W_o")
 
@@ -51,6 +51,19 @@ class Layout:
         return None
 
 
+def kv_full_width(layout: Layout, name: str, found: tuple[int, ...]) -> Diagnosis | None:
+    """W_k or W_v kept multi-head attention's width (d_model outputs) in a module with fewer KV heads."""
+    kv_width = layout.n_kv_heads * layout.d_head
+    if name not in {"W_k", "W_v"} or kv_width == layout.n_heads * layout.d_head or \
+            found != (layout.n_heads * layout.d_head, layout.d_model):
+        return None
+    return Diagnosis("kv-projection-full-width", f"{name} projects to {found[0]} features, one per query head's "
+                     f"feature as in multi-head attention; with {layout.n_kv_heads} KV heads it projects to "
+                     f"n_kv_heads·d_head = {kv_width}", "Define W_k and W_v as nn.Linear(d_model, n_kv_heads * "
+                     "d_head): the smaller K and V are what shrinks the KV cache; each KV head then serves "
+                     "n_heads // n_kv_heads query heads.", lesson("gqa-kv-cache-savings"))
+
+
 def random_params(layout: Layout, generator: torch.Generator, dtype: torch.dtype, spread: float) -> dict[str, Tensor]:
     params = {}
     for name, (rows, cols) in layout.weight_shapes().items():
@@ -70,11 +83,12 @@ def fit_to_module(case: Case, parameters: dict[str, Tensor], layout: Layout, rec
             raise CheckFailure(f"{class_name} has no parameter {name}.weight: define self.{name} = nn.Linear(...)",
                                tried=case.label, hint="The grader reads W_q, W_k, W_v, W_o by name.")
         if tuple(weight.shape) != shape:
+            cause = kv_full_width(layout, name, tuple(weight.shape))
             raise CheckFailure(f"{name}.weight has shape {tuple(weight.shape)}, expected {shape} "
                                f"(nn.Linear({shape[1]}, {shape[0]}))", tried=case.label,
-                               hint="nn.Linear(in, out) stores its weight as (out, in).",
+                               hint="" if cause else "nn.Linear(in, out) stores its weight as (out, in).",
                                quiz=lesson("gqa-head-mapping") if layout.n_kv_heads != layout.n_heads
-                               else lesson("multihead-split-transpose"))
+                               else lesson("multihead-split-transpose"), named=cause)
     params = case.data["params"]
     missing = [name for name in params if name.endswith(".bias") and name not in parameters]
     if missing:

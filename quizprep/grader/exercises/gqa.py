@@ -93,9 +93,11 @@ def check_structure(ctx: CheckContext) -> str:
     wrong = layout.wrong_weight(module.parameters)
     if wrong:
         name, shape, found = wrong
+        weight = module.parameters.get(f"{name}.weight")
         raise CheckFailure(f"{name}.weight is {found}; expected {shape}", tried=f"{CLASS}(16, 4, 2)",
                            hint="W_k and W_v produce n_kv_heads·d_head features, not d_model.",
-                           quiz=lesson("gqa-head-mapping"))
+                           quiz=lesson("gqa-head-mapping"),
+                           named=None if weight is None else shared.kv_full_width(layout, name, tuple(weight.shape)))
     return "W_k, W_v: Linear(16, 8) for 4 query heads sharing 2 KV heads"
 
 

@@ -85,6 +85,13 @@ def _shift_by(amount: Tensor, x: Tensor, dim: int) -> Tensor:
     return e / e.sum(dim=dim, keepdim=True)
 
 
+def _log_sum_exp_added_back(x: Tensor, dim: int) -> Tensor:
+    """exp(x - lse) with lse = max + log Σ exp(x - max) formed in x's dtype: the small log term is
+    added to the large max, and in a half dtype it rounds away."""
+    c = x.amax(dim=dim, keepdim=True)
+    return (x - (c + (x - c).exp().sum(dim=dim, keepdim=True).log())).exp()
+
+
 HYPOTHESES = (
     Hypothesis("no-max-shift", "exp without subtracting the maximum: large logits overflow to inf (then NaN)",
                "Subtract x.amax(dim, keepdim=True) first; softmax(x - c) = softmax(x) for any constant c per row.",
@@ -101,6 +108,11 @@ HYPOTHESES = (
                "over all elements when axis is None.", lesson("softmax-axis"),
                lambda case: {"out": reference.softmax(case.data["x"].reshape(-1), -1).reshape(case.data["x"].shape)}
                if case.data["x"].dim() > 1 else None),
+    Hypothesis("lse-rounded-away", "exp(x − lse) with lse = max + log Σ exp(x − max) formed in the input's dtype: "
+               "next to a max of thousands the log term (a few units) rounds away in float16, so rows sum to more "
+               "than 1", "Subtract in order, small terms last: exp(x − max − log Σ), or divide by Σ as softmax "
+               "does; or form the log-sum-exp in float32 for half inputs.", lesson("numerics-fp32-softmax"),
+               _in_dtype(_log_sum_exp_added_back)),
     Hypothesis("no-keepdim", "the max or sum is taken without keepdim=True and broadcasts along the wrong axis",
                "Keep the reduced axis (keepdim=True) so it lines up with x.", lesson("softmax-axis"),
                either(lambda case: _no_keepdim(case), lambda case: _no_keepdim(case, on_sum=False))),
@@ -196,7 +208,7 @@ SPEC = ExerciseSpec(
     name="softmax",
     title="Numerically stable softmax",
     entry_points=(TARGET,),
-    lessons=("softmax-max-shift", "softmax-axis"),
+    lessons=("softmax-max-shift", "softmax-axis", "numerics-fp32-softmax"),
     forbidden=("softmax",),
     checks=(
         Check("values", "values against the float64 reference, any dim", check_values),

@@ -101,8 +101,12 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         # Focused here, before the first frame: focus() waits a turn of the loop, so the first
         # frame showed the footer without the answer's keys (Submit), and Textual's auto focus
         # took the scrolling body first, restyling it twice per change (issue 21).
+        # Not scrolled to: a prompt taller than the screen opens at its top, where what is asked
+        # is said (scrolled to the answer, a question with code showed the code and the choices
+        # without its stem). The answer comes into view as it is typed or picked.
         answer = self.query_one("#answer")
-        self.set_focus(next(field for field in answer.walk_children(Widget, with_self=True) if field.focusable))
+        field = next(field for field in answer.walk_children(Widget, with_self=True) if field.focusable)
+        self.set_focus(field, scroll_visible=False)
         if self.typed:
             self.notify("Your unsent answer from last time is back.", title="Draft restored")
 
@@ -113,6 +117,8 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         self._draft_changed(event.text_area.text)
 
     def _draft_changed(self, text: str) -> None:
+        if text != self.typed:  # typed, not the draft put back as the field mounted
+            self.query_one("#answer").scroll_visible(animate=False)
         self.typed = text
         if self.draft_timer is None:
             self.draft_timer = self.set_timer(DRAFT_DELAY_S, self.save_draft)

@@ -31,6 +31,14 @@ class Drafts:
         self._store.save_draft(question_id, text, self._now(), seed)
         self._kept.add(question_id)
 
+    def put_back(self, question_id: str, text: str, seed: int | None) -> None:
+        """An answer taken back (undone) becomes its question's draft again, with the seed of its
+        numbers, so that it is asked as it was with the text typed; failing that, it is typed again."""
+        try:
+            self.keep(question_id, text, seed)
+        except StoreError:
+            pass  # the answer is taken back all the same
+
     def drop(self, question_id: str) -> None:
         """Once its answer is saved, a question's draft goes (a choice question never has one)."""
         if question_id not in self._kept:

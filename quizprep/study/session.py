@@ -254,13 +254,17 @@ class Session:
 
     def undo(self, feedback: Feedback) -> None:
         """Take back the last answer: it leaves the store, its question's card is rebuilt from
-        the answers before it, and the question is asked again next."""
+        the answers before it, and the question is asked again next, a typed answer with its
+        text (and numbers) as a draft."""
         if not self.feedback or self.feedback[-1].answer_id != feedback.answer_id:
             raise ValueError("only the last answer of the session can be undone")
         self.store.remove_answer(feedback.answer_id)
         self.feedback.pop()
         self.shown.remove(feedback.showing)
         question_id = feedback.question.id
+        if feedback.response and not isinstance(feedback.question, ChoiceQuestion):  # typed: not a pick or a skip
+            draw_ = feedback.showing.draw
+            self._drafts.put_back(question_id, feedback.response, draw_.seed if draw_ is not None else None)
         if question_id in self._requeued and question_id in self.queue:
             self._requeue(question_id, wanted=False)
         self.queue.insert(0, question_id)

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 from textual.screen import Screen
 
+from quizprep.study.stats import short_title
+
 if TYPE_CHECKING:
     from quizprep.bank.model import Question
 
@@ -18,11 +20,13 @@ def shown_question(screen: Screen) -> Question | None:
 
 def history_subject(screen: Screen, questions: list[Question]) -> tuple[list[Question], str] | None:
     """The questions whose history `h` shows, and a title: the question shown, or on Home every
-    question of the topic under the cursor."""
+    question of the topic under the cursor (with the topic's short title)."""
     question = shown_question(screen)
     if question is not None:
         return [question], question.id
     topic = getattr(screen, "current_topic", lambda: None)()
     if topic is None:
         return None
-    return [q for q in questions if q.topic == topic.topic], topic.title
+    # The title as Home's table shows it: the heading is one row, which a whole title overran
+    # at 80 columns, cutting "times in UTC".
+    return [q for q in questions if q.topic == topic.topic], short_title(topic.title)

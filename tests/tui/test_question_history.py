@@ -3,6 +3,7 @@ or a Home topic opens the answers given, what FSRS made of each, and why the car
 from __future__ import annotations
 
 from choices import keys_for
+from free_answers import edited_alpha_bank
 from quizprep.study.history import why_due
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.history import HistoryScreen
@@ -59,3 +60,18 @@ async def test_h_on_a_home_topic_lists_each_of_its_questions(make_app):
         assert "practice  ✓ right  Good" in text and "picked: 4" in text
         await pilot.press("up", "escape", "up", "h")
         assert {"alpha-choice", "alpha-multi", "alpha-numeric", "alpha-free"} <= set(lines(app).split())
+
+
+async def test_a_long_topic_title_leaves_the_heading_whole_at_80_columns(make_app, tmp_path):
+    """The heading is one row: a topic's whole title ("…: linear attention, state spaces, …") cut
+    it before "times in UTC". Home's short title fits, as in its table."""
+    long_title = "Alpha: a small bank whose long title has details, details and more details"
+    title_line = "title: Alpha — a small bank for the quiz app tests"
+    app = make_app(banks=[edited_alpha_bank(tmp_path, {title_line: f'title: "{long_title}"'})])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("h")
+        assert isinstance(app.screen, HistoryScreen)
+        heading = app.screen.query_one("#history-heading")
+        assert str(heading.content) == "History · Alpha · times in UTC"
+        assert heading.content_size.width >= len(str(heading.content))

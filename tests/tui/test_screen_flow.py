@@ -85,3 +85,16 @@ async def test_a_question_is_drawn_complete_in_its_first_frame(make_app):
             assert isinstance(app.screen, QuestionScreen)
             assert "Submit" in question[0][-1], question[0][-1]
             assert question[0] == question[-1]
+
+
+async def test_a_double_enter_on_a_number_answers_it_once(make_app, stored):
+    """Both Enters of a fast double Enter reach the number field before the feedback is in:
+    the second must not answer the question again (it raised "already answered")."""
+    app = make_app(question="alpha-numeric")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        type_now(app, "3", "2", "space", "G", "i", "B", "enter", "enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert isinstance(app.screen, FeedbackScreen)
+    assert len(stored().answers(question_id="alpha-numeric")) == 1

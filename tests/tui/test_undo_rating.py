@@ -3,10 +3,12 @@ answer back to ask the question again."""
 from __future__ import annotations
 
 from fsrs import Rating
+from textual.widgets import Input
 
 from choices import keys_for
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.question import QuestionScreen
+from quizprep.tui.widgets.free_answer import FreeAnswer
 
 SIZE = (80, 24)
 
@@ -46,3 +48,32 @@ async def test_ctrl_z_takes_the_answer_back_and_asks_again(make_app, stored):
         assert app.screen.query_one("#verdict").content == "✓ Correct"
     with stored() as store:
         assert [(a.response, a.correct) for a in store.answers()] == [("1", True)]
+
+
+async def test_ctrl_z_on_a_free_answer_brings_back_what_was_typed(make_app):
+    """Taken back to answer again, a free response is not typed again from nothing."""
+    app = make_app(question="alpha-free")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press(*"Var grows with d_k", "ctrl+s")
+        await pilot.pause()
+        await pilot.press("1", "enter")
+        assert isinstance(app.screen, FeedbackScreen)
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert isinstance(app.screen, QuestionScreen)
+        assert app.screen.query_one(FreeAnswer).text == "Var grows with d_k"
+
+
+async def test_ctrl_z_on_a_number_asks_the_same_numbers_with_the_number_typed(make_app):
+    app = make_app(question="alpha-numeric")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        prompt = app.screen.showing.prompt
+        await pilot.press("3", "2", "space", "M", "B", "enter")
+        assert isinstance(app.screen, FeedbackScreen)
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert isinstance(app.screen, QuestionScreen)
+        assert app.screen.showing.prompt == prompt  # a typo in the unit is fixed, not a new sum done
+        assert app.screen.query_one(Input).value == "32 MB"

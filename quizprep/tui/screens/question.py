@@ -60,6 +60,9 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         self.showing = showing
         self.draft_timer: Timer | None = None
         self.typed = ""  # the free or numeric answer typed so far, kept for the draft
+        # Set once the answer (or skip) is saved: a second Enter already queued as the number
+        # field's Submitted, or the round's end, must not answer the showing again.
+        self.answered = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="question-bar"):
@@ -98,8 +101,12 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         # Focused here, before the first frame: focus() waits a turn of the loop, so the first
         # frame showed the footer without the answer's keys (Submit), and Textual's auto focus
         # took the scrolling body first, restyling it twice per change (issue 21).
+        # Not scrolled to: a prompt taller than the screen opens at its top, where what is asked
+        # is said (scrolled to the answer, a question with code showed the code and the choices
+        # without its stem). The answer comes into view as it is typed or picked.
         answer = self.query_one("#answer")
-        self.set_focus(next(field for field in answer.walk_children(Widget, with_self=True) if field.focusable))
+        field = next(field for field in answer.walk_children(Widget, with_self=True) if field.focusable)
+        self.set_focus(field, scroll_visible=False)
         if self.typed:
             self.notify("Your unsent answer from last time is back.", title="Draft restored")
 
@@ -110,6 +117,8 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         self._draft_changed(event.text_area.text)
 
     def _draft_changed(self, text: str) -> None:
+        if text != self.typed:  # typed, not the draft put back as the field mounted
+            self.query_one("#answer").scroll_visible(animate=False)
         self.typed = text
         if self.draft_timer is None:
             self.draft_timer = self.set_timer(DRAFT_DELAY_S, self.save_draft)
@@ -133,6 +142,8 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         self.action_submit()
 
     def action_submit(self) -> None:
+        if self.answered:
+            return
         try:
             given = self._answer()
         except InputError as error:
@@ -142,15 +153,21 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
             self.notify(f"{error} Your answer is still here: press Enter (Ctrl+S for a free response) "
                         "to try again.", title="Answer not saved", severity="error", timeout=30, markup=False)
             return
-        self.dismiss(given)
+        self._hand_in(given)
 
     def action_skip(self) -> None:
         """I don't know / show me: a wrong answer, then the feedback with the explanation."""
+        if self.answered:
+            return
         try:
             given = self.session.skip(self.showing)
         except StoreError as error:
             self.notify(str(error), title="Not saved", severity="error", timeout=30, markup=False)
             return
+        self._hand_in(given)
+
+    def _hand_in(self, given: Feedback | PendingAssessment) -> None:
+        self.answered = True
         self.dismiss(given)
 
     def _answer(self) -> Feedback | PendingAssessment:
@@ -187,10 +204,12 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
     def on_round_timer_expired(self) -> None:
         """Time is up: what is on screen is handed in as it stands (a free response as typed,
         a picked choice, a number that reads), else the question counts as not answered."""
+        if self.answered:  # the answer given just before is on its way to the feedback
+            return
         while self.app.screen is not self and self in self.app.screen_stack:  # help or "end the round?" on top
             self.app.pop_screen()
         try:
-            self.dismiss(self._answer())
+            self._hand_in(self._answer())
         except (InputError, StoreError) as error:
             self.notify(f"{self.showing.question.id} was not answered: {error}", title="Time is up",
                         severity="warning", timeout=15, markup=False)

@@ -59,6 +59,7 @@ class ChoicePicker(VerticalGroup, can_focus=True):
 
     def action_pick(self, position: int) -> None:
         self.cursor = position
+        self.query(".choice")[position].scroll_visible(animate=False)  # picked below a long prompt's edge
         index = self.order[position]
         self.picked = self.picked ^ {index} if self.question.multiple else frozenset({index})
 

@@ -263,8 +263,8 @@ class Session:
         self.shown.remove(feedback.showing)
         question_id = feedback.question.id
         if feedback.response and not isinstance(feedback.question, ChoiceQuestion):  # typed: not a pick or a skip
-            draw_ = feedback.showing.draw
-            self._drafts.put_back(question_id, feedback.response, draw_.seed if draw_ is not None else None)
+            drawn = feedback.showing.draw
+            self._drafts.put_back(question_id, feedback.response, drawn.seed if drawn is not None else None)
         if question_id in self._requeued and question_id in self.queue:
             self._requeue(question_id, wanted=False)
         self.queue.insert(0, question_id)

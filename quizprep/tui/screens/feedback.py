@@ -223,8 +223,7 @@ class FeedbackScreen(Step[str | None]):
             self.notify(f"{error} The answer stands.", title="Not undone", severity="error", timeout=30,
                         markup=False)
             return
-        self.notify(f"Answer to {self.feedback.question.id} taken back; it is asked again.", title="Undone",
-                    markup=False)
+        self.notify("Your last answer is taken back and its question asked again.", title="Undone", markup=False)
         self.dismiss(NEXT)
 
     def action_body(self, action: str) -> None:

@@ -108,7 +108,7 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         field = next(field for field in answer.walk_children(Widget, with_self=True) if field.focusable)
         self.set_focus(field, scroll_visible=False)
         if self.typed:
-            self.notify("Your unsent answer from last time is back.", title="Draft restored")
+            self.notify("What you typed last time is back.", title="Draft restored")
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self._draft_changed(event.value)

@@ -334,7 +334,7 @@ class QuizApp(App[None]):
         if leave_then is None:
             await super().action_quit()
         else:
-            leave_then(self.exit)
+            leave_then(self.exit, quitting=True)
 
     def action_help(self) -> None:
         from quizprep.tui.screens.help import HelpScreen

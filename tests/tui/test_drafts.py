@@ -65,6 +65,7 @@ async def test_ctrl_q_with_a_numeric_draft_asks_then_keeps_it(make_app, stored):
         await pilot.press(*"32 Gi")
         await pilot.press("ctrl+q")
         assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.question.startswith("Quit quizprep?") and app.screen.yes == "Quit"  # not "End the session?"
         await pilot.press("y")
     assert await text_on_reopening(make_app, "alpha-numeric") == "32 Gi"
     assert await text_on_reopening(make_app, "alpha-numeric", "B") == "32 GiB"  # typed on, not over
@@ -112,3 +113,14 @@ def test_kill_9_mid_draft_keeps_the_text(tmp_path, stored, db):
     assert run.returncode == -signal.SIGKILL, run.stderr
     with stored() as store:
         assert store.draft("alpha-free") == FREE_TEXT
+
+
+async def test_ctrl_q_in_a_mock_round_asks_before_quitting(make_app):
+    app = make_app(mode="mock", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+q")
+        assert isinstance(app.screen, ConfirmScreen) and app.screen.question.startswith("Quit quizprep?")
+        await pilot.press("n")
+        assert not isinstance(app.screen, ConfirmScreen) and app.return_code is None
+        await pilot.press("ctrl+q", "y")
+    assert app.return_code == 0

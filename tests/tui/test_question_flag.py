@@ -54,3 +54,12 @@ async def test_help_on_a_question_lists_flag_and_history(make_app):
         await pilot.press("question_mark")
         keys = app.screen.query_one("Markdown").source.split("### Answering")[0]
         assert "**^f** Flag" in keys and "**h** History" in keys and "**^g** Don't know" in keys
+
+
+async def test_the_flag_dialog_shows_its_own_keys_not_the_questions(make_app):
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        bottom = [strip.text for strip in app.screen._compositor.render_strips()][-1]
+        assert "esc Cancel" in bottom and "End session" not in bottom, bottom

@@ -7,6 +7,8 @@ from textual.containers import Horizontal, VerticalGroup
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from quizprep.tui.widgets.flat_footer import FlatFooter
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """Dismisses with True for yes, False for no. "No" has the focus: Enter alone changes nothing."""
@@ -28,6 +30,7 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(id="confirm-buttons"):
                 yield Button(f"{self.no} (n)", id="no", variant="primary", compact=True)
                 yield Button(f"{self.yes} (y)", id="yes", variant="error", compact=True)
+        yield FlatFooter()  # over the screen below's: its keys are not this dialog's
 
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()

@@ -13,6 +13,7 @@ from textual.widgets import Input, Static
 from quizprep.bank.model import Question
 from quizprep.study.clock import Clock
 from quizprep.tui.notices import readable_path
+from quizprep.tui.widgets.flat_footer import FlatFooter
 
 
 class FlagScreen(ModalScreen[None]):
@@ -32,6 +33,7 @@ class FlagScreen(ModalScreen[None]):
             yield Static(f"Flag {self.question.id} as wrong", id="flag-title", markup=False)
             yield Static("What is wrong with it? Enter sends, Esc cancels.", classes="hint")
             yield Input(placeholder="e.g. choice 2 is also right, because …", id="flag-reason")
+        yield FlatFooter()  # over the screen below's: its keys are not this dialog's
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -10,6 +10,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from quizprep.tui.widgets.flat_footer import FlatFooter
+
 
 def read_date(text: str, today: date) -> date:
     """An interview date typed as YYYY-MM-DD; ValueError says what is wrong."""
@@ -48,6 +50,7 @@ class InterviewDateScreen(ModalScreen[None]):
                          "Esc leaves it as it was.", classes="hint")
             yield Input(self.current.isoformat() if self.current else "", placeholder="YYYY-MM-DD",
                         id="date-input")
+        yield FlatFooter()  # over the screen below's: its keys are not this dialog's
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -27,8 +27,8 @@ MODE_NAMES = {"practice": "Practice", "review": "Review", "mock": "Mock intervie
 # A typed answer is saved this long after a keystroke (at most twice a second while typing):
 # a kill -9 loses at most the last half second of it.
 DRAFT_DELAY_S = 0.5
-END_MOCK = "End the mock interview now? The questions not answered yet count as not answered."
-END_WITH_DRAFT = "End the session? Your unsent answer is kept as a draft and comes back with this question."
+MOCK_LEFT = "The questions not answered yet count as not answered."
+DRAFT_KEPT = "Your unsent answer is kept as a draft and comes back with this question."
 
 
 def header_line(session: Session, showing: Showing) -> str:
@@ -183,12 +183,13 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         return self.session.answer_free(self.showing, self.query_one(FreeAnswer).text)
 
     def action_leave(self) -> None:
-        self.leave_then(lambda: self.dismiss(None), mock=self.session.time_limit is not None)
+        self.leave_then(lambda: self.dismiss(None))
 
-    def leave_then(self, leave: Callable[[], object], *, mock: bool = False) -> None:
-        """Save the draft, then `leave` (end the session, quit) once the learner confirms it when
-        a draft or a mock round would be left; at once otherwise."""
+    def leave_then(self, leave: Callable[[], object], *, quitting: bool = False) -> None:
+        """Save the draft, then `leave` (end the session, or quit the app when `quitting`) once
+        the learner confirms it when a draft or a mock round would be left; at once otherwise."""
         self.save_draft()
+        mock = self.session.time_limit is not None
         if not (mock or self.typed.strip()):
             leave()
             return
@@ -198,7 +199,12 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
             if yes:
                 leave()
 
-        question, yes = (END_MOCK, "End the round") if mock else (END_WITH_DRAFT, "Leave")
+        if quitting:
+            question, yes = f"Quit quizprep? {MOCK_LEFT if mock else DRAFT_KEPT}", "Quit"
+        elif mock:
+            question, yes = f"End the mock interview now? {MOCK_LEFT}", "End the round"
+        else:
+            question, yes = f"End the session? {DRAFT_KEPT}", "Leave"
         self.app.push_screen(ConfirmScreen(question, yes=yes, no="Keep going"), leave_if_confirmed)
 
     def on_round_timer_expired(self) -> None:

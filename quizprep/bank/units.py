@@ -72,6 +72,9 @@ _TIMES = re.compile(r"(?<=[\d.)])\s*[xX×·⋅]\s*(?=[\d.(])")  # "3.2 x 10^9", 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # "1,073,741,824"
 _PLAIN_DECIMAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d{1,3})?")  # "14.8", "1.2e-3"
 _LEADING_ZEROS = re.compile(r"(?<![\w.])0+(?=\d)")  # "08", which Python would refuse
+# "8,192²", "2⁻²⁴": powers as the prompts write them, read as "^2", "^-24".
+_SUPERSCRIPT = re.compile(r"⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+")
+_FROM_SUPERSCRIPT = str.maketrans("⁻⁰¹²³⁴⁵⁶⁷⁸⁹", "-0123456789")
 
 
 class UnitError(ValueError):
@@ -105,6 +108,7 @@ def parse_quantity(text: str, unit: str, display_unit: str | None = None) -> Qua
     """Read a learner's answer, e.g. "32 GiB", "3.4e10 B", "268M", "1.5 TFLOP", "7B params",
     "2*2048*2048 B"; a bare number is in `display_unit` when the question asks in one."""
     shown = text.strip()
+    text = _SUPERSCRIPT.sub(lambda power: "^" + power.group().translate(_FROM_SUPERSCRIPT), text)
     reading = Reading.AS_WRITTEN
     factor = _FACTOR.match(text) if unit == "" else None
     if factor:

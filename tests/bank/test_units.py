@@ -59,6 +59,11 @@ def test_rejects_with_a_reason(text: str, unit: str, fragment: str) -> None:
     ("-2^2", "", -4),
     ("3 × 2^30 B", "B", 3 * 2**30),
     ("4 * 2**10 tokens", "", 4096),
+    # Written as the prompts write them: superscript powers, × between factors.
+    ("8192² B", "B", 8192**2),
+    ("2⁻³", "", 0.125),
+    ("8 × 32 × 8,192² × 2 bytes", "B", 8 * 32 * 8192**2 * 2),
+    ("10¹² FLOP", "FLOP", 1e12),
 ])
 def test_reads_lowercase_units_count_words_and_powers(text: str, unit: str, value: float) -> None:
     assert parse_quantity(text, unit).value == value

@@ -68,4 +68,4 @@ async def test_only_a_self_assessed_answer_offers_the_edit(make_app):
         await on_screen(pilot, FeedbackScreen)
         await pilot.press("e")
         assert isinstance(app.screen, FeedbackScreen)
-        assert "Edit assessment" not in {b.binding.description for b in app.active_bindings.values()}
+        assert "Edit score" not in {b.binding.description for b in app.active_bindings.values()}

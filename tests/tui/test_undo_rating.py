@@ -77,3 +77,30 @@ async def test_ctrl_z_on_a_number_asks_the_same_numbers_with_the_number_typed(ma
         assert isinstance(app.screen, QuestionScreen)
         assert app.screen.showing.prompt == prompt  # a typo in the unit is fixed, not a new sum done
         assert app.screen.query_one(Input).value == "32 MB"
+
+
+def footer_line(app) -> str:
+    return [strip.text for strip in app.screen._compositor.render_strips()][-1].rstrip()
+
+
+async def test_the_footer_offers_rating_and_undo_and_fits_80_columns_after_a_free_answer(make_app):
+    """Anki users look for 1–4 and undo at the bottom, not at the end of a long feedback."""
+    app = make_app(question="alpha-free")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press(*"Var grows with d_k", "ctrl+s")
+        await pilot.pause()
+        await pilot.press("1", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, FeedbackScreen)
+        footer = footer_line(app)
+        assert "1234 Rate" in footer and "^z Undo" in footer and "e Edit score" in footer
+        assert footer.endswith("^f Flag"), footer  # nothing cut at 80 columns
+
+
+async def test_cram_offers_no_rating_keys_in_the_footer(make_app):
+    app = make_app(mode="cram", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*keys_for(app, 2), "enter")
+        await pilot.pause()
+        assert "Rate" not in footer_line(app)

@@ -106,7 +106,7 @@ def verdict_text(feedback: Feedback) -> str:
     return f"{mark} Correct" if feedback.correct else f"{mark} Not quite"
 
 
-RATE = Binding.Group("Rate the answer yourself: Again, Hard, Good, Easy", compact=True)
+RATE = Binding.Group("Rate", compact=True)  # Again, Hard, Good, Easy: said in the feedback too
 RATINGS = ("Again", "Hard", "Good", "Easy")  # keys 1–4, as in Anki
 OWN_RATING_HINT = "*1–4 rate it yourself (Again, Hard, Good, Easy) · Ctrl+Z takes the answer back.*"
 GUARDED_KEYS = frozenset({"enter", "1", "2", "3", "4"})
@@ -121,11 +121,11 @@ class FeedbackScreen(Step[str | None]):
 
     BINDINGS = [
         Binding("enter,n", "next", "Next"),
-        Binding("e", "edit", "Edit assessment"),
+        Binding("e", "edit", "Edit score"),
         Binding("escape", "leave", "End session"),
-        # Said in the feedback itself: the footer has no room left at 80 columns.
-        *(Binding(str(n), f"rate({n})", name, group=RATE, show=False) for n, name in enumerate(RATINGS, start=1)),
-        Binding("ctrl+z", "undo", "Take the answer back, to answer again", show=False),
+        # In the footer as Anki users look for them: "1234 Rate", "^z Undo".
+        *(Binding(str(n), f"rate({n})", name, group=RATE) for n, name in enumerate(RATINGS, start=1)),
+        Binding("ctrl+z", "undo", "Undo"),
         # The body scrolls without taking the focus: focusing it restyled every block of the
         # feedback's Markdown, twice a change (on focus and on leaving), the costliest part.
         *(Binding(key, f"body('{action}')", show=False) for key, action in SCROLL_KEYS),

@@ -13,6 +13,15 @@ from quizprep.tui.widgets.free_answer import FreeAnswer
 SIZE = (80, 24)
 
 
+async def answer_free_and_assess(app, pilot) -> None:
+    """Hand in a free response and tick the rubric's first item: the feedback follows."""
+    await pilot.pause()
+    await pilot.press(*"Var grows with d_k", "ctrl+s")
+    await pilot.pause()
+    await pilot.press("1", "enter")
+    assert isinstance(app.screen, FeedbackScreen)
+
+
 async def test_a_rating_key_overrides_the_verdicts_rating(make_app, stored):
     app = make_app(mode="practice", topics=["alpha"])
     async with app.run_test(size=SIZE) as pilot:
@@ -54,11 +63,7 @@ async def test_ctrl_z_on_a_free_answer_brings_back_what_was_typed(make_app):
     """Taken back to answer again, a free response is not typed again from nothing."""
     app = make_app(question="alpha-free")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        await pilot.press(*"Var grows with d_k", "ctrl+s")
-        await pilot.pause()
-        await pilot.press("1", "enter")
-        assert isinstance(app.screen, FeedbackScreen)
+        await answer_free_and_assess(app, pilot)
         await pilot.press("ctrl+z")
         await pilot.pause()
         assert isinstance(app.screen, QuestionScreen)
@@ -87,12 +92,8 @@ async def test_the_footer_offers_rating_and_undo_and_fits_80_columns_after_a_fre
     """Anki users look for 1–4 and undo at the bottom, not at the end of a long feedback."""
     app = make_app(question="alpha-free")
     async with app.run_test(size=SIZE) as pilot:
+        await answer_free_and_assess(app, pilot)
         await pilot.pause()
-        await pilot.press(*"Var grows with d_k", "ctrl+s")
-        await pilot.pause()
-        await pilot.press("1", "enter")
-        await pilot.pause()
-        assert isinstance(app.screen, FeedbackScreen)
         footer = footer_line(app)
         assert "1234 Rate" in footer and "^z Undo" in footer and "e Edit score" in footer
         assert footer.endswith("^f Flag"), footer  # nothing cut at 80 columns

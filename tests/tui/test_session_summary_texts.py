@@ -3,6 +3,7 @@ they asked (not ids), lists a question once, and says "no answers" rather than "
 answers"; "1 free answer", not "1 free answer(s)"."""
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -72,3 +73,13 @@ def test_questions_are_named_by_what_they_asked_with_their_numbers(db, clock):
     seq = shown.draw.values["seq"]
     assert f"- KV cache in bf16 for 32 layers, 8 KV heads of dim 128, {seq:,} tokens? *(alpha-numeric)*" in text
     assert "### Not answered\n\n- Which of these are causal-mask implementations? *(alpha-multi)*" in text
+
+
+def test_a_practice_ended_early_names_the_first_ten_not_answered_and_counts_the_rest(db, clock):
+    with Store.open(db) as store:
+        report = practice(store, [], now=clock, rng=random.Random(1)).end()
+    bank_left = tuple(f"q{number:03}" for number in range(40))  # the rest of a whole bank's queue
+    text = report_markdown(dataclasses.replace(report, unanswered=bank_left))
+    not_answered = text.split("### Not answered\n\n", 1)[1]
+    assert [line for line in not_answered.splitlines() if line.startswith("- ")] == [f"- q{n:03}" for n in range(10)]
+    assert "*…and 30 more.*" in not_answered

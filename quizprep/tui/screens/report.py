@@ -17,6 +17,10 @@ from quizprep.tui.screens.question import MODE_NAMES
 if TYPE_CHECKING:
     from quizprep.bank.numeric import Draw
 
+# A practice ended early leaves the rest of its queue unasked: the first few name what was
+# skipped; a list of the whole bank would bury the rest of the report.
+NOT_ANSWERED_LISTED = 10
+
 
 def clock(seconds: float) -> str:
     whole = int(seconds)
@@ -71,8 +75,10 @@ def report_markdown(report: SessionReport, awaiting: Sequence[str] = (), titles:
     revisit = {f.question.id for f in wrong}
     unanswered = [qid for qid in report.unanswered if qid not in awaiting and qid not in revisit]  # once only
     if unanswered:
-        parts.append("### Not answered\n\n" + "\n".join(question_item(qid, questions, report.draws.get(qid))
-                                                         for qid in unanswered))
+        listed = "\n".join(question_item(qid, questions, report.draws.get(qid))
+                           for qid in unanswered[:NOT_ANSWERED_LISTED])
+        more = len(unanswered) - NOT_ANSWERED_LISTED
+        parts.append(f"### Not answered\n\n{listed}" + (f"\n\n*…and {more} more.*" if more > 0 else ""))
     if answered:  # not after "No answers in this session."
         parts.append("*Every answer above is saved. Your next review is scheduled from them.*")
     return "\n\n".join(parts)

@@ -116,7 +116,7 @@ def grade_command(args: argparse.Namespace, record: Recorder | None = None) -> i
 
     limits = Limits(check_seconds=args.timeout, total_seconds=args.timeout * TOTAL_PER_CHECK)
     if args.path.is_dir():
-        from quizprep.grader.cohort_cli import cohort_command
+        from quizprep.cli.cohort_command import cohort_command
 
         try:
             return cohort_command(args, limits)

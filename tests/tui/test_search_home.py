@@ -64,3 +64,25 @@ async def test_the_command_lines_search_shows_in_the_field(make_app):
         search = app.screen.query_one("#home-search", Input)
         assert search.display and search.value == "#scaling softmax"
         assert topic_rows(app) == {"alpha": "0/1"}
+
+
+async def test_a_tag_is_found_by_its_start(make_app):
+    # Nobody types a whole tag: "#kv" is "#kv-cache", as "mem" would be "memory".
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", *"#kv")
+        assert topic_rows(app) == {"alpha": "0/1"}
+        await pilot.press("enter", "a")
+        assert isinstance(app.screen, QuestionScreen)
+        assert app.screen.showing.question.id == "alpha-numeric" and app.screen.session.total == 1
+
+
+async def test_a_search_that_matches_nothing_says_so_and_how_to_clear_it(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("slash", *"#rope")
+        assert topic_rows(app) == {}
+        assert summary(app) == "No topic matches #rope · Esc clears the filter"
+        await pilot.press("enter", "escape")
+        assert topic_rows(app) == {"alpha": "0/4", "beta": "0/1"}
+        assert summary(app).startswith("5 questions in 2 topics")

@@ -298,6 +298,10 @@ class HomeScreen(Screen[None]):
             line.update(f"{countdown(self.forecast.on, self.forecast.days_left)} · i: weakest first · c: cram")
 
     def _show_summary(self) -> None:
+        if self.filtered and not self.topics:  # else an empty table, which looks broken
+            self.query_one("#home-summary", Static).update(
+                Text(f"No topic matches {search_field(self.search_text, self.tags)} · Esc clears the filter"))
+            return
         due = sum(t.due for t in self.topics)
         total = sum(t.questions for t in self.topics)
         self.query_one("#home-summary", Static).update(

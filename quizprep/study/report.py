@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from quizprep.bank.model import FreeQuestion, NumericQuestion, Question
 from quizprep.study.report_sections import (
     ChoiceMiss, MockResult, choice_misses, days, html_sections, interview_forecast, markdown_sections, md_quote,
-    mock_results, percent,
+    mock_results,
 )
-from quizprep.study.stats import DEFINITIONS, Stats, compute_stats
+from quizprep.study.stats import DEFINITIONS, Stats, compute_stats, percent
 from quizprep.study.store import RubricMark, Store
 
 if TYPE_CHECKING:

@@ -160,10 +160,17 @@ def test_a_bad_interview_date_or_start_is_refused(opened: list[dict], capsys: py
     assert exit_.value.code == 2 and message in capsys.readouterr().err and opened == []
 
 
+def test_a_tags_start_is_enough_on_the_command_line(opened: list[dict]) -> None:
+    # the same rule as the app's #tag search: "--tag kv" is kv-cache
+    assert cli.main(["--bank", str(DATA), "--tag", "kv"]) == 0
+    assert opened[-1]["tags"] == ["kv"]
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--search", "no such words"], "no question matches --search 'no such words'\n"),
     (["--tag", "rope"], "no question is tagged rope; the 3 tags are: kv-cache, masks, scaling\n"),
-    (["--tag", "mask"], "no question is tagged mask (did you mean masks?); the 3 tags are: kv-cache, masks, scaling\n"),
+    # a misspelt tag ("mask" is the start of masks, and finds it: see test_a_tag_is_found_by_its_start)
+    (["--tag", "maks"], "no question is tagged maks (did you mean masks?); the 3 tags are: kv-cache, masks, scaling\n"),
     (["--tag", "masks", "--search", "variance"], "no question matches --search 'variance' --tag masks\n"),
     (["--tag", "masks", "--question", "alpha-free"], "question alpha-free does not match --tag masks\n"),
 ])

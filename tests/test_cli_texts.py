@@ -33,3 +33,13 @@ def test_one_byte_per_element_is_singular(capsys) -> None:
     assert cli.main(["budget", "--model", "llama-3-8b", "--seq", "1024", "--dtype", "fp8"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "1 byte per element" in out and "1 bytes" not in out
+
+
+def test_stats_says_no_data_as_the_app_does(tmp_path: Path, capsys) -> None:
+    # The app's tables show an em dash for a value with nothing behind it; `stats` showed an en dash.
+    from quizprep.study.store import Store
+
+    Store.open(tmp_path / "progress.db").close()
+    assert cli.main(["stats", "--db", str(tmp_path / "progress.db"), "--bank", str(BANK)]) == 0
+    out = capsys.readouterr().out
+    assert "accuracy — ·" in out and "–" not in out

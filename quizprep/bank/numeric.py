@@ -68,6 +68,27 @@ def fill_placeholders(text: str, draw: Draw) -> str:
     return PLACEHOLDER.sub(lambda m: format_number(draw.values[m.group(1)]), text)
 
 
+def fill_template(text: str, question: NumericQuestion) -> str:
+    """`text` as Markdown for a question not yet drawn (history, a report's unasked questions):
+    the values that never change written in, each that is drawn anew named in italics, so that
+    "with {{heads}} heads, {{bytes}} bytes each" reads "with *heads* heads, 2 bytes each"."""
+    fixed = fixed_values(question)
+    return PLACEHOLDER.sub(lambda m: format_number(fixed[m.group(1)]) if m.group(1) in fixed
+                           else f"*{m.group(1)}*", text)
+
+
+def fixed_values(question: NumericQuestion) -> dict[str, Number]:
+    """The parameters with one value only, and what is derived from them alone."""
+    env: dict[str, Number] = {p.name: p.values[0] for p in question.params if not p.generated}
+    for name, formula in question.derived:
+        if formula.names <= env.keys():
+            try:
+                env[name] = formula.evaluate(env)
+            except FormulaError:  # e.g. a division by a fixed zero: named, not valued
+                continue
+    return env
+
+
 def worked_steps(question: NumericQuestion, draw: Draw) -> list[str]:
     """Each derived value and the answer, as formula = numbers = result."""
     assert question.answer is not None

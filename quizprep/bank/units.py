@@ -201,9 +201,11 @@ def _read_suffix(suffix: str, unit: str) -> tuple[str, float]:
 
 
 def understood_text(quantity: Quantity, unit: str, display_unit: str | None, suffix: str) -> str:
-    """What the app read, with what is worth knowing about how it read it."""
-    implied = quantity.reading is Reading.IMPLIED_UNIT
-    value = format_quantity(quantity.value, unit, display_unit if implied else None)
+    """What the app read, with what is worth knowing about how it read it. The number is in the
+    question's display unit whatever unit was typed, so that it compares at a glance with the
+    expected answer ("32 GB" read on a question in GB is "32 GB", not "29.8 GiB")."""
+    asked_in = display_unit if display_unit != unit else None  # "FLOP" asked in FLOP: scale as usual
+    value = format_quantity(quantity.value, unit, asked_in)
     number = format_number(quantity.number)
     if quantity.reading is Reading.BITS:
         return f"{value}: {suffix} means {bit_unit_name(quantity.scale)}, 8 to a byte"

@@ -135,7 +135,8 @@ def stats_renderables(stats: Stats, width: int = 80) -> list[RenderableType]:
     from rich.table import Table
     from rich.text import Text
 
-    from quizprep.study.report_sections import days, percent
+    from quizprep.study.report_sections import days
+    from quizprep.study.stats import percent
 
     summary = Text.assemble(
         ("Progress  ", "bold"), f"{stats.total_answers} answers · accuracy {percent(stats.accuracy)} · ",
@@ -180,7 +181,7 @@ def topics_table(stats: Stats, width: int) -> RenderableType:
     from rich.table import Table
     from rich.text import Text
 
-    from quizprep.study.report_sections import percent
+    from quizprep.study.stats import percent
     from quizprep.tui.titles import titles_within
 
     headers = ("Seen", "Due", "Answers", "Accuracy", "Mastery")

@@ -71,13 +71,14 @@ def numbers_of(question: Question, seed: int | None) -> Draw | None:
 
 def prompt_summary(question: Question, numbers: Draw | None = None) -> str:
     """The prompt's first paragraph, whole (a sentence wrapped over lines is not cut), as
-    Markdown: with the drawn numbers, or each placeholder's name as code when none were drawn."""
-    from quizprep.bank.numeric import PLACEHOLDER, fill_placeholders
+    Markdown: with the drawn numbers; when none were drawn, with the values that never change
+    and the name of each drawn one in italics (a template's `{{name}}` reads as code, not prose)."""
+    from quizprep.bank.numeric import fill_placeholders, fill_template
 
     paragraph = " ".join(next((p for p in question.prompt.split("\n\n") if p.strip()), "").split())
     if numbers is not None:
         return fill_placeholders(paragraph, numbers)
-    return PLACEHOLDER.sub(lambda m: f"`{m.group(1)}`", paragraph)
+    return fill_template(paragraph, question) if isinstance(question, NumericQuestion) else paragraph
 
 
 def why_due(store: Store, question: Question, now: datetime) -> str:

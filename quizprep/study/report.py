@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from quizprep.bank.model import FreeQuestion, NumericQuestion, Question
 from quizprep.study.report_sections import (
     ChoiceMiss, MockResult, choice_misses, days, html_sections, interview_forecast, markdown_sections, md_quote,
-    mock_results, percent,
+    mock_results,
 )
-from quizprep.study.stats import DEFINITIONS, Stats, compute_stats
+from quizprep.study.clock import zone_text
+from quizprep.study.stats import DEFINITIONS, Stats, compute_stats, percent
 from quizprep.study.store import RubricMark, Store
 
 if TYPE_CHECKING:
@@ -59,6 +60,12 @@ class Report:
 
     def local(self, moment: datetime) -> str:
         return moment.astimezone(self.tz).strftime("%Y-%m-%d %H:%M")
+
+    def generated(self) -> str:
+        """When the report was made, and the time zone of every time in it (the app's history
+        says "times in UTC"; a report is in the learner's own zone)."""
+        moment = self.stats.generated_at
+        return f"Generated {self.local(moment)}; times in {zone_text(moment.astimezone(self.tz))}"
 
 
 def build_report(store: Store, questions: Sequence[Question], *, now: datetime | None = None,
@@ -116,7 +123,7 @@ def render_markdown(report: Report) -> str:
     out = [
         "# quizprep self-assessment",
         "",
-        f"Generated {report.local(stats.generated_at)}. {stats.total_answers} answers, "
+        f"{report.generated()}. {stats.total_answers} answers, "
         f"accuracy {percent(stats.accuracy)}, streak {days(stats.streak_days)}.",
         "",
         "## Topics",
@@ -198,7 +205,7 @@ def render_html(report: Report) -> str:
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         "<title>quizprep self-assessment</title>", f"<style>{_CSS}</style></head><body>",
         "<h1>quizprep self-assessment</h1>",
-        f"<p>Generated {e(report.local(stats.generated_at))}. {stats.total_answers} answers, accuracy "
+        f"<p>{e(report.generated())}. {stats.total_answers} answers, accuracy "
         f"{percent(stats.accuracy)}, streak {days(stats.streak_days)}.</p>",
         "<h2>Topics</h2>",
         _html_table(["Topic", "Questions", "Seen", "Due", "Answers", "Accuracy", "Mastery"],

@@ -9,6 +9,7 @@ from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from quizprep.bank.model import ChoiceQuestion, Question
+from quizprep.study.stats import NO_DATA, percent
 from quizprep.study.store import Answer, Store
 
 if TYPE_CHECKING:
@@ -84,10 +85,6 @@ def days(count: int) -> str:
     return f"{count} day{'' if count == 1 else 's'}"
 
 
-def percent(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.0f}%"
-
-
 def readiness_rows(forecast: Forecast) -> list[list[object]]:
     return [[t.title, f"{t.seen} of {t.total}", percent(t.recall)] for t in forecast.topics]
 
@@ -128,7 +125,7 @@ def markdown_sections(forecast: Forecast | None, exercises: Sequence[ExerciseSta
         out += ["None.", ""]
     for miss in misses:
         out += [f"### {miss.question_id} ({local(miss.answered_at)})", "", md_quote(miss.prompt), "",
-                f"- picked: {'; '.join(miss.picked) or '–'}", f"- right: {'; '.join(miss.right)}", ""]
+                f"- picked: {'; '.join(miss.picked) or NO_DATA}", f"- right: {'; '.join(miss.right)}", ""]
     return out
 
 
@@ -145,7 +142,8 @@ def html_sections(forecast: Forecast | None, exercises: Sequence[ExerciseStatus]
     if not misses:
         parts.append("<p>None.</p>")
     for miss in misses:
+        picked = "; ".join(miss.picked) or NO_DATA
         parts.append(f"<h3>{e(miss.question_id)} ({e(local(miss.answered_at))})</h3>"
-                     f"<blockquote>{e(miss.prompt)}</blockquote><ul><li>picked: {e('; '.join(miss.picked) or '–')}</li>"
+                     f"<blockquote>{e(miss.prompt)}</blockquote><ul><li>picked: {e(picked)}</li>"
                      f"<li>right: {e('; '.join(miss.right))}</li></ul>")
     return parts

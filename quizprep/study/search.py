@@ -7,14 +7,15 @@ from quizprep.bank.model import Question
 
 
 def search(questions: Iterable[Question], text: str = "", tags: Sequence[str] = ()) -> list[Question]:
-    """The questions, in their order, that carry any of `tags` (none given: any question) and
-    contain every word of `text` in their id, prompt, tags or topic. Case is ignored."""
+    """The questions, in their order, that carry a tag starting with any of `tags` (none given:
+    any question) and contain every word of `text` in their id, prompt, tags or topic. Case is
+    ignored. A tag is matched by its start, so that "mem" finds "memory" and "kv" "kv-cache", as
+    Anki's tag:mem* does: nobody types a whole tag, or remembers its exact spelling."""
     words = text.casefold().split()
-    wanted = {tag.casefold() for tag in tags}
+    wanted = tuple({tag.casefold() for tag in tags})
     found = []
     for question in questions:
-        own_tags = {tag.casefold() for tag in question.tags}
-        if wanted and not wanted & own_tags:
+        if wanted and not any(tag.casefold().startswith(wanted) for tag in question.tags):
             continue
         haystack = "\n".join((question.id, question.prompt, question.topic, *question.tags)).casefold()
         if all(word in haystack for word in words):

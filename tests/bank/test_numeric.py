@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from quizprep.bank import NumericQuestion, load_banks
-from quizprep.bank.numeric import draw, fill_placeholders, judge, worked_steps
+from quizprep.bank.numeric import draw, fill_placeholders, fill_template, judge, worked_steps
 
 SAMPLE = Path(__file__).parent / "data" / "valid.yaml"
 
@@ -25,6 +25,12 @@ def test_answer_is_computed_from_the_formula() -> None:
     shown = draw(question, 11)
     v = shown.values
     assert shown.answer == 2 * v["layers"] * v["kv_heads"] * v["head_dim"] * v["bytes"] * v["seq"] * v["batch"]
+
+
+def test_a_template_not_drawn_shows_what_never_changes_and_names_the_rest() -> None:
+    # history and reports name questions never asked: "{{seq}}" is prose, not a template's code
+    text = "{{layers}} layers, {{per_token}} bytes per token, {{ seq }} tokens, {{answer}} in all"
+    assert fill_template(text, sample_question()) == "32 layers, 131,072 bytes per token, *seq* tokens, *answer* in all"
 
 
 def test_worked_steps_show_this_draws_numbers() -> None:

@@ -37,6 +37,18 @@ def test_eight_typed_for_an_answer_in_mib_is_right():
     assert verdict.correct and verdict.understood == "8 MiB (8,388,608 B)"
 
 
+@pytest.mark.parametrize("text, understood", [
+    ("32 GB", "32 GB (32,000,000,000 B)"),
+    ("32", "32 GB (32,000,000,000 B)"),
+    ("32 GiB", "34.36 GB (34,359,738,368 B)"),
+    ("512 MB", "0.512 GB (512,000,000 B)"),
+])
+def test_what_was_understood_is_in_the_questions_display_unit(text, understood):
+    # A question asked in GB shows the answer in GB, whatever unit was typed ("32 GB" read as
+    # "29.8 GiB" looked like a different number from the expected "32 GB").
+    assert parse_quantity(text, "B", "GB").understood == understood
+
+
 @pytest.mark.parametrize("text, unit, value", [
     ("4*8", "", 32),
     ("2*2048*2048", "B", 2 * 2048 * 2048),

@@ -59,3 +59,5 @@ def test_search_by_tag_keeps_questions_with_any_of_the_tags(questions):
     assert ids(search(tagged, tags=["kv-cache"])) == ["alpha-one"]
     assert ids(search(tagged, tags=["kv-cache", "masks"])) == ["alpha-one", "beta-two"]
     assert ids(search(tagged, "kv-cache")) == ["alpha-one"]  # the text looks at tags too
+    assert ids(search(tagged, tags=["kv", "MASK"])) == ["alpha-one", "beta-two"]  # a tag's start, as Anki's tag:kv*
+    assert ids(search(tagged, tags=["cache"])) == []  # its start, not any part of it

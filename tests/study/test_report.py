@@ -4,7 +4,7 @@ import argparse
 import random
 import subprocess
 import sys
-from datetime import timezone
+from datetime import timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -46,6 +46,19 @@ def test_markdown_report_shows_topics_rubric_and_the_exact_draw(store, questions
     assert f"- answered: {2 * n} KiB" in text
     assert f"answer = 2 × n = 2 × {n:,} = " in text
     assert "\\| pipes" not in text and "Because <script>" in text  # quoted prose, not a table cell
+
+
+@pytest.mark.parametrize(("tz", "zone"), [
+    (UTC, "UTC"),
+    (timezone(timedelta(hours=1), "CET"), "CET (UTC+01:00)"),
+    (timezone(timedelta(hours=-3)), "UTC-03:00"),  # a zone known only by its offset
+])
+def test_the_report_says_which_time_zone_its_times_are_in(store, questions, clock, tz, zone):
+    # "Generated 2025-03-10 10:00" alone left a coach to guess whose 10:00 (the app says "times in UTC")
+    report = build_report(store, questions, now=clock(), tz=tz)
+    local = clock().astimezone(tz)
+    generated = f"Generated {local:%Y-%m-%d %H:%M}; times in {zone}."
+    assert generated in render_markdown(report) and f"<p>{generated}" in render_html(report)
 
 
 def test_html_report_escapes_the_learners_text(store, questions, clock, history):

@@ -71,7 +71,40 @@ def test_a_prompt_summary_is_its_whole_first_paragraph_with_placeholders_named(t
     assert prompt_summary(gamma) == ("In `scaled_dot_product_attention`, a boolean mask's **True means the "
                                      "position takes part** in attention. What does False mean?")
     numeric = next(q for q in load_banks([DATA / "alpha.yaml"]).questions if q.id == "alpha-numeric")
-    assert prompt_summary(numeric).startswith("KV cache in bf16 for `layers` layers, `kv_heads` KV heads")
+    # never drawn: the values that never change, and the one drawn anew (seq) named in italics
+    assert prompt_summary(numeric) == "KV cache in bf16 for 32 layers, 8 KV heads of dim 128, *seq* tokens?"
+
+
+NEVER_DRAWN = "KV cache in bf16 for 32 layers, 8 KV heads of dim 128, seq tokens?"
+
+
+async def test_history_of_a_topic_names_an_unanswered_numbers_question_sensibly(make_app):
+    app = make_app(banks=[DATA / "alpha.yaml"])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await on_screen(pilot, HomeScreen)
+        await pilot.press("h")
+        await on_screen(pilot, HistoryScreen)
+        await pilot.pause()
+        [title] = [s.content for s in app.screen.query(".history-title") if "alpha-numeric" in str(s.content)]
+        assert " ".join(str(title).split()) == f"alpha-numeric · {NEVER_DRAWN}"
+        start = str(title).index("seq")
+        assert any(span.start == start and span.end == start + 3 and span.style == "italic" for span in title.spans)
+
+
+async def test_a_reports_unasked_numbers_question_reads_as_prose(make_app):
+    from quizprep.tui.screens.question import QuestionScreen
+    from quizprep.tui.screens.report import ReportScreen
+
+    app = make_app(banks=[DATA / "alpha.yaml"], mode="practice")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await on_screen(pilot, QuestionScreen)
+        assert app.screen.showing.question.id != "alpha-numeric"
+        await pilot.press("escape")
+        await on_screen(pilot, ReportScreen)
+        report = app.screen.query_one("#report").source
+    not_answered = report.split("### Not answered", 1)[1]
+    assert f"- {NEVER_DRAWN.replace('seq', '*seq*')} *(alpha-numeric)*" in not_answered
+    assert "`seq`" not in not_answered
 
 
 async def test_history_renders_the_markdown_of_a_wrapped_prompt(make_app, tmp_path: Path):

@@ -56,3 +56,16 @@ async def test_a_negative_size_is_refused_and_nothing_recorded(make_app, stored)
         assert isinstance(app.screen, QuestionScreen)
     with stored() as store:
         assert store.answers(question_id="alpha-numeric") == []
+
+
+async def test_an_answer_in_another_unit_is_read_back_in_the_questions_unit(make_app):
+    # The expected answer is in GiB, as the question asks: so is what was understood, whatever
+    # unit was typed, to compare the two at a glance (it read "512 MiB" against "0.5 GiB").
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        draw = await reach_numeric(app, pilot)
+        await pilot.press(*f"{draw.answer / 2**20:g} MiB")
+        in_gib = f"{draw.answer / 2**30:g} GiB ({draw.answer:,} B)"
+        assert shown(app, "#understood") == f"understood as {in_gib}"
+        await pilot.press("enter")
+        assert f"understood as **{in_gib}**" in shown(app, "#feedback")

@@ -24,7 +24,8 @@ ANSWERING = """\
   progress database.
 - **h** shows the question's answers, what the schedule made of each and why it is due (on a
   Home topic: each question of it). On a number or free response, press it on the feedback.
-- On Home, **/** narrows everything to questions matching words and `#tags`; **l** sets how
+- On Home, **/** narrows everything to questions matching words and `#tags` (`#mem`: any tag
+  starting mem); **l** sets how
   many questions a session asks; **d** sets the interview date, after which **i** practises
   what you would most likely have forgotten by then and **c** crams the weak questions.
 

@@ -13,7 +13,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from quizprep.study.stats import TopicStats
+from quizprep.study.stats import NO_DATA, TopicStats, percent
 from quizprep.tui.flow import mock_shape
 from quizprep.tui.titles import titles_within
 
@@ -33,10 +33,6 @@ SHORT_TERMINAL_ROWS = 24  # at or below this height the spacer under the summary
 
 def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
-
-
-def percent(value: float | None) -> str:
-    return "—" if value is None else f"{value:.0%}"
 
 
 def plain(*cells: str) -> list[Text]:
@@ -279,7 +275,7 @@ class HomeScreen(Screen[None]):
         narrow = NARROW if self.forecast is None else NARROW_WITH_RECALL
         cells = [(f"{t.seen}/{t.questions}", str(t.due), percent(t.accuracy),
                   mastery_text(t.mastery, self.laid_out_for, narrow))
-                 + ((recall.get(t.topic, "—"),) if recall else ()) for t in topics]
+                 + ((recall.get(t.topic, NO_DATA),) if recall else ()) for t in topics]
         titles = [t.title for t in topics]
         title_width = add_sized_columns(table, headers, titles, cells, self.laid_out_for)
         for stats, title, row_cells in zip(topics, fitted(titles, title_width), cells):
@@ -298,6 +294,10 @@ class HomeScreen(Screen[None]):
             line.update(f"{countdown(self.forecast.on, self.forecast.days_left)} · i: weakest first · c: cram")
 
     def _show_summary(self) -> None:
+        if self.filtered and not self.topics:  # else an empty table, which looks broken
+            self.query_one("#home-summary", Static).update(
+                Text(f"No topic matches {search_field(self.search_text, self.tags)} · Esc clears the filter"))
+            return
         due = sum(t.due for t in self.topics)
         total = sum(t.questions for t in self.topics)
         self.query_one("#home-summary", Static).update(

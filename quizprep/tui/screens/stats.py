@@ -7,8 +7,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
-from quizprep.study.stats import Stats
-from quizprep.tui.screens.home import NARROW_WITH_RECALL, add_sized_columns, fitted, mastery_text, percent, plain
+from quizprep.study.stats import Stats, percent
+from quizprep.tui.screens.home import NARROW_WITH_RECALL, add_sized_columns, fitted, mastery_text, plain
 
 
 class StatsScreen(Screen[None]):

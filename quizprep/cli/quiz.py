@@ -58,7 +58,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                             help=f"at most N {what} a day in practice and review, kept for later runs "
                                  "('none': no limit, the default)")
     parser.add_argument("--tag", action="append", default=[], metavar="T",
-                        help="only questions with this tag (repeatable: any of them)")
+                        help="only questions with a tag starting with T, e.g. kv: kv-cache (repeatable: any of them)")
     parser.add_argument("--search", default="", metavar="TEXT",
                         help="only questions whose id, prompt, topic or tags contain every word of TEXT")
     start = parser.add_mutually_exclusive_group()

@@ -19,7 +19,7 @@ from quizprep.grader import reference
 from quizprep.grader.compare import UNIT_ROUNDOFF, WORKING_PRECISION, Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
-from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, first_output_checks, verify
+from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, dtype_not_kept, first_output_checks, verify
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
 F32, F64 = torch.float32, torch.float64
@@ -277,7 +277,8 @@ def check_dtypes(ctx: CheckContext) -> str:
         if actual["out"].dtype != dtype:
             raise CheckFailure(f"returns {str(actual['out'].dtype).removeprefix('torch.')} for "
                                f"{str(dtype).removeprefix('torch.')} input", tried=case.label,
-                               hint="Return the input's dtype (compute in float32 if you like, then cast back).")
+                               hint="Return the input's dtype (compute in float32 if you like, then cast back).",
+                               named=dtype_not_kept(actual["out"].dtype, dtype))
     return "fp32, bf16, fp16"
 
 

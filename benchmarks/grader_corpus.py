@@ -1,13 +1,15 @@
 """The grader's verdicts on code in real-world styles, and its time per file against `import torch`.
 
-Grades every file of tests/grader/realworld, realworld2 and realworld4 (held out: written without
-reading the grader), realworld3 (issue 20's classes) and tests/grader/production, each with its
-`# expect:` header, in one worker as a coach would, and prints per corpus and per exercise: correct files that
-pass (accepted), buggy files that fail (caught), buggy files named correctly with no other name
-anywhere in the report (named), files whose report carries a wrong name (contradictory), files
-with an internal grader error, and files where every failing check carries the right name.
+Grades every file of tests/grader/realworld, realworld2, realworld4 and realworld5 (held out:
+written without reading the grader), realworld3 (issue 20's classes) and tests/grader/production,
+each with its `# expect:` header, in one worker as a coach would, and prints per corpus and per
+exercise: correct files that pass (accepted), buggy files that fail (caught), buggy files named
+correctly with no other name anywhere in the report (named), files whose report carries a wrong name
+(contradictory), files with an internal grader error, and files where every failing check carries
+the right name.
 
-    python benchmarks/grader_corpus.py [--corpus realworld realworld2 realworld3 realworld4 production] [--verbose]
+    python benchmarks/grader_corpus.py [--corpus realworld realworld2 realworld3 realworld4 realworld5 production]
+                                       [--verbose]
 """
 from __future__ import annotations
 
@@ -87,7 +89,8 @@ def _line(label: str, tally: dict[str, int]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", nargs="+",
-                        default=["realworld", "realworld2", "realworld3", "realworld4", "production"])
+                        default=["realworld", "realworld2", "realworld3", "realworld4", "realworld5",
+                                 "production"])
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     baseline = import_torch_seconds()

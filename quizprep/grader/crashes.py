@@ -194,6 +194,53 @@ def _unexpanded_heads(message: str, code: str, frames: list[Frame]) -> Diagnosis
                      "(B, G, T, d), or dim=2 on (B, T, G, d) before the transpose.", lesson("gqa-head-mapping"))
 
 
+REDUCTIONS = {"max", "amax", "min", "amin", "sum", "mean", "logsumexp", "nanmax", "nansum"}
+
+
+def _reduction_without_keepdim(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    """`x - x.max(-1)` or `e / np.sum(e, axis=-1)`: the reduced axis is gone, so the result lines
+    up with x's other axes (a broadcast error unless they happen to match in size)."""
+    if not SHAPE_ERROR.search(message):
+        return None
+    try:
+        tree = ast.parse(code.removeprefix("return ").strip())
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.BinOp):
+            continue
+        for side, other in ((node.right, node.left), (node.left, node.right)):
+            call = _reduction_call(side)
+            if call is not None:
+                return Diagnosis("no-keepdim", f"`{ast.unparse(call)}` drops the reduced axis (no keepdims), so it "
+                                 f"no longer lines up with `{ast.unparse(other)}`",
+                                 "Keep the reduced axis so it broadcasts along it: keepdims=True in NumPy, "
+                                 "keepdim=True in torch.", lesson("softmax-axis"))
+    return None
+
+
+def _reduction_call(node: ast.expr) -> ast.Call | None:
+    """The reduction along an axis, without keepdim(s)=True, that `node` is (or whose .values or [0] it takes)."""
+    if isinstance(node, ast.Attribute) and node.attr == "values":
+        node = node.value
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    if name not in REDUCTIONS:
+        return None
+    keywords = {k.arg: k.value for k in node.keywords if k.arg}
+    kept = keywords.get("keepdims", keywords.get("keepdim"))
+    if kept is not None and not (isinstance(kept, ast.Constant) and not kept.value):
+        return None
+    is_function = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+        func.value.id in {"np", "numpy", "torch"}
+    has_axis = "axis" in keywords or "dim" in keywords or len(node.args) > (1 if is_function else 0)
+    return node if has_axis else None
+
+
 def _shape_mismatch(message: str, code: str, mask_layout: str) -> Diagnosis | None:
     if not SHAPE_ERROR.search(message):
         return None
@@ -242,4 +289,4 @@ def _source(frames: list[Frame]) -> str:
 
 RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (
     _missing_triton, _thread_limit, _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _view_of_a_view,
-    _in_place_on_input, _mixed_dtypes, _transposed_weight, _unexpanded_heads)
+    _in_place_on_input, _mixed_dtypes, _transposed_weight, _unexpanded_heads, _reduction_without_keepdim)

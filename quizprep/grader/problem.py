@@ -22,6 +22,7 @@ from quizprep.grader.compare import (
 )
 from quizprep.grader.context import CheckContext, Reply
 from quizprep.grader.crashes import in_place_write
+from quizprep.grader.lessons import lesson
 from quizprep.grader.spec import CheckFailure, Diagnosis
 
 MAX_SHRINK_STEPS = 12
@@ -348,6 +349,16 @@ def expect_unchanged(reply: Reply, args: tuple[tuple[str, Tensor], ...], tried: 
         if now is None or not torch.equal(before, now):
             raise CheckFailure(f"`{name}` was modified in place", tried=tried, hint=hint, named=in_place_write(
                 f"your code wrote into its input `{name}`: an in-place op changed the caller's tensor"))
+
+
+def dtype_not_kept(got: torch.dtype, want: torch.dtype) -> Diagnosis:
+    """A result in another dtype than its input's: work done in float32 or float64 (an upcast, a
+    buffer allocated with the default dtype) and never cast back."""
+    got_name, want_name = (str(dtype).removeprefix("torch.") for dtype in (got, want))
+    return Diagnosis("dtype-not-kept", f"the result comes back as {got_name} for {want_name} input: it was computed "
+                     "or allocated in another dtype and never cast back",
+                     "Return the input's dtype: cast back at the end (.to(x.dtype), .astype(x.dtype)), and give "
+                     "buffers the input's dtype (zeros_like, dtype=x.dtype).", lesson("numerics-fp32-softmax"))
 
 
 def first_output_checks(actual: Any, names: tuple[str, ...], what: str) -> dict[str, Tensor]:

@@ -209,6 +209,8 @@ def test_each_slip_fails_its_check_with_its_diagnosis(tmp_path, check_id, functi
     failure = results.pop(check_id)
     assert failure is not None, "the mutant passed"
     assert words in failure.diagnosis, failure.diagnosis
+    fits_all = "(fits " not in failure.diagnosis
+    assert bool(failure.diagnosis_id) == fits_all, "a slip that fits every wrong case names itself in the report"
     assert failure.quiz == quiz
     assert failure.smallest.startswith(function + "(")
     assert all(other is None for other in results.values())  # only the broken function fails

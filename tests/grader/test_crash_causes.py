@@ -39,6 +39,12 @@ def frames(code: str, file: str = "/nonexistent/learner.py") -> list[Frame]:
      "out = torch.matmul(probs, v)", "dtype-mixed", ("`probs` and `v`", "float32 and float64", ".to(v.dtype)")),
     ("raised RuntimeError: expected scalar type Float but found Half", "return weights @ v, weights",
      "dtype-mixed", ("`weights` and `v`", "float32 and float16")),
+    ("raised ValueError: operands could not be broadcast together with shapes (5,7) (5,) ",
+     "e = np.exp(x - np.max(x, axis=-1))", "no-keepdim", ("`np.max(x, axis=-1)`", "`x`", "keepdims=True")),
+    ("raised RuntimeError: The size of tensor a (7) must match the size of tensor b (5) at non-singleton dimension 1",
+     "return e / e.sum(-1)", "no-keepdim", ("`e.sum(-1)`", "keepdim=True")),
+    ("raised RuntimeError: The size of tensor a (7) must match the size of tensor b (5) at non-singleton dimension 1",
+     "shifted = scores - scores.max(dim=-1).values", "no-keepdim", ("`scores.max(dim=-1)`",)),
 ])
 def test_a_crash_gets_its_cause(message, code, cause, says):
     found = crash_diagnosis(message, frames(code))
@@ -77,6 +83,14 @@ def test_a_bare_broadcast_error_names_the_operands_and_axis_of_the_line():
     assert "(B, 1, 1, m)" in found.hint
     masked = crash_diagnosis(message, frames("scores = scores.masked_fill(mask == 0, float('-inf'))"))
     assert "`scores` and `mask == 0` differ on axis 2 (5 vs 3)" in masked.title
+
+
+def test_a_reduction_that_keeps_its_axis_or_has_none_is_not_blamed():
+    message = "raised ValueError: operands could not be broadcast together with shapes (5,7) (3,7) "
+    for code in ("e = np.exp(x - np.max(x, axis=-1, keepdims=True))", "y = x - x.max()", "y = x - np.max(x)",
+                 "y = x.sum(-1, keepdim=True) * w"):
+        found = crash_diagnosis(message, frames(code))
+        assert found is not None and found.id == "", (code, found)
 
 
 def test_a_weight_that_is_merely_wrong_sized_is_not_called_transposed():

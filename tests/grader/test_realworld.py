@@ -5,7 +5,8 @@ check may fail unnamed, e.g. a shape error, but never under another name) and a 
 `production/` was written alongside the grader's changes; `realworld/` and `realworld2/` were
 written separately, without reading the grader, as held-out sets; `realworld3/` covers issue 20's
 classes (crashes, probes, idioms of public code; see the READMEs); `realworld4/` is a fourth
-held-out set, written before reading the grader's names. All use
+held-out set, written before reading the grader's names; `realworld5/` a fifth, for the exercises
+realworld4 leaves out (flash, online softmax, KV cache, sliding window, NumPy track, budget). All use
 the same header:
 `# expect: pass` or `# expect: fail diagnosis=<id>`.
 """
@@ -19,7 +20,8 @@ import pytest
 from conftest import HERE
 
 EXPECT = re.compile(r"^# expect: (?:pass|fail diagnosis=(\S+))\s*$", re.MULTILINE)
-CORPUS = [path for folder in ("production", "realworld", "realworld2", "realworld3", "realworld4")
+CORPUS = [path for folder in ("production", "realworld", "realworld2", "realworld3", "realworld4",
+                                           "realworld5")
           for path in sorted((HERE / folder).glob("*.py"))]
 
 

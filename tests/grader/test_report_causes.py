@@ -93,6 +93,26 @@ def test_float16_work_on_float32_inputs_is_named_as_precision(grade_file, tmp_pa
     assert "float16-sized errors on float32 inputs" in report.checks[-1].diagnosis
 
 
+FLOAT32_OUT = """
+# quizprep: exercise=softmax
+import torch
+
+
+def stable_softmax(x, dim=-1):
+    x = x.double()
+    e = (x - x.amax(dim=dim, keepdim=True)).exp()
+    return e / e.sum(dim=dim, keepdim=True)
+"""
+
+
+def test_a_result_in_another_dtype_is_named(grade_file, tmp_path):
+    path = tmp_path / "softmax.py"
+    path.write_text(FLOAT32_OUT)
+    failure = grade_file(path, only=("dtypes",)).checks[-1]
+    assert failure.status == "fail" and failure.diagnosis_id == "dtype-not-kept", failure.diagnosis
+    assert "float64 for float32 input" in failure.diagnosis and "cast back" in failure.hint
+
+
 def test_outputs_equal_with_nan_in_the_same_places():
     first = {"out": torch.tensor([1.0, float("nan")])}
     assert same_values(first, {"out": torch.tensor([1.0, float("nan")])})

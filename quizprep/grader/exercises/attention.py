@@ -14,7 +14,7 @@ from quizprep.grader.exercises._attention_problem import PROBLEM, TARGET, build,
 from quizprep.grader.lessons import lesson
 from quizprep.grader.perf import perf_phase
 from quizprep.grader.problem import (
-    Case, expect_deterministic, expect_forward, expect_gradient, expect_unchanged,
+    Case, dtype_not_kept, expect_deterministic, expect_forward, expect_gradient, expect_unchanged,
     failure_for, first_output_checks, mismatches, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
@@ -72,7 +72,7 @@ def expect_dtype_and_device(ctx: CheckContext, name: str, tensor: Tensor, dtype:
         raise CheckFailure(f"`{name}` is {str(tensor.dtype).removeprefix('torch.')} for "
                            f"{str(dtype).removeprefix('torch.')} inputs", tried=label,
                            hint="Return the input's dtype: no .float() / .double() on the way out, "
-                                "or cast back with .to(q.dtype).")
+                                "or cast back with .to(q.dtype).", named=dtype_not_kept(tensor.dtype, dtype))
     device = getattr(tensor, "quizprep_device", "cpu")
     if device.split(":")[0] != ctx.device.split(":")[0]:
         raise CheckFailure(f"`{name}` came back on {device} for inputs on {ctx.device}", tried=label,

@@ -40,7 +40,7 @@ class Slip:
     diagnosis: str
     hint: str
     quiz: str
-    id: str = ""  # the report's diagnosis id, given when the slip fits every wrong case
+    id: str  # the report's diagnosis id, used when the slip fits every wrong case
 
     @property
     def named(self) -> Diagnosis:
@@ -161,13 +161,13 @@ FORMULAS = (
             *_dtype_slips(budget.attention_scores_bytes, 4),
             Slip(lambda b, h, n, m, t: None if n == m else b * h * n * n * _size(t),
                  "used n × n: the score matrix is n queries × m keys", "Q·Kᵀ is (n, d)·(d, m).",
-                 QUIZ_DTYPE),
+                 QUIZ_DTYPE, "scores-n-by-n"),
             Slip(lambda b, h, n, m, t: None if b == 1 else h * n * m * _size(t),
                  "left out the batch dimension", "Every sequence in the batch has its own scores.",
-                 QUIZ_DTYPE),
+                 QUIZ_DTYPE, "scores-no-batch"),
             Slip(lambda b, h, n, m, t: None if h == 1 else b * n * m * _size(t),
                  "left out the heads: each head has its own n×m scores",
-                 "Multi-head attention computes one score matrix per head.", QUIZ_DTYPE),
+                 "Multi-head attention computes one score matrix per head.", QUIZ_DTYPE, "scores-no-heads"),
         ),
         quiz=QUIZ_DTYPE,
     ),
@@ -185,16 +185,18 @@ FORMULAS = (
         random_args=_kv_random,
         slips=(
             Slip(lambda *a: budget.kv_cache_bytes(*a) // 2, "forgot the factor 2: the cache holds K *and* V",
-                 "Per token and layer, each KV head stores a key vector and a value vector.", QUIZ_KV),
+                 "Per token and layer, each KV head stores a key vector and a value vector.", QUIZ_KV,
+                 "kv-no-factor-two"),
             Slip(lambda *a: budget.kv_cache_bytes(*a) * 2, "counted 4 tensors per layer; K and V are 2",
-                 "Q is never cached: only K and V are reused by later tokens.", QUIZ_KV),
+                 "Q is never cached: only K and V are reused by later tokens.", QUIZ_KV, "kv-four-tensors"),
             *_unit_slips(budget.kv_cache_bytes),
             *_dtype_slips(budget.kv_cache_bytes, 5),
             Slip(lambda L, g, d, s, b, t: None if b == 1 else budget.kv_cache_bytes(L, g, d, s, 1, t),
                  "left out the batch: every sequence has its own cache",
-                 "Multiply by the batch size.", QUIZ_KV),
+                 "Multiply by the batch size.", QUIZ_KV, "kv-no-batch"),
             Slip(lambda L, g, d, s, b, t: None if L == 1 else budget.kv_cache_bytes(1, g, d, s, b, t),
-                 "counted one layer: every layer has its own K and V", "Multiply by the layers.", QUIZ_KV),
+                 "counted one layer: every layer has its own K and V", "Multiply by the layers.", QUIZ_KV,
+                 "kv-one-layer"),
         ),
         quiz=QUIZ_KV,
     ),
@@ -211,15 +213,17 @@ FORMULAS = (
         slips=(
             Slip(lambda d, h, g, b: None if g == h else _mha_params(d, h, g, b),
                  "ignored GQA: sized W_k and W_v for every query head",
-                 "With n_kv_heads KV heads, W_k and W_v map d_model to n_kv_heads·d_head only.", QUIZ_GQA),
+                 "With n_kv_heads KV heads, W_k and W_v map d_model to n_kv_heads·d_head only.", QUIZ_GQA,
+                 "params-gqa-ignored"),
             Slip(_no_head_split, "sized W_k and W_v as n_kv_heads·d_model instead of n_kv_heads·d_head",
-                 "d_head = d_model // n_heads; a KV head is d_head wide.", QUIZ_GQA),
+                 "d_head = d_model // n_heads; a KV head is d_head wide.", QUIZ_GQA, "params-kv-width-d-model"),
             Slip(lambda d, h, g, b: budget.attention_params(d, h, g, not b),
                  "biases the wrong way round: counted them without bias, or left them out with it",
                  "bias=True adds one vector per projection: n_heads·d_head + 2·n_kv_heads·d_head + d_model.",
-                 QUIZ_GQA),
+                 QUIZ_GQA, "params-bias-inverted"),
             Slip(lambda d, h, g, b: budget.attention_params(d, h, g, b) - d * d - (d if b else 0),
-                 "left out the output projection W_o", "Attention ends with W_o: d_model × d_model.", QUIZ_GQA),
+                 "left out the output projection W_o", "Attention ends with W_o: d_model × d_model.", QUIZ_GQA,
+                 "params-no-output-projection"),
         ),
         quiz=QUIZ_GQA,
     ),

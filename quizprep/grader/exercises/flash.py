@@ -91,8 +91,11 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
 
 
 def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
+    """Sizes that tell mistakes apart; the last has no tail block, and its first query tile ends on a
+    block start (a dropped tail and a causal loop stopping one block early look alike otherwise)."""
     block = sizes["block"]
-    return [_sizes(_lead(sizes), n, m, 5, 3, block) for n, m in ((2 * block + 3, 3 * block + 1), (block + 2, 4 * block))]
+    shapes = ((2 * block + 3, 3 * block + 1), (block + 2, 4 * block), (2 * block - 1, 4 * block))
+    return [_sizes(_lead(sizes), n, m, 5, 3, block) for n, m in shapes]
 
 
 def tiled(case: Case, *, rescale_sum: bool = True, rescale_acc: bool = True, normalise: str = "end",
@@ -164,6 +167,39 @@ def _block_mask(rule: str):
     return predict
 
 
+def _tail_dropped(case: Case) -> dict[str, Tensor] | None:
+    """Only whole blocks are visited (range(0, m - block + 1, block), m // block blocks, unfold): the
+    last m mod block keys are never seen."""
+    data = case.data
+    n, m, block = data["q"].shape[-2], data["k"].shape[-2], data["block"]
+    kept = m // block * block
+    if kept == m:
+        return None
+    allowed = (torch.arange(m) < kept).expand(n, m)
+    if data["causal"]:
+        allowed = allowed & reference.causal_mask(n, m)
+    return {"out": reference.attention(data["q"], data["k"], data["v"], allowed)[0]}
+
+
+def _skip_at_last_query(tile_of: str):
+    """The causal key loop stops at blocks starting before the query tile's last position (`break`
+    when k_start >= last, or range(0, last, block)), so the block that starts exactly there is
+    skipped: the tile's last query loses its own key. Query tiles of `block_size`, or all queries."""
+    def predict(case: Case) -> dict[str, Tensor] | None:
+        data = case.data
+        if not data["causal"]:
+            return None
+        n, m, block = data["q"].shape[-2], data["k"].shape[-2], data["block"]
+        tile = block if tile_of == "block" else n
+        queries = torch.arange(n).unsqueeze(-1)
+        last = torch.clamp((queries // tile + 1) * tile, max=n) - 1 + (m - n)
+        limit = (last + block - 1) // block * block  # keys of the blocks that start before `last`
+        allowed = reference.causal_mask(n, m) & (torch.arange(m).unsqueeze(0) < limit)
+        return {"out": reference.attention(data["q"], data["k"], data["v"], allowed)[0]}
+
+    return predict
+
+
 def _exact(causal_rule=None, *, offset_only: bool = False, scale_of=None):
     """Exact attention with a wrong causal rule (allowed(n, m) -> (n, m) bools) or a wrong scale."""
     def predict(case: Case) -> dict[str, Tensor] | None:
@@ -211,6 +247,15 @@ HYPOTHESES = (
                "j is visible to query i when j ≤ i + (m − n).", lesson("flash-causal-tiles"),
                either(_block_mask("whole diagonal block"), _block_mask("diagonal block skipped"),
                       _block_mask("query tiles"))),
+    Hypothesis("flash-tail-block-dropped", "only whole blocks are visited: when block_size does not divide m, "
+               "the last m mod block_size keys are never seen", "Let the last block be shorter: loop "
+               "`for start in range(0, m, block_size)` with `stop = min(start + block_size, m)` (Tensor.unfold and "
+               "m // block_size both drop the tail).", lesson("flash-causal-tiles"), _tail_dropped),
+    Hypothesis("flash-causal-skip-off-by-one", "the causal loop skips the key block that starts exactly at the "
+               "query tile's last position (k_start >= last instead of >): that query loses its own key",
+               "A key block lies in the future only when its first key is after the tile's last query position: "
+               "skip it when k_start > q_end − 1 + (m − n), i.e. loop while k_start < q_end + (m − n).",
+               lesson("flash-causal-tiles"), either(_skip_at_last_query("block"), _skip_at_last_query("all"))),
     Hypothesis("no-max-shift", "exp of the scores without the max shift: large logits overflow to inf and NaN",
                "Subtract the running maximum before exp, and rescale when it grows.", lesson("softmax-max-shift"),
                _overflow, nonfinite_must_match=True),
@@ -262,7 +307,9 @@ def check_causal(ctx: CheckContext) -> str:
 
 
 def check_causal_cache(ctx: CheckContext) -> str:
-    for i, (n, block) in enumerate(((6, 16), (6, 7), (1, 5))):
+    # (7, 3): a tail of two keys and a query tile ending on a block start, so a dropped tail and a
+    # causal loop that stops one block early differ
+    for i, (n, block) in enumerate(((6, 16), (6, 7), (1, 5), (7, 3))):
         verify(ctx, PROBLEM, _sizes((2,), n, 50, 8, 4, block), {"dtype": F64, "causal": True, "logits": "peaky"},
                ctx.seed + 40 + i)
     return "queries are the last n of m = 50 positions, as causal_mask(n, m)"
@@ -275,14 +322,14 @@ def check_stability(ctx: CheckContext) -> str:
 
 def check_dtypes(ctx: CheckContext) -> str:
     for i, dtype in enumerate((F64, F32, torch.bfloat16, torch.float16)):
-        case, actual = verify(ctx, PROBLEM, _sizes((2,), 7, 19, 8, 4, 6), {"dtype": dtype, "causal": True},
+        case, actual = verify(ctx, PROBLEM, _sizes((2,), 7, 20, 8, 4, 6), {"dtype": dtype, "causal": True},
                               ctx.seed + 60 + i)
         expect_dtype_and_device(ctx, "out", actual["out"], dtype, case.label)
     return "fp64, fp32, bf16, fp16"
 
 
 def check_not_mutated(ctx: CheckContext) -> None:
-    case = build(_sizes((2,), 5, 9, 4, 3, 4), {"dtype": F32, "causal": True}, ctx.seed + 70)
+    case = build(_sizes((2,), 5, 10, 4, 3, 4), {"dtype": F32, "causal": True}, ctx.seed + 70)
     data = case.data
     reply = ctx.call(TARGET, data["q"], data["k"], data["v"], causal=True, block_size=4,
                      options={"return_inputs": True})

@@ -19,7 +19,9 @@ from quizprep.grader import reference
 from quizprep.grader.compare import UNIT_ROUNDOFF, WORKING_PRECISION, Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
-from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, first_output_checks, verify
+from quizprep.grader.problem import (
+    Case, FunctionProblem, Hypothesis, dtype_not_kept, either, first_output_checks, verify,
+)
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
 F32, F64 = torch.float32, torch.float64
@@ -161,6 +163,11 @@ def _merge_slip(kind: str):
         (max_a, sum_a), (max_b, sum_b) = ((t.double() for t in case.data[key]) for key in ("a", "b"))
         if kind == "added":
             return {"max": torch.maximum(max_a, max_b), "sum": sum_a + sum_b}
+        if kind == "inverted":  # each sum scaled by exp(m − m_own) ≥ 1; an empty side (−inf) adds nothing
+            row_max = torch.maximum(max_a, max_b)
+            sums = [(total * (row_max - own).exp()).masked_fill(torch.isneginf(own), 0.0)
+                    for own, total in ((max_a, sum_a), (max_b, sum_b))]
+            return {"max": row_max, "sum": sums[0] + sums[1]}
         return {"max": max_a, "sum": sum_a + sum_b * (max_b - max_a).exp()}
 
     return predict
@@ -205,7 +212,7 @@ HYPOTHESES = (
                lesson("flash-online-softmax-bug"), _update("none")),
     Hypothesis("online-rescale-inverted", "the running sum is rescaled by exp(m_new − m_old): the wrong sign",
                "When the maximum grows the old terms shrink: the factor is exp(m_old − m_new) ≤ 1.",
-               lesson("softmax-online-rescale"), _update("inverted")),
+               lesson("softmax-online-rescale"), either(_update("inverted"), _merge_slip("inverted"))),
     Hypothesis("merge-no-rescale", "the two sums are added without bringing them to the common maximum",
                "ℓ = ℓ_a·exp(m_a − m) + ℓ_b·exp(m_b − m) with m = max(m_a, m_b).", lesson("serving-merge-partials"),
                _merge_slip("added")),
@@ -277,7 +284,8 @@ def check_dtypes(ctx: CheckContext) -> str:
         if actual["out"].dtype != dtype:
             raise CheckFailure(f"returns {str(actual['out'].dtype).removeprefix('torch.')} for "
                                f"{str(dtype).removeprefix('torch.')} input", tried=case.label,
-                               hint="Return the input's dtype (compute in float32 if you like, then cast back).")
+                               hint="Return the input's dtype (compute in float32 if you like, then cast back).",
+                               named=dtype_not_kept(actual["out"].dtype, dtype))
     return "fp32, bf16, fp16"
 
 

@@ -11,7 +11,7 @@ from quizprep.grader.compare import UNIT_ROUNDOFF, Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
-    either, Case, FunctionProblem, Hypothesis, expect_unchanged, first_output_checks, reject_shortcuts, verify,
+    either, Case, FunctionProblem, Hypothesis, dtype_not_kept, expect_unchanged, first_output_checks, reject_shortcuts, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
@@ -165,7 +165,8 @@ def _expect_dtype(out: Tensor, dtype: torch.dtype, label: str) -> None:
     if out.dtype != dtype:
         raise CheckFailure(f"returns {str(out.dtype).removeprefix('torch.')} for "
                            f"{str(dtype).removeprefix('torch.')} input", tried=label,
-                           hint="Return the input's dtype (compute in float32 if you like, then cast back).")
+                           hint="Return the input's dtype (compute in float32 if you like, then cast back).",
+                           named=dtype_not_kept(out.dtype, dtype))
 
 
 def check_gradients(ctx: CheckContext) -> str:

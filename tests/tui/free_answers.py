@@ -42,6 +42,11 @@ def screen_text(app) -> str:
     return " ".join(" ".join(rows).replace("│", " ").split())
 
 
+def footer_text(app) -> str:
+    """The terminal's last row as it shows now: the footer's keys."""
+    return app.screen._compositor.render_strips()[-1].text.rstrip()
+
+
 async def on_screen(pilot, screen_type: type, timeout: float = 20.0) -> None:
     """Wait until the session worker has pushed `screen_type` (a loaded machine is slow)."""
     deadline = time.monotonic() + timeout

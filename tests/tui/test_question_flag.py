@@ -3,6 +3,7 @@ and appends it to flagged-questions.md beside the progress database."""
 from __future__ import annotations
 
 from choices import keys_for
+from free_answers import footer_text
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.flag import FlagScreen
 from quizprep.tui.screens.home import HomeScreen
@@ -61,5 +62,5 @@ async def test_the_flag_dialog_shows_its_own_keys_not_the_questions(make_app):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("ctrl+f")
         await pilot.pause()
-        bottom = [strip.text for strip in app.screen._compositor.render_strips()][-1]
+        bottom = footer_text(app)
         assert "esc Cancel" in bottom and "End session" not in bottom, bottom

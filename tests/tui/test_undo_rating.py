@@ -6,6 +6,7 @@ from fsrs import Rating
 from textual.widgets import Input
 
 from choices import keys_for
+from free_answers import footer_text
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.question import QuestionScreen
 from quizprep.tui.widgets.free_answer import FreeAnswer
@@ -84,17 +85,13 @@ async def test_ctrl_z_on_a_number_asks_the_same_numbers_with_the_number_typed(ma
         assert app.screen.query_one(Input).value == "32 MB"
 
 
-def footer_line(app) -> str:
-    return [strip.text for strip in app.screen._compositor.render_strips()][-1].rstrip()
-
-
 async def test_the_footer_offers_rating_and_undo_and_fits_80_columns_after_a_free_answer(make_app):
     """Anki users look for 1–4 and undo at the bottom, not at the end of a long feedback."""
     app = make_app(question="alpha-free")
     async with app.run_test(size=SIZE) as pilot:
         await answer_free_and_assess(app, pilot)
         await pilot.pause()
-        footer = footer_line(app)
+        footer = footer_text(app)
         assert "1234 Rate" in footer and "^z Undo" in footer and "e Edit score" in footer
         assert footer.endswith("^f Flag"), footer  # nothing cut at 80 columns
 
@@ -104,4 +101,4 @@ async def test_cram_offers_no_rating_keys_in_the_footer(make_app):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*keys_for(app, 2), "enter")
         await pilot.pause()
-        assert "Rate" not in footer_line(app)
+        assert "Rate" not in footer_text(app)

@@ -13,7 +13,10 @@
 """
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
+import stat
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NoReturn
@@ -153,10 +156,7 @@ def failure(path: Path, doing: str, error: sqlite3.Error) -> StoreError:
 
 
 def _connect_checked(path: Path, owned: bool, readonly: bool, busy_timeout_s: float) -> sqlite3.Connection:
-    header = _read_header(path)
-    if header and not header.startswith(SQLITE_MAGIC):
-        _not_ours(path, owned, "it is not an SQLite database")
-    if readonly and not header:
+    if readonly and _size(path) == 0:
         connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         _migrate(connection)  # nothing to read yet: an empty database, and no file is created
         return connection
@@ -168,7 +168,7 @@ def _connect_checked(path: Path, owned: bool, readonly: bool, busy_timeout_s: fl
         raise StoreError(f"cannot open the progress database {path}: {error}") from error
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-        version = _inspect(connection, path, owned, header)
+        version = _inspect(connection, path, owned)
         if readonly:
             connection = _snapshot(connection)
         else:
@@ -185,18 +185,34 @@ def _connect_checked(path: Path, owned: bool, readonly: bool, busy_timeout_s: fl
     return connection
 
 
+def _size(path: Path) -> int:
+    """The file's size, 0 when it is missing. Only stat: the file is not opened, because closing
+    any descriptor of a database file drops every POSIX lock that this process's SQLite
+    connections hold on it. Another process could then take the last connection's turn and
+    delete the write-ahead log under a Store still open here, and its next answers with it
+    (https://www.sqlite.org/howtocorrupt.html, section 2.2)."""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return 0
+    except OSError as error:
+        raise StoreError(f"cannot open the progress database {path}: {error.strerror or error}") from error
+    if stat.S_ISDIR(status.st_mode):
+        raise StoreError(f"cannot open the progress database {path}: {os.strerror(errno.EISDIR)}")
+    return status.st_size
+
+
 def _read_header(path: Path) -> bytes:
-    """The first 100 bytes (the SQLite header); empty for a missing or empty file."""
+    """The first 100 bytes (the SQLite header), read only once SQLite has failed to read the
+    file: no healthy connection of this process then holds a lock on it (see `_size`)."""
     try:
         with open(path, "rb") as handle:
             return handle.read(100)
-    except FileNotFoundError:
+    except OSError:
         return b""
-    except OSError as error:
-        raise StoreError(f"cannot open the progress database {path}: {error.strerror or error}") from error
 
 
-def _inspect(connection: sqlite3.Connection, path: Path, owned: bool, header: bytes) -> int:
+def _inspect(connection: sqlite3.Connection, path: Path, owned: bool) -> int:
     """The schema version of a healthy quizprep database; raises for anything else."""
     try:
         application_id = connection.execute("PRAGMA application_id").fetchone()[0]
@@ -212,6 +228,9 @@ def _inspect(connection: sqlite3.Connection, path: Path, owned: bool, header: by
     except sqlite3.DatabaseError as error:
         if getattr(error, "sqlite_errorcode", None) in (SQLITE_BUSY, SQLITE_LOCKED):
             raise
+        header = _read_header(path)
+        if not header.startswith(SQLITE_MAGIC):
+            _not_ours(path, owned, "it is not an SQLite database")
         if owned or header[68:72] == APPLICATION_ID.to_bytes(4, "big"):
             raise _Unusable("corrupt", f"is not a readable SQLite database ({error})") from error
         _not_ours(path, owned, f"SQLite cannot read it: {error}")

@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -45,31 +46,8 @@ def answer(store: Store, i: int, response: str | None = None, **extra) -> int:
 
 
 def committed(db_path: Path) -> dict[int, tuple]:
-    """Every committed answer, read straight from SQLite (not through the code under test).
-
-    In full runs under `-n 2` this test process's own connection has now and then failed with
-    "disk I/O error" on every try (never in 25 runs of the lock test alone): the file is then read
-    from a fresh process, which a damaged file would fail too, so only this process's state is
-    set aside, never a fault of what the store wrote."""
-    try:
-        return _answers_table(db_path)
-    except sqlite3.OperationalError as error:
-        if "disk I/O error" not in str(error):
-            raise
-    fresh = subprocess.run([sys.executable, "-c", FRESH_READER, str(db_path)], capture_output=True, text=True,
-                           check=True)
-    return {row[0]: tuple(row[1:]) for row in json.loads(fresh.stdout)}
-
-
-FRESH_READER = """
-import json, sqlite3, sys
-with sqlite3.connect(sys.argv[1]) as raw:
-    print(json.dumps(raw.execute("SELECT id, question_id, response, answered_at FROM answers").fetchall()))
-"""
-
-
-def _answers_table(db_path: Path) -> dict[int, tuple]:
-    with sqlite3.connect(db_path) as raw:
+    """Every committed answer, read straight from SQLite (not through the code under test)."""
+    with closing(sqlite3.connect(db_path)) as raw:
         rows = raw.execute("SELECT id, question_id, response, answered_at FROM answers").fetchall()
     return {row[0]: row[1:] for row in rows}
 
@@ -93,7 +71,7 @@ def moved_aside(db_path: Path) -> list[Path]:
 
 def overwrite(db_path: Path, marker: bytes, offset: int, replacement: bytes) -> bytes:
     """Replace bytes at `offset` from `marker` in the database file (its WAL folded in first)."""
-    with sqlite3.connect(db_path) as raw:
+    with closing(sqlite3.connect(db_path)) as raw, raw:
         raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     data = bytearray(db_path.read_bytes())
     start = data.index(marker) + offset
@@ -107,7 +85,7 @@ def overwrite(db_path: Path, marker: bytes, offset: int, replacement: bytes) -> 
 def test_random_bytes_in_a_row_are_reported_and_set_aside_and_nothing_else_is_lost(db_path, history, capsys):
     garbled = bytes([0xFF]) + random.Random(1).randbytes(15)  # 0xFF never occurs in UTF-8
     damaged_file = overwrite(db_path, b"resp-0017-", 5, garbled)
-    with sqlite3.connect(db_path) as raw:
+    with closing(sqlite3.connect(db_path)) as raw, raw:
         assert raw.execute("PRAGMA quick_check").fetchall() == [("ok",)]  # pages are fine, a row is not
     (damaged_id,) = [i for i, (_, response, _) in history.items() if response.startswith("resp-0017-")]
     intact = {i: row for i, row in history.items() if i != damaged_id}
@@ -122,7 +100,7 @@ def test_random_bytes_in_a_row_are_reported_and_set_aside_and_nothing_else_is_lo
         assert store.notices == (f"1 answer in {db_path} could not be read (a text field is not readable text) "
                                  f"and was set aside in its damaged_* tables. The rest of your progress is intact.",)
         assert as_committed(store.answers()) == intact
-    with sqlite3.connect(db_path) as raw:
+    with closing(sqlite3.connect(db_path)) as raw, raw:
         (kept,) = raw.execute("SELECT id, CAST(response AS BLOB) FROM damaged_answers").fetchall()
     assert kept[0] == damaged_id and garbled in kept[1]  # set aside byte for byte
     with Store.open(db_path) as store:
@@ -181,7 +159,8 @@ def test_garbled_card_json_is_rebuilt_from_the_answers(db_path, history, capsys)
 def test_a_card_garbled_while_the_store_is_open_is_rebuilt_when_reviewed(db_path, history):
     from fsrs import Rating
 
-    with Store.open(db_path, scheduler=make_scheduler(fuzzing=False)) as store, sqlite3.connect(db_path) as raw:
+    with (Store.open(db_path, scheduler=make_scheduler(fuzzing=False)) as store,
+          closing(sqlite3.connect(db_path)) as raw):
         raw.execute("UPDATE cards SET card = '{\"card_id\": 1}' WHERE question_id = 'alpha-one'")
         raw.commit()
         assert "alpha-one" not in store.cards()  # skipped on reading, never a KeyError
@@ -272,6 +251,36 @@ def test_a_held_write_lock_delays_nobody_who_only_reads_and_a_write_can_be_retri
     assert sorted(committed(db_path)) == sorted(history) + [retried]
 
 
+ANOTHER_TERMINAL = """
+import json, sqlite3, sys
+reader = sqlite3.connect(sys.argv[1])
+print(json.dumps([row[0] for row in reader.execute("SELECT id FROM answers")]))
+reader.close()
+"""
+
+
+def ids_seen_by_another_process(db_path: Path) -> list[int]:
+    """What another quizprep (or a restart after a crash) reads from the file."""
+    seen = subprocess.run([sys.executable, "-c", ANOTHER_TERMINAL, str(db_path)], capture_output=True, text=True,
+                          check=True, timeout=30)
+    return json.loads(seen.stdout)
+
+
+def test_a_saved_answer_is_on_disk_while_a_second_store_was_opened_beside_it(db_path, history):
+    """Opening a Store once read the file's header with Python's own open(). Closing that handle
+    dropped the SQLite locks of every Store already open on the file in this process, so another
+    process, closing last, deleted the write-ahead log: the next answer went to a deleted file,
+    unseen by other processes and lost in a crash."""
+    with Store.open(db_path) as quiz:
+        with Store.open(db_path, readonly=True) as stats:  # `quizprep stats`' snapshot beside the quiz
+            assert len(stats.answers()) == 40
+        Store.open(db_path).close()
+        assert ids_seen_by_another_process(db_path) == sorted(history)
+        kept = answer(quiz, 40)
+        assert ids_seen_by_another_process(db_path) == sorted(history) + [kept]
+    assert sorted(committed(db_path)) == sorted(history) + [kept]
+
+
 # -- a file that is not a quizprep database --------------------------------------------------
 
 @pytest.mark.parametrize("command_name", ["stats", "report"])
@@ -289,7 +298,7 @@ def test_a_text_file_given_as_db_is_refused_and_left_alone(tmp_path, capsys, com
 
 def test_another_programs_sqlite_database_is_refused_even_by_the_quiz(tmp_path):
     other = tmp_path / "contacts.db"
-    with sqlite3.connect(other) as raw:
+    with closing(sqlite3.connect(other)) as raw, raw:
         raw.execute("CREATE TABLE contacts (name TEXT)")
         raw.execute("INSERT INTO contacts VALUES ('Ada')")
     original = other.read_bytes()
@@ -331,7 +340,7 @@ def test_a_damaged_quizprep_database_given_as_db_is_still_moved_aside(db_path, h
 
 
 def test_a_database_of_the_first_schema_is_recognised_and_upgraded(db_path):
-    with sqlite3.connect(db_path) as raw:  # as quizprep 0.1 left it: no application id yet
+    with closing(sqlite3.connect(db_path)) as raw, raw:  # as quizprep 0.1 left it: no application id yet
         for statement in MIGRATIONS[0]:
             raw.execute(statement)
         raw.execute("PRAGMA user_version = 1")
@@ -339,5 +348,5 @@ def test_a_database_of_the_first_schema_is_recognised_and_upgraded(db_path):
                     "VALUES ('q', 't', 'free', 'practice', '2025-03-03T09:00:00.000000+00:00', 1.0, 'kept')")
     with Store.open(db_path) as store:
         assert store.schema_version() == SCHEMA_VERSION and [a.response for a in store.answers()] == ["kept"]
-    with sqlite3.connect(db_path) as raw:
+    with closing(sqlite3.connect(db_path)) as raw, raw:
         assert raw.execute("PRAGMA application_id").fetchone()[0] == 0x51505250

@@ -3,6 +3,7 @@ the schema migrates from version 2 and a damaged grade row is set aside like any
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from datetime import timedelta
 
 from quizprep.study import builders
@@ -91,12 +92,12 @@ def test_a_damaged_grade_row_is_set_aside_and_the_rest_reads(db_path, clock):
         grade_mha(store, clock)
         clock.tick(60)
         grade_mha(store, clock, passed=True, mistakes=(), lessons=["beta-one"])
-    with sqlite3.connect(db_path) as raw:
+    with closing(sqlite3.connect(db_path)) as raw, raw:
         raw.execute("UPDATE grades SET diagnoses = '[{\"id\": 1}' WHERE id = 1")
     with Store.open(db_path) as store:
         assert "1 exercise grade" in store.notices[0]
         assert [g.passed for g in store.grades()] == [True]
-    with sqlite3.connect(db_path) as raw:
+    with closing(sqlite3.connect(db_path)) as raw, raw:
         assert raw.execute("SELECT id, diagnoses FROM damaged_grades").fetchall() == [(1, '[{"id": 1}')]
 
 
@@ -136,7 +137,7 @@ def test_a_garbled_card_is_rebuilt_with_its_grade_reviews(db_path, questions, cl
         clock.tick(minutes=1)
         grade_mha(store, clock, passed=True, mistakes=(), lessons=["beta-one"])
         passed_card = store.card("beta-one").to_json()
-    with sqlite3.connect(db_path) as raw:
+    with closing(sqlite3.connect(db_path)) as raw, raw:
         raw.execute("UPDATE cards SET card = '{\"card_id\": 1}'")
     with Store.open(db_path, scheduler=make_scheduler(fuzzing=False)) as store:
         assert "alpha-one, beta-one was rebuilt" in store.notices[0]

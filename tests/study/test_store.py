@@ -3,6 +3,7 @@ from __future__ import annotations
 import random
 import signal
 import sqlite3
+from contextlib import closing
 import subprocess
 import sys
 import textwrap
@@ -40,9 +41,9 @@ def test_new_database_is_wal_at_current_schema(db_path):
     with Store.open(db_path) as store:
         assert store.schema_version() == SCHEMA_VERSION
         assert store.notices == ()
-    raw = sqlite3.connect(db_path)
-    assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    with closing(sqlite3.connect(db_path)) as raw:
+        assert raw.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def test_answer_is_stored_with_everything_a_report_needs(store, db_path):
@@ -173,7 +174,8 @@ def test_newer_schema_is_moved_aside_with_its_wal(db_path):
     (moved,) = moved_aside(db_path, f"v{SCHEMA_VERSION + 1}")
     assert "newer quizprep" in notice and str(moved) in notice
     assert moved.read_bytes() == original
-    assert sqlite3.connect(moved).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
+    with closing(sqlite3.connect(moved)) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
 
 
 def test_unopenable_path_raises_and_moves_nothing(tmp_path):
@@ -204,10 +206,10 @@ def test_failed_migration_rolls_back_to_the_old_version(db_path, monkeypatch):
     monkeypatch.setattr(storefile, "SCHEMA_VERSION", len(migrations))
     with pytest.raises(StoreError):
         Store.open(db_path)
-    raw = sqlite3.connect(db_path)
-    assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
-    assert raw.execute("SELECT count(*) FROM sqlite_master WHERE name = 'extra'").fetchone()[0] == 0
-    assert raw.execute("SELECT question_id FROM answers").fetchall() == [("q-kept",)]
+    with closing(sqlite3.connect(db_path)) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert raw.execute("SELECT count(*) FROM sqlite_master WHERE name = 'extra'").fetchone()[0] == 0
+        assert raw.execute("SELECT question_id FROM answers").fetchall() == [("q-kept",)]
 
 
 CRASHING_LEARNER = textwrap.dedent("""
@@ -266,7 +268,8 @@ def test_kill_9_mid_session_loses_no_committed_answer(db_path, tmp_path):
         assert store.notices == ()
         kept = {a.id: a for a in store.answers()}
         marks = {answer_id: len(store.rubric_marks(answer_id)) for answer_id in assessed}
-    assert sqlite3.connect(db_path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    with closing(sqlite3.connect(db_path)) as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     for answer_id, (question_id, response) in reported.items():
         assert (kept[answer_id].question_id, kept[answer_id].response) == (question_id, response)
     for answer_id in assessed:
@@ -313,7 +316,8 @@ def test_two_processes_writing_at_once_keep_every_answer(db_path, tmp_path):
         answers = store.answers()
         assert sorted(a.response for a in answers) == ["one"] * count + ["two"] * count
         assert sorted(store.cards()) == [f"shared-{i}" for i in range(5)]
-    assert sqlite3.connect(db_path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    with closing(sqlite3.connect(db_path)) as raw:
+        assert raw.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
 def test_each_card_review_reads_the_other_instances_update(db_path):
@@ -332,11 +336,11 @@ def test_each_card_review_reads_the_other_instances_update(db_path):
 
 def test_a_write_blocked_by_another_instance_fails_cleanly_and_can_be_retried(db_path):
     with Store.open(db_path, busy_timeout_s=0.05) as store:
-        blocker = sqlite3.connect(db_path, isolation_level=None)
-        blocker.execute("BEGIN IMMEDIATE")
-        with pytest.raises(StoreBusy, match="could not save .* nothing was written"):
-            record(store, "q-blocked")
-        blocker.execute("ROLLBACK")
+        with closing(sqlite3.connect(db_path, isolation_level=None)) as blocker:
+            blocker.execute("BEGIN IMMEDIATE")
+            with pytest.raises(StoreBusy, match="could not save .* nothing was written"):
+                record(store, "q-blocked")
+            blocker.execute("ROLLBACK")
         record(store, "q-blocked")
         assert [a.question_id for a in store.answers()] == ["q-blocked"]
 

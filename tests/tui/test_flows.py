@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from textual.widgets import DataTable, Input, Markdown
@@ -273,7 +274,7 @@ async def test_question_mark_is_typed_in_answers_and_f1_opens_help(make_app):
 
 async def test_store_notices_are_shown(make_app, db):
     Store.open(db).close()
-    with sqlite3.connect(db) as raw:
+    with closing(sqlite3.connect(db)) as raw, raw:
         raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     data = bytearray(db.read_bytes())
     data[100:500] = b"\xff" * 400  # a quizprep database whose first page is damaged

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from contextlib import closing
 
 from choices import keys_for
 from quizprep.study.store import Store, StoreError
@@ -91,7 +92,7 @@ async def test_a_garbled_card_is_reported_and_the_rest_of_the_progress_is_shown(
             store.record_answer(question_id=question_id, topic="alpha", kind="choice", mode="practice",
                                 response="1", elapsed_s=2.0, answered_at=app_module.utc_now(), correct=True,
                                 score=1.0, rating=Rating.Good)
-    with sqlite3.connect(db) as raw:
+    with closing(sqlite3.connect(db)) as raw, raw:
         raw.execute("UPDATE cards SET card = 'not json' WHERE question_id = 'alpha-multi'")
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

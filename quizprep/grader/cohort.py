@@ -110,30 +110,41 @@ class Cohort:
         select_triton_mode(checks)
         for index in range(len(self.files)):
             self.todo.put(index)
-        threads = [threading.Thread(target=self._job, daemon=True) for _ in range(self.jobs)]
+        # Waited for through events, not Thread.join: in Python 3.11 a join that Ctrl+C interrupts
+        # marks its thread as ended though it still runs, and a later join returns at once.
+        ended = [threading.Event() for _ in range(self.jobs)]
+        threads = [threading.Thread(target=self._job, args=(event,), daemon=True) for event in ended]
         try:
             for thread in threads:
                 thread.start()
-            for thread in threads:
-                while thread.is_alive():
-                    thread.join(timeout=0.2)  # short waits: Ctrl+C reaches the main thread
+            for event in ended:
+                while not event.wait(timeout=0.2):  # short waits: Ctrl+C reaches the main thread
+                    pass
         finally:
             self.stopping.set()
-            self._close_all()
+            self._kill_running(servers=False)  # each job then closes its server, which reaps its workers
             deadline = time.monotonic() + STOP_WAIT_SECONDS
-            for thread in threads:
-                thread.join(timeout=max(0.0, deadline - time.monotonic()))
-            self._close_all()
+            for event in ended:
+                event.wait(timeout=max(0.0, deadline - time.monotonic()))
+            self._kill_running(servers=True)  # what jobs still running started meanwhile
         return [row for row in self.rows if row is not None]
 
-    def _close_all(self) -> None:
+    def _kill_running(self, *, servers: bool) -> None:
+        """Kill the workers (and `servers`) still running. Only kill: each job's thread closes
+        its own pipes and sockets, which it may be using at this moment."""
         with self.lock:
             for session in self.sessions:
-                session.close()
-            for server in self.servers:
-                server.close()
+                session.kill()
+            for server in self.servers if servers else ():
+                server.kill()
 
-    def _job(self) -> None:
+    def _job(self, ended: threading.Event) -> None:
+        try:
+            self._grade_queued()
+        finally:
+            ended.set()
+
+    def _grade_queued(self) -> None:
         server = self._start_server()
         try:
             while not self.stopping.is_set():

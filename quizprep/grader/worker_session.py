@@ -193,8 +193,17 @@ class WorkerSession:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def kill(self) -> None:
+        """Kill the worker's process group, and only that: safe from another thread while the
+        session's own thread reads or writes its pipes. That thread then meets the end of the
+        pipe and closes them (`close`); closed here, their numbers could be reused by a file
+        opened meanwhile, which the owning thread would then read, write or close."""
+        process = self.process
+        if process is not None:
+            _kill_group(process.pid)
+
     def close(self) -> None:
-        """Kill the worker's whole process group and release the pipes."""
+        """Kill the worker's whole process group and release the pipes (from the session's own thread)."""
         self.launched_at = None
         if self.process is not None:
             _kill_group(self.process.pid)

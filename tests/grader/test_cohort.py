@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -90,6 +91,68 @@ def test_hostile_files_never_change_another_files_verdict(tmp_path):
         "01_correct.py", "03_logsumexp.py", "09_correct.py", "10_saboteur.py", "11_logsumexp.py"]
     for pgid in cohort.process_groups:
         assert not group_alive(pgid), f"worker group {pgid} outlived the cohort"
+
+
+class DescriptorLog:
+    """Which pipes a job's thread opened, and which of them the main thread closed."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.opened_by_jobs: set[int] = set()
+        self.closed_by_main: list[int] = []
+        self._pipe, self._close = os.pipe, os.close
+        monkeypatch.setattr(os, "pipe", self.pipe)
+        monkeypatch.setattr(os, "close", self.close)
+
+    def pipe(self) -> tuple[int, int]:
+        ends = self._pipe()
+        if threading.current_thread() is not threading.main_thread():
+            self.opened_by_jobs.update(ends)
+        return ends
+
+    def close(self, fd: int) -> None:
+        if threading.current_thread() is threading.main_thread() and fd in self.opened_by_jobs:
+            self.closed_by_main.append(fd)
+        self._close(fd)
+
+
+def interrupt_main_thread(_signal: int, _frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def test_ctrl_c_kills_a_cohorts_workers_and_leaves_each_jobs_pipes_to_that_job(tmp_path, monkeypatch):
+    """Ctrl+C reaches the main thread while a job's thread waits on its worker. The main thread
+    once closed that job's pipes itself; a file opened meanwhile could take their numbers, and
+    the job's thread then wrote to that file or closed it."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals are handled only by the main thread")
+    write_class(tmp_path / "class", [("loop", SIGNATURE + "    print('looping', flush=True)\n    while True:\n"
+                                                          "        pass\n")])
+    limits = Limits(check_seconds=60, total_seconds=120)  # the job is still waiting when Ctrl+C comes
+    cohort = Cohort(submissions(tmp_path / "class"), dataclasses.replace(OPTIONS, limits=limits), jobs=1,
+                    root=tmp_path / "class", seed=0)
+    log = DescriptorLog(monkeypatch)
+
+    def press_ctrl_c_once_the_learner_loops() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(
+                session.output is not None and "looping" in session.output.since(0) for session in cohort.sessions):
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGUSR1)
+
+    previous = signal.signal(signal.SIGUSR1, interrupt_main_thread)
+    try:
+        threading.Thread(target=press_ctrl_c_once_the_learner_loops, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            cohort.run()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+    assert log.opened_by_jobs and log.closed_by_main == []
+    deadline = time.monotonic() + 20
+    while (cohort.sessions or cohort.servers) and time.monotonic() < deadline:  # closed by the job's thread
+        time.sleep(0.05)
+    assert cohort.sessions == [] and cohort.servers == [] and cohort.process_groups
+    for pgid in cohort.process_groups:
+        assert not group_alive(pgid), f"worker group {pgid} outlived the stopped cohort"
 
 
 def test_a_job_imports_torch_once_and_forks_a_worker_per_file(tmp_path):

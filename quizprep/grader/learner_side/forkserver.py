@@ -115,13 +115,18 @@ class ForkServer:
             raise ForkServerError("the fork server ended")
         return ForkedProcess(int(json.loads(reply)["pid"]), os.fdopen(output_r, "rb"), status_r)
 
-    def close(self) -> None:
-        """Stop the server; children still running die with it."""
-        self.socket.close()
+    def kill(self) -> None:
+        """Kill the server, and with it its children; safe from another thread than the one
+        spawning, which then meets the closed socket and closes it (`close`)."""
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
+
+    def close(self) -> None:
+        """Stop the server; children still running die with it."""
+        self.socket.close()
+        self.kill()
         self.process.wait()
 
 

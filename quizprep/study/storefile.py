@@ -156,7 +156,8 @@ def failure(path: Path, doing: str, error: sqlite3.Error) -> StoreError:
 
 
 def _connect_checked(path: Path, owned: bool, readonly: bool, busy_timeout_s: float) -> sqlite3.Connection:
-    if readonly and _size(path) == 0:
+    empty = _size(path) == 0  # also refuses a folder, in either mode
+    if readonly and empty:
         connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
         _migrate(connection)  # nothing to read yet: an empty database, and no file is created
         return connection

@@ -93,6 +93,16 @@ def _cat_axis(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
     if not match or "cat(" not in code:
         return None
     axis, first, second = match.groups()
+    cached, new = int(first), int(second)
+    if axis in ("2", "-2") and cached and new > cached and new % cached == 0:
+        # Joined on the positions of (B, heads, T, d), the right axis: the pieces differ elsewhere,
+        # and a whole multiple more in the new piece is H query heads against G cached ones.
+        return Diagnosis("kv-cache-expanded", f"torch.cat joins along dim {axis}, the positions, but the new keys "
+                         f"or values have {new} where the cache has {cached} on another axis: most often the heads, "
+                         f"when K and V were expanded to the query heads before being cached",
+                         "Cache the G KV heads as projected and expand (repeat_interleave) only for the attention "
+                         "itself: storing H heads costs H/G times the memory GQA saves.",
+                         lesson("gqa-kv-cache-savings"))
     return Diagnosis("cat-wrong-axis", f"torch.cat joins along dim {axis}, but the pieces differ along another axis "
                      f"({first} vs {second} positions): that other axis is the one that grows",
                      "Concatenate the cache and the new keys/values on the sequence axis, dim=-2 of (B, G, T, d); "

@@ -21,6 +21,9 @@ def frames(code: str, file: str = "/nonexistent/learner.py") -> list[Frame]:
     ("raised RuntimeError: Sizes of tensors must match except in dimension 1. Expected size 0 but got size 3 for "
      "tensor number 1 in the list.", "return torch.cat([cache_k, k], dim=1), torch.cat([cache_v, v], dim=1)",
      "cat-wrong-axis", ("dim 1", "0 vs 3")),
+    ("raised RuntimeError: Sizes of tensors must match except in dimension 2. Expected size 2 but got size 4 for "
+     "tensor number 1 in the list.", "return torch.cat((cache_k, k), dim=2), torch.cat((cache_v, v), dim=2)",
+     "kv-cache-expanded", ("dim 2, the positions", "4 where the cache has 2", "repeat_interleave")),
     ("raised AxisError: axis 3 is out of bounds for array of dimension 3", "m = np.max(x, axis=3, keepdims=True)",
      "hard-coded-axis", ("axis 3", "3 dimension")),
     ("raised IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",

@@ -186,6 +186,11 @@ def attention_hypotheses(predict: Callable[..., Callable[[Case], dict[str, Tenso
                    lesson("multihead-split-transpose"),
                    either(predict(split=mistakes.split_interleaved),
                           predict(split=mistakes.split_interleaved, merge=mistakes.merge_interleaved))),
+        Hypothesis("merge-interleaved", "heads merged feature-major: (B, H, T, d) permuted to (B, T, d, H) "
+                   "before the reshape, so output feature j·H + h comes from head h",
+                   "transpose(1, 2) to (B, T, H, d), then .reshape(B, T, D): head h's features stay the block "
+                   "[h·d, (h+1)·d) that W_o expects.", lesson("multihead-split-transpose"),
+                   predict(merge=mistakes.merge_interleaved)),
         Hypothesis("merge-no-transpose", "heads merged without transposing back: (B, H, T, d) reshaped straight "
                    "to (B, T, D)", "transpose(1, 2) back to (B, T, H, d), then .reshape(B, T, D).",
                    lesson("multihead-split-transpose"), predict(merge=mistakes.merge_no_transpose)),

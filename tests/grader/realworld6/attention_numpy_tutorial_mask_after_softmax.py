@@ -1,6 +1,6 @@
 # quizprep: exercise=attention-numpy
 # style: NumPy tutorial code: a softmax helper with keepdims, np.swapaxes for k transposed, the mask multiplied in as 0/1 ("zero out the positions we may not look at")
-# expect: fail diagnosis=any
+# expect: fail diagnosis=mask-after-softmax
 # bug: the mask is applied after the softmax by multiplying the weights with it, and the rows are not renormalised: the visible weights no longer sum to 1 whenever a key is masked
 import numpy as np
 

@@ -1,6 +1,6 @@
 # quizprep: exercise=gqa
 # style: Llama's LlamaAttention: q/k/v/o projections without bias, .view(bsz, q_len, -1, head_dim).transpose(1, 2), repeat_kv written as an expand of an inserted axis then a reshape, attn_weights + additive mask, softmax in float32
-# expect: fail diagnosis=any
+# expect: fail diagnosis=gqa-repeat
 # bug: repeat_kv inserts the new axis BEFORE the KV-head axis (hidden_states[:, None]) instead of after it (hidden_states[:, :, None]), so the reshape tiles the KV heads (0, 1, 0, 1, ...) like Tensor.repeat: query head h reads KV head h % G instead of h // (H / G); exact for MHA and MQA
 import math
 

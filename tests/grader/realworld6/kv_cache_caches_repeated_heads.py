@@ -1,6 +1,6 @@
 # quizprep: exercise=kv-cache
 # style: gpt-fast-like decode step: F.linear with the raw weight matrices, split heads with view + transpose, K/V expanded with repeat_interleave right after the projection, then appended, a boolean mask from positions (input_pos), F.softmax
-# expect: fail diagnosis=any
+# expect: fail diagnosis=kv-cache-expanded
 # bug: K and V are expanded to the H query heads (repeat_interleave) BEFORE they are appended, so the cache stores H heads instead of G: GQA's memory saving is lost, and with G < H the new keys (H heads) no longer fit the cache the caller passes in (G heads), so torch.cat fails; correct for plain MHA (G == H)
 import math
 

@@ -1,6 +1,6 @@
 # quizprep: exercise=mha
 # style: nanoGPT CausalSelfAttention made cross-capable: q/k/v projections, .view(B, T, n_head, hs).transpose(1, 2) to split, att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1))), masked_fill(mask == 0, float('-inf')), F.softmax
-# expect: fail diagnosis=any
+# expect: fail diagnosis=merge-interleaved
 # bug: heads merged with y.permute(0, 2, 3, 1).reshape(B, T, C): the feature axis ends up ordered (d_k, head) instead of (head, d_k), so W_o sees the head outputs interleaved feature by feature; exact when n_heads == 1
 import math
 

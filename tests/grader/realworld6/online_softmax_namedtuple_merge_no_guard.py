@@ -1,6 +1,6 @@
 # quizprep: exercise=online-softmax
 # style: functional style: a State NamedTuple, online_update written as "make the chunk's own state, then merge", online_softmax as functools.reduce over torch.split chunks
-# expect: fail diagnosis=any
+# expect: fail diagnosis=online-nan-masked-chunk
 # bug: the -inf guard is only in the chunk's own state (_chunk_state); merge_states shifts by the raw max, so when both maxima are -inf (the empty state merged with an all -inf chunk, e.g. a masked first chunk) exp(-inf - (-inf)) gives NaN, and the NaN spreads into the rest of the row
 import functools
 from typing import NamedTuple

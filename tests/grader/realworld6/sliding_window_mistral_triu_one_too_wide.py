@@ -1,6 +1,6 @@
 # quizprep: exercise=sliding-window
 # style: Mistral reference code: a full boolean matrix, torch.tril with the cache offset for causality, then torch.triu(mask, diagonal=offset - sliding_window) for the window; attention with masked_fill(-inf) and a float32 softmax
-# expect: fail diagnosis=any
+# expect: fail diagnosis=window-wide
 # bug: triu's diagonal is one too low: diagonal = (m - n) - window keeps key j when j >= p - window, so each query sees window + 1 keys (itself and the W previous ones) instead of W; the contract's window is p - W < j <= p
 import torch
 

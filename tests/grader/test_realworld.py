@@ -6,8 +6,8 @@ check may fail unnamed, e.g. a shape error, but never under another name) and a 
 written separately, without reading the grader, as held-out sets; `realworld3/` covers issue 20's
 classes (crashes, probes, idioms of public code; see the READMEs); `realworld4/` is a fourth
 held-out set, written before reading the grader's names; `realworld5/` a fifth, for the exercises
-realworld4 leaves out (flash, online softmax, KV cache, sliding window, NumPy track, budget). All use
-the same header:
+realworld4 leaves out (flash, online softmax, KV cache, sliding window, NumPy track, budget);
+`realworld6/` a sixth, in styles none of them used. All use the same header:
 `# expect: pass` or `# expect: fail diagnosis=<id>`.
 """
 from __future__ import annotations
@@ -21,8 +21,11 @@ from conftest import HERE
 
 EXPECT = re.compile(r"^# expect: (?:pass|fail diagnosis=(\S+))\s*$", re.MULTILINE)
 CORPUS = [path for folder in ("production", "realworld", "realworld2", "realworld3", "realworld4",
-                                           "realworld5")
+                                           "realworld5", "realworld6")
           for path in sorted((HERE / folder).glob("*.py"))]
+# Caught, but under no name yet (its corpus's README says what the grader says). Such a file must
+# still fail, and never under another name; once it is named, this test asks to remove it here.
+UNNAMED = {"attention_xformers_query_chunks_mask_slice"}
 
 
 def expected_diagnosis(path: Path) -> str | None:
@@ -50,6 +53,9 @@ def test_verdict_and_single_name(path: Path, grade_file):
     assert not report.passed
     assert not [c.id for c in report.checks if c.status == "error"], "internal grader error"
     named = {c.diagnosis_id for c in report.checks if c.status == "fail" and c.diagnosis_id}
+    if path.stem in UNNAMED:
+        assert named == set(), f"{path.stem} is named now: take it out of UNNAMED ({failing})"
+        return
     assert named == {wanted}, failing
     assert all(c.hint for c in report.checks if c.status == "fail"), failing
 

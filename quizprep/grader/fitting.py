@@ -2,9 +2,9 @@
 
 When no exercise hypothesis reproduces the outputs, code written in another style often differs
 from the reference by one transformation that its own idiom made natural: a reduction that kept
-its dimension, attention weights averaged over heads (nn.MultiheadAttention's default), or the
-scores returned where the softmax of them belongs. Each fit must reproduce every differing
-output; outputs that already match must not be the ones it changes.
+its dimension, attention weights averaged over heads (nn.MultiheadAttention's default), the
+scores returned where the softmax of them belongs, or the last queries' rows left out. Each fit
+must reproduce every differing output; outputs that already match must not be the ones it changes.
 """
 from __future__ import annotations
 
@@ -70,6 +70,25 @@ def _head_averaged(case: Case, name: str, got: Tensor) -> Diagnosis | None:
                       "because average_attn_weights=True is its default.", lesson("multihead-split-transpose"))
 
 
+def _query_rows_dropped(case: Case, name: str, got: Tensor) -> Diagnosis | None:
+    want, dims = case.expected[name], case.dims.get(name, ())
+    if "query" not in dims or got.dim() != want.dim():
+        return None
+    axis = dims.index("query")
+    kept = got.shape[axis]
+    if not 0 < kept < want.shape[axis] or got.shape[:axis] + got.shape[axis + 1:] != want.shape[:axis] + \
+            want.shape[axis + 1:] or not _close(case, name, got, want.narrow(axis, 0, kept)):
+        return None
+    missing = want.shape[axis] - kept
+    return Diagnosis("query-rows-dropped", f"`{name}` has {kept} query rows for {want.shape[axis]} queries: the "
+                      f"first {kept} are right and the last {missing} are missing. Queries processed in chunks lose "
+                      "a short last chunk this way, or a mask sliced per chunk along an axis it broadcasts (a "
+                      "(B, 1, 1, m) padding mask has one query row: later chunks get an empty slice, and a chunk "
+                      "of one query broadcasts to no rows)",
+                      "Cover every query (slice [start:start + size] up to n, the last chunk may be shorter), and "
+                      "broadcast the mask to (..., n, m) before slicing it by query.", lesson("masking-padding-keys"))
+
+
 def _logits_as_weights(case: Case, name: str, got: Tensor) -> Diagnosis | None:
     want = case.expected[name]
     if name != "weights" or got.shape != want.shape or got.dim() == 0:
@@ -86,4 +105,4 @@ def _logits_as_weights(case: Case, name: str, got: Tensor) -> Diagnosis | None:
 
 
 TRANSFORMATIONS: tuple[Callable[[Case, str, Tensor], Diagnosis | None], ...] = (
-    _kept_dimension, _head_averaged, _logits_as_weights)
+    _kept_dimension, _head_averaged, _logits_as_weights, _query_rows_dropped)

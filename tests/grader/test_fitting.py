@@ -98,3 +98,11 @@ class _NoRun:
 
     def run(self, ctx, case, options=None):
         raise RuntimeError("no learner here")
+
+
+def test_the_last_queries_left_out_are_named_and_a_wrong_first_row_is_not():
+    case = attention_case(torch.tensor([True, True, True, False, True]).reshape(1, 1, 1, 5))
+    out, weights = case.expected["out"], case.expected["weights"]
+    found = fit(case, {"out": out[..., :4, :].float(), "weights": weights[..., :4, :].float()})
+    assert found.id == "query-rows-dropped" and "4 query rows for 5 queries" in found.title
+    assert fit(case, {"out": out[..., 1:, :].float(), "weights": weights[..., 1:, :].float()}) is None

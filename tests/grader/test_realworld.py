@@ -23,9 +23,6 @@ EXPECT = re.compile(r"^# expect: (?:pass|fail diagnosis=(\S+))\s*$", re.MULTILIN
 CORPUS = [path for folder in ("production", "realworld", "realworld2", "realworld3", "realworld4",
                                            "realworld5", "realworld6")
           for path in sorted((HERE / folder).glob("*.py"))]
-# Caught, but under no name yet (its corpus's README says what the grader says). Such a file must
-# still fail, and never under another name; once it is named, this test asks to remove it here.
-UNNAMED = {"attention_xformers_query_chunks_mask_slice"}
 
 
 def expected_diagnosis(path: Path) -> str | None:
@@ -53,9 +50,6 @@ def test_verdict_and_single_name(path: Path, grade_file):
     assert not report.passed
     assert not [c.id for c in report.checks if c.status == "error"], "internal grader error"
     named = {c.diagnosis_id for c in report.checks if c.status == "fail" and c.diagnosis_id}
-    if path.stem in UNNAMED:
-        assert named == set(), f"{path.stem} is named now: take it out of UNNAMED ({failing})"
-        return
     assert named == {wanted}, failing
     assert all(c.hint for c in report.checks if c.status == "fail"), failing
 

@@ -1,6 +1,6 @@
 # quizprep: exercise=attention
 # style: xformers-like memory-efficient attention: queries processed in chunks of 4 with torch.split, each chunk's scores, softmax and values computed separately, results concatenated; the mask sliced per chunk
-# expect: fail diagnosis=mask-sliced-on-broadcast-axis
+# expect: fail diagnosis=query-rows-dropped
 # bug: the mask is sliced along its query axis (mask[..., start:stop, :]) without first being broadcast to (..., n, m): a key-padding mask of shape (B, 1, 1, m) has one query row, so every chunk after the first gets an empty (B, 1, 0, m) slice; a chunk of one query broadcasts against it to zero rows (the output silently loses that query), a longer chunk raises a broadcast error. (n, m) masks work
 import torch
 

@@ -88,6 +88,12 @@ def _overflow(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
                      "one.", lesson("masking-additive-constants"))
 
 
+# The hint wherever `kv-cache-expanded` is named: from a crash here, from the cache's shape in
+# the kv_cache exercise.
+KV_CACHE_EXPANDED_HINT = ("Cache the G KV heads and expand (repeat_interleave) only for the attention itself: "
+                          "storing H heads costs H/G times the memory GQA saves.")
+
+
 def _cat_axis(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
     match = CAT.search(message)
     if not match or "cat(" not in code:
@@ -100,9 +106,7 @@ def _cat_axis(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
         return Diagnosis("kv-cache-expanded", f"torch.cat joins along dim {axis}, the positions, but the new keys "
                          f"or values have {new} where the cache has {cached} on another axis: most often the heads, "
                          f"when K and V were expanded to the query heads before being cached",
-                         "Cache the G KV heads as projected and expand (repeat_interleave) only for the attention "
-                         "itself: storing H heads costs H/G times the memory GQA saves.",
-                         lesson("gqa-kv-cache-savings"))
+                         KV_CACHE_EXPANDED_HINT, lesson("gqa-kv-cache-savings"))
     return Diagnosis("cat-wrong-axis", f"torch.cat joins along dim {axis}, but the pieces differ along another axis "
                      f"({first} vs {second} positions): that other axis is the one that grows",
                      "Concatenate the cache and the new keys/values on the sequence axis, dim=-2 of (B, G, T, d); "

@@ -206,7 +206,7 @@ class WorkerSession:
         """Kill the worker's whole process group and release the pipes (from the session's own thread)."""
         self.launched_at = None
         if self.process is not None:
-            _kill_group(self.process.pid)
+            self.kill()
             try:
                 self.process.wait(timeout=5)
             except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail

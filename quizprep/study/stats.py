@@ -19,6 +19,11 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from quizprep.study.store import Answer, Store
 
+if TYPE_CHECKING:
+    from quizprep.bank.loader import LoadResult
+    from quizprep.bank.model import Question
+    from quizprep.study.grades import ExerciseStatus
+
 # What a value with nothing to compute it from reads, the same in the app, `quizprep stats` and
 # reports (an en dash in one and an em dash in the other looked like two meanings).
 NO_DATA = "—"
@@ -27,10 +32,6 @@ NO_DATA = "—"
 def percent(value: float | None) -> str:
     return NO_DATA if value is None else f"{value:.0%}"
 
-if TYPE_CHECKING:
-    from quizprep.bank.loader import LoadResult
-    from quizprep.bank.model import Question
-    from quizprep.study.grades import ExerciseStatus
 
 MASTERY_HORIZON = timedelta(days=7)
 SHORT_TITLE_MARKS = (" (", ": ", " — ")

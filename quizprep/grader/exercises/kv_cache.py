@@ -21,6 +21,7 @@ from quizprep import budget
 from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
+from quizprep.grader.crashes import KV_CACHE_EXPANDED_HINT
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
@@ -267,8 +268,7 @@ def _shape_cause(shape: tuple[int, ...], case: Case) -> Diagnosis:
     heads, kv_heads = case.sizes["heads"], case.sizes["kv_heads"]
     if len(shape) == 4 and shape[1] == heads != kv_heads:
         return Diagnosis("kv-cache-expanded", "the cache stores the keys and values expanded to H heads",
-                         "Cache the G KV heads and expand (repeat_interleave) only for the attention itself: "
-                         "storing H heads costs H/G times the memory GQA saves.", lesson("gqa-kv-cache-savings"))
+                         KV_CACHE_EXPANDED_HINT, lesson("gqa-kv-cache-savings"))
     return Diagnosis("", "", "Concatenate along the sequence axis (dim=-2 of (B, G, T, d)).",
                      lesson("kv-cache-prefill-vs-decode"))
 

@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "quizprep.budget_command",
     "quizprep.cli.progress",
     "quizprep.export",
+    "quizprep.cli.serve",
 )
 # Options that belong to `quizprep` itself; any other leading option is a quiz option.
 TOP_LEVEL_OPTIONS = ("-h", "--help", "--version")
@@ -34,6 +35,7 @@ EXAMPLES = """examples:
   quizprep grade my-exercises/mha.py    grade an exercise and name its bugs
   quizprep budget --model llama-3-8b --seq 128k
   quizprep export --anki deck.apkg      the banks as an Anki deck (--json FILE for other tools)
+  quizprep serve                        the quiz app in a browser, on http://localhost:8000
 
 Run `quizprep COMMAND --help` for a command's options."""
 

@@ -94,16 +94,20 @@ def _open(args: argparse.Namespace, command: str) -> tuple[Store, LoadResult] | 
 def run_stats(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from quizprep.study.charts import progress_charts
     from quizprep.study.stats import compute_stats, topic_titles
+    from quizprep.tui.charts import renderables
 
     opened = _open(args, "stats")
     if isinstance(opened, int):
         return opened
     store, result = opened
+    titles = topic_titles(result)
     with store:
-        stats = compute_stats(store, result.questions, titles=topic_titles(result))
+        stats = compute_stats(store, result.questions, titles=titles)
+        charts = progress_charts(store, result.questions, stats.generated_at, titles=titles)
     console = Console()
-    for renderable in stats_renderables(stats, console.width):
+    for renderable in [*stats_renderables(stats, console.width), *renderables(charts, console.width)]:
         console.print(renderable)
     return 0
 

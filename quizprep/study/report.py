@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 
 from quizprep.bank.model import FreeQuestion, NumericQuestion, Question
 from quizprep.study.report_sections import (
-    ChoiceMiss, MockResult, choice_misses, days, html_sections, interview_forecast, markdown_sections, md_quote,
-    mock_results,
+    ChoiceMiss, MockResult, choice_misses, days, html_sections, markdown_sections, md_quote, mock_results,
 )
+from quizprep.study.charts import ProgressCharts, progress_charts
 from quizprep.study.clock import zone_text
 from quizprep.study.stats import DEFINITIONS, Stats, compute_stats, percent
 from quizprep.study.store import RubricMark, Store
@@ -57,6 +57,7 @@ class Report:
     forecast: Forecast | None = None  # the interview date's predicted recall, when one is set
     mocks: tuple[MockResult, ...] = ()
     choice_misses: tuple[ChoiceMiss, ...] = ()
+    charts: ProgressCharts | None = None  # the pictures of the HTML report
 
     def local(self, moment: datetime) -> str:
         return moment.astimezone(self.tz).strftime("%Y-%m-%d %H:%M")
@@ -97,9 +98,9 @@ def build_report(store: Store, questions: Sequence[Question], *, now: datetime |
                                       fill_placeholders(question.prompt, draw), answer.response,
                                       verdict.expected, verdict.diagnosis,
                                       tuple(worked_steps(question, draw))))
-    return Report(stats, tuple(free), tuple(misses), tz,
-                  interview_forecast(store, questions, now, tz, titles or {}),
-                  tuple(mock_results(answers)), tuple(choice_misses(answers, by_id)))
+    charts = progress_charts(store, questions, now, tz, titles)
+    return Report(stats, tuple(free), tuple(misses), tz, charts.forecast,
+                  tuple(mock_results(answers)), tuple(choice_misses(answers, by_id)), charts)
 
 
 def write_report(path: str | Path, report: Report) -> Path:
@@ -195,7 +196,8 @@ _CSS = """body{font:15px/1.5 system-ui,sans-serif;max-width:56rem;margin:2rem au
 table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #ccc;padding:.2rem .6rem;text-align:left}
 .bar{display:inline-block;height:.8em;background:#4a7bd0}.right{background:#3a9a5b}
 blockquote{border-left:3px solid #ccc;margin:.5rem 0;padding-left:.8rem;white-space:pre-wrap}
-pre{background:#f4f4f4;padding:.5rem}.met{color:#3a9a5b}.missed{color:#b33}"""
+pre{background:#f4f4f4;padding:.5rem}.met{color:#3a9a5b}.missed{color:#b33}
+figure.chart{margin:0}figure.chart svg{max-width:100%;height:auto}"""
 
 
 def render_html(report: Report) -> str:
@@ -211,6 +213,7 @@ def render_html(report: Report) -> str:
         _html_table(["Topic", "Questions", "Seen", "Due", "Answers", "Accuracy", "Mastery"],
                     [[t.title, t.questions, t.seen, t.due, t.attempts, percent(t.accuracy), percent(t.mastery)]
                      for t in stats.topics]),
+        *_html_pictures(report.charts),
         *html_sections(report.forecast, stats.exercises, report.mocks, report.choice_misses, report.local,
                        _html_table),
         "<h2>Rubric criteria missed most often</h2>",
@@ -254,6 +257,16 @@ def render_html(report: Report) -> str:
         f"<li><b>{e(name)}</b>: {e(text)}</li>" for name, text in DEFINITIONS.items()) + "</ul>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
+
+
+def _html_pictures(charts: ProgressCharts | None) -> list[str]:
+    from quizprep.study.report_charts import svg_charts
+
+    if charts is None:
+        return []
+    pictures = [f'<h3>{html.escape(title)}</h3><figure class="chart">{svg}</figure>'
+                for title, svg in svg_charts(charts)]
+    return ["<h2>Progress</h2>", *pictures]
 
 
 def _html_table(header: list[str], rows: Sequence[Sequence[object]],

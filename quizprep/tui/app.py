@@ -291,16 +291,18 @@ class QuizApp(App[None]):
     # -- anywhere --------------------------------------------------------------------------
 
     def action_stats(self) -> None:
+        from quizprep.study.charts import progress_charts
         from quizprep.tui.screens.stats import StatsScreen
 
         assert self.store is not None
+        titles = topic_titles(self.loaded)
         try:
-            stats = compute_stats(self.store, self.questions, now=self.now(), tz=self.tz,
-                                  titles=topic_titles(self.loaded))
+            stats = compute_stats(self.store, self.questions, now=self.now(), tz=self.tz, titles=titles)
+            charts = progress_charts(self.store, self.questions, self.now(), self.tz, titles)
         except StoreError as error:
             self.store_problem(error)
             return
-        self.push_screen(StatsScreen(stats))
+        self.push_screen(StatsScreen(stats, charts))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "history":

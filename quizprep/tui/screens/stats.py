@@ -1,4 +1,5 @@
-"""Stats: accuracy and mastery per topic, most-missed rubric criteria, streak, history, what is due."""
+"""Stats: accuracy and mastery per topic, most-missed rubric criteria, streak, history, what is due,
+and the progress pictures (reviews due ahead, weekly retention, recall on the interview day)."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -7,16 +8,20 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Sparkline, Static
 
+from quizprep.study.charts import ProgressCharts
 from quizprep.study.stats import Stats, percent
+from quizprep.tui.charts import draw_due, draw_retention, recall_bars
 from quizprep.tui.screens.home import NARROW_WITH_RECALL, add_sized_columns, fitted, mastery_text, plain
+from quizprep.tui.widgets.progress_plot import ProgressPlot
 
 
 class StatsScreen(Screen[None]):
     BINDINGS = [Binding("escape,q", "close", "Back")]
 
-    def __init__(self, stats: Stats) -> None:
+    def __init__(self, stats: Stats, charts: ProgressCharts) -> None:
         super().__init__()
         self.stats = stats
+        self.charts = charts
 
     def compose(self) -> ComposeResult:
         stats = self.stats
@@ -32,6 +37,10 @@ class StatsScreen(Screen[None]):
             yield Sparkline([day.answers for day in history], id="history")
             yield Static("Due in the coming days", classes="section-title")
             yield Static("  ".join(f"{day:%a} {count}" for day, count in stats.due_ahead), id="due-ahead")
+            yield ProgressPlot(draw_due, self.charts, id="due-plot")
+            yield ProgressPlot(draw_retention, self.charts, id="retention-plot")
+            if self.charts.forecast is not None:
+                yield Static(recall_bars(self.charts, self.app.size.width - 2), id="recall-bars")
             yield Static("Rubric criteria missed most often", classes="section-title")
             yield Static(self._missed_text(), id="missed", markup=False)
         yield Footer(compact=True)

@@ -22,7 +22,7 @@ RETENTION_COLOR = "green"
 RECALL_COLOR = "magenta"
 TICKS = 5  # date labels under a bar chart: more overlap at 80 columns
 TITLE_ROOM = 22  # the longest topic title kept beside the recall bars
-PERCENT_TICKS = [0, 25, 50, 75, 100]
+PERCENT_TICKS = [0.0, 25.0, 50.0, 75.0, 100.0]
 PLOT_ROWS = 12
 
 
@@ -32,7 +32,7 @@ def draw_due(plt: Plot, charts: ProgressCharts) -> None:
     _date_ticks(plt, [day.strftime("%b %d") for day, _ in charts.due])
     most = max(max(counts, default=0), 1)
     plt.ylim(0, most)
-    plt.yticks(sorted({round(most * i / 4) for i in range(5)}))  # whole cards, not 0.50
+    plt.yticks(sorted({float(round(most * i / 4)) for i in range(5)}))  # whole cards, not 0.50
     plt.title(charts.due_title)
 
 
@@ -87,8 +87,8 @@ def renderables(charts: ProgressCharts, width: int) -> list[RenderableType]:
 
 def _date_ticks(plt: Plot, labels: list[str]) -> None:
     step = max(1, -(-len(labels) // TICKS))
-    positions = list(range(0, len(labels), step))
-    plt.xticks(positions, [labels[i] for i in positions])
+    positions = [float(i) for i in range(0, len(labels), step)]
+    plt.xticks(positions, [labels[int(i)] for i in positions])
 
 
 def _clip(name: str) -> str:

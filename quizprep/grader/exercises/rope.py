@@ -19,7 +19,7 @@ from quizprep.grader.compare import SAFETY, UNIT_ROUNDOFF, WORKING_PRECISION, To
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
-    Case, FunctionProblem, Hypothesis, either, failure_for, first_output_checks, mismatches, verify,
+    Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
@@ -166,7 +166,7 @@ HYPOTHESES = (
     Hypothesis("rope-angles-low-precision", "the angles are computed in the input's half precision: at long "
                "positions bfloat16 and float16 cannot even hold the position", "Compute position · θ_i, cos and "
                "sin in float32 (positions.float()), rotate, then cast the result back to x.dtype.",
-               lesson("rope-angle-precision"), either(_low_precision)),
+               lesson("rope-angle-precision"), _low_precision),
     Hypothesis("rope-partial-ignored", "the whole head is rotated although rotary_dim asks for its first r "
                "features only", "Rotate x[..., :r] with θ_i = base^(−2i/r) and pass x[..., r:] through unchanged.",
                lesson("rope-partial-rotary"), _mistake(whole_head=True)),

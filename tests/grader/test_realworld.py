@@ -7,7 +7,8 @@ written separately, without reading the grader, as held-out sets; `realworld3/` 
 classes (crashes, probes, idioms of public code; see the READMEs); `realworld4/` is a fourth
 held-out set, written before reading the grader's names; `realworld5/` a fifth, for the exercises
 realworld4 leaves out (flash, online softmax, KV cache, sliding window, NumPy track, budget);
-`realworld6/` a sixth, in styles none of them used; `public/` public projects' code adapted to a contract. All use the same header:
+`realworld6/` a sixth, in styles none of them used;
+`public/` public projects' code adapted to a contract. All use the same header:
 `# expect: pass` or `# expect: fail diagnosis=<id>`.
 """
 from __future__ import annotations

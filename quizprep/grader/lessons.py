@@ -44,6 +44,9 @@ LESSONS: dict[str, str] = {
     "position-rope-relative-code": "rotated q·k depends only on the positions' difference",
     "rope-rotation-formula": "a pair (a, b) turns to (a·cos − b·sin, a·sin + b·cos): rotate_half is cat(−x2, x1)",
     "rope-angle-precision": "RoPE angles in bfloat16 are wrong by radians at long positions: compute them in float32",
+    "backward-softmax-delta": "the softmax backward: dS = P ∘ (dP − D) with D = rowsum(dO ∘ O)",
+    "backward-recompute-p": "the backward recomputes P = exp(scale · q kᵀ − lse); the scale reaches dQ and dK",
+    "backward-matmul-shapes": "the backward's matmuls by shape: dV = Pᵀ dO, dQ = dS K, dK = dSᵀ Q",
     "rope-partial-rotary": "a partial rotary_dim rotates the first r features of each head and passes the rest",
 }
 

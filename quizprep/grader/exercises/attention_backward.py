@@ -87,8 +87,8 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
 
 
 def simulate(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: str = "lse", dv_transposed: bool = True,
-             dq_scale: bool = True, dk_scale: bool = True, masked: bool = True, group_sum: str = "sum"
-             ) -> dict[str, Tensor]:
+             dq_scale: bool = True, dk_scale: bool = True, masked: bool = True, group_sum: str = "sum",
+             offset_sign: int = 1) -> dict[str, Tensor]:
     """The recurrence in float64 with one mistake."""
     data = case.data
     q, o, d_o = (data[name].to(F64) for name in ("q", "o", "d_o"))
@@ -96,9 +96,10 @@ def simulate(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: str
     k, v = (data[name].to(F64).repeat_interleave(group, 1) for name in ("k", "v"))
     scale = data["used_scale"]
     scores = (q @ k.transpose(-2, -1)) * (scale if p_scale else 1.0)
-    hidden = data["mask"] is not None and masked
-    if hidden:
-        scores = scores.masked_fill(~data["mask"], float("-inf"))
+    if data["mask"] is not None and masked:
+        n, m = data["mask"].shape
+        visible = torch.arange(m) <= torch.arange(n).unsqueeze(-1) + offset_sign * (m - n)
+        scores = scores.masked_fill(~visible, float("-inf"))
     if p_lse == "lse":
         p = torch.exp(scores - data["lse"].to(F64).unsqueeze(-1))
     elif p_lse == "softmax":
@@ -122,7 +123,7 @@ def _reduce(per_head: Tensor, group: int, how: str) -> Tensor:
 
 def _mistake(**mistake: Any):
     def predict(case: Case) -> dict[str, Tensor] | None:
-        if not mistake.get("masked", True) and case.data["mask"] is None:
+        if case.data["mask"] is None and (not mistake.get("masked", True) or mistake.get("offset_sign")):
             return None
         if not mistake.get("dv_transposed", True) and case.sizes["n"] != case.sizes["m"]:
             return None
@@ -164,6 +165,10 @@ HYPOTHESES = (
     Hypothesis("backward-causal-unmasked", "the backward forgets the causal mask: P has weight on future keys",
                "Mask P (set it to 0) where key j > i + (m − n), exactly as the forward did.",
                lesson("masking-before-softmax"), _mistake(masked=False)),
+    Hypothesis("causal-offset-sign", "the causal offset has the wrong sign: queries placed at i + (n − m), "
+               "before the cache, instead of i + (m − n)", "With m > n the queries are the LAST n positions: key j "
+               "is visible to query i when j ≤ i + (m − n).", lesson("masking-kv-cache-offset"),
+               _mistake(offset_sign=-1)),
     Hypothesis("backward-gqa-not-summed", "dK and dV of a KV head are not summed over the query heads that read "
                "it (one head taken, the mean, or H heads returned)", "Compute per query head, then sum each "
                "group: dk.reshape(B, G, H // G, m, d).sum(2).", lesson("gqa-head-mapping"), _gqa_not_summed),
@@ -213,8 +218,8 @@ def check_dtypes(ctx: CheckContext) -> str:
 
 def check_tiled(ctx: CheckContext) -> str:
     verify(ctx, PROBLEM, _sizes(n=7, m=11, block=4), {"causal": True}, ctx.seed + 70)
-    verify(ctx, PROBLEM, _sizes(n=9, m=9, block=3, heads=4, kv_heads=2), {}, ctx.seed + 71)
-    return "block_size 4 over 11 keys (not dividing m), causal; block_size 3 with GQA"
+    verify(ctx, PROBLEM, _sizes(n=9, m=9, block=3, heads=4, kv_heads=2), {"causal": True}, ctx.seed + 71)
+    return "block_size 4 over 11 keys (not dividing m) and block_size 3 with GQA, causal"
 
 
 AUDIT_SIZES = {"batch": 2, "heads": 1, "kv_heads": 1, "n": 128, "m": 1031, "d": 8, "block": 32}
@@ -260,7 +265,7 @@ SPEC = ExerciseSpec(
     title="Attention's backward pass without autograd (FlashAttention-2's recurrence)",
     entry_points=(ENTRY,),
     lessons=("backward-softmax-delta", "backward-recompute-p", "backward-matmul-shapes", "masking-before-softmax",
-             "gqa-head-mapping", "flash-tiling-memory"),
+             "masking-kv-cache-offset", "gqa-head-mapping", "flash-tiling-memory"),
     forbidden=("sdpa",),
     checks=(
         Check("gradients", "dq, dk, dv equal autograd's (n = m)", check_gradients),

@@ -16,7 +16,7 @@ def attention_backward(q, k, v, o, lse, d_o, causal=False, scale=None, block_siz
     B, H, N, d = q.shape
     G, M = k.shape[1], k.shape[2]
     scale = 1.0 / math.sqrt(d) if scale is None else scale
-    Q, O, dO, L = q.float(), o.float(), d_o.float(), lse.float()
+    Q, O, dO, L = q.float(), o.float(), d_o.float(), lse.float()  # noqa: E741 - the paper's names
     K = k.float().repeat_interleave(H // G, dim=1)
     V = v.float().repeat_interleave(H // G, dim=1)
     Bc = Br = block_size or max(N, M)

@@ -47,6 +47,8 @@ LESSONS: dict[str, str] = {
     "backward-softmax-delta": "the softmax backward: dS = P ∘ (dP − D) with D = rowsum(dO ∘ O)",
     "backward-recompute-p": "the backward recomputes P = exp(scale · q kᵀ − lse); the scale reaches dQ and dK",
     "backward-matmul-shapes": "the backward's matmuls by shape: dV = Pᵀ dO, dQ = dS K, dK = dSᵀ Q",
+    "paged-address": "a paged cache: token t is at block_table[b, t // page_size], slot t % page_size",
+    "paged-last-page": "a sequence's last page is partly filled: attend to exactly seq_len tokens",
     "rope-partial-rotary": "a partial rotary_dim rotates the first r features of each head and passes the rest",
 }
 

@@ -12,13 +12,13 @@ from conftest import HERE, SOLUTIONS
 
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises import (
-    attention, attention_backward, flash, gqa, kv_cache, mha, online_softmax, rope, sliding_window,
+    attention, attention_backward, flash, gqa, kv_cache, mha, online_softmax, paged_decode, rope, sliding_window,
 )
 from quizprep.grader.problem import Case, candidates, diagnose, differs_from_reference, matches
 
 MODULES = {module.SPEC.name.replace("-", "_"): module
            for module in (attention, mha, gqa, flash, online_softmax, kv_cache, sliding_window, rope,
-                          attention_backward)}
+                          attention_backward, paged_decode)}
 
 
 def _cases_per_check(name: str, grade_file, monkeypatch) -> dict[str, list[Case]]:

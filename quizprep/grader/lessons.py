@@ -38,6 +38,18 @@ LESSONS: dict[str, str] = {
     "triton-lse-backward": "the forward pass stores the row log-sum-exp m + log ℓ for the backward pass",
     "triton-exp2": "kernels use exp2 with scores pre-scaled by log2(e): the same softmax, a cheaper instruction",
     "triton-tile-sram": "tile sizes are bounded by one SM's shared memory: Q, K, V tiles of BLOCK × d elements",
+    "position-rope-layout-code": "RoPE's two layouts pair (i, i + d/2) or (2i, 2i + 1): the same rotation, permuted",
+    "position-rope-wavelength": "RoPE's frequencies θ_i = base^(−2i/d): wavelengths from 2π to about 2π·base",
+    "position-rope-kv-cache": "cached keys keep their rotation; a decode step rotates the new token at its position",
+    "position-rope-relative-code": "rotated q·k depends only on the positions' difference",
+    "rope-rotation-formula": "a pair (a, b) turns to (a·cos − b·sin, a·sin + b·cos): rotate_half is cat(−x2, x1)",
+    "rope-angle-precision": "RoPE angles in bfloat16 are wrong by radians at long positions: compute them in float32",
+    "backward-softmax-delta": "the softmax backward: dS = P ∘ (dP − D) with D = rowsum(dO ∘ O)",
+    "backward-recompute-p": "the backward recomputes P = exp(scale · q kᵀ − lse); the scale reaches dQ and dK",
+    "backward-matmul-shapes": "the backward's matmuls by shape: dV = Pᵀ dO, dQ = dS K, dK = dSᵀ Q",
+    "paged-address": "a paged cache: token t is at block_table[b, t // page_size], slot t % page_size",
+    "paged-last-page": "a sequence's last page is partly filled: attend to exactly seq_len tokens",
+    "rope-partial-rotary": "a partial rotary_dim rotates the first r features of each head and passes the rest",
 }
 
 

@@ -7,7 +7,8 @@ written separately, without reading the grader, as held-out sets; `realworld3/` 
 classes (crashes, probes, idioms of public code; see the READMEs); `realworld4/` is a fourth
 held-out set, written before reading the grader's names; `realworld5/` a fifth, for the exercises
 realworld4 leaves out (flash, online softmax, KV cache, sliding window, NumPy track, budget);
-`realworld6/` a sixth, in styles none of them used. All use the same header:
+`realworld6/` a sixth, in styles none of them used;
+`public/` public projects' code adapted to a contract. All use the same header:
 `# expect: pass` or `# expect: fail diagnosis=<id>`.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ from conftest import HERE
 
 EXPECT = re.compile(r"^# expect: (?:pass|fail diagnosis=(\S+))\s*$", re.MULTILINE)
 CORPUS = [path for folder in ("production", "realworld", "realworld2", "realworld3", "realworld4",
-                                           "realworld5", "realworld6")
+                                           "realworld5", "realworld6", "public")
           for path in sorted((HERE / folder).glob("*.py"))]
 
 
@@ -58,7 +59,9 @@ def test_third_corpus_covers_every_exercise_and_issue_20_class():
     from quizprep.grader.exercises import available
 
     files = sorted((HERE / "realworld3").glob("*.py"))
-    exercises = {re.search(r"exercise=([\w-]+)", p.read_text()).group(1).replace("-", "_") for p in files}
+    # Exercises added after issue 20 have their corpus of public code in public/.
+    exercises = {re.search(r"exercise=([\w-]+)", p.read_text()).group(1).replace("-", "_")
+                 for p in files + sorted((HERE / "public").glob("*.py"))}
     # The Triton track's planted bugs are kernel edits of its example: tests/grader/triton_kernels.py.
     assert exercises == set(available()) - {"flash_triton"}
     named = {expected_diagnosis(p) for p in files}

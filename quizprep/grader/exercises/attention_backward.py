@@ -1,0 +1,280 @@
+"""Checks for exercises/attention_backward.py: attention's backward pass without autograd.
+
+    attention_backward(q, k, v, o, lse, d_o, causal=False, scale=None, block_size=None) -> (dq, dk, dv)
+
+The reference is autograd in float64 through the forward pass (KV heads expanded to the query
+heads, so autograd does the group sum); o and lse are that forward's, rounded to what a kernel
+stores (o in the input's dtype, lse in float32 for half inputs). The named mistakes are the
+recurrence P = exp(S − lse), dV = Pᵀ dO, dS = P ∘ (dO vᵀ − D), dQ = scale·dS k, dK = scale·dSᵀ q
+replayed in float64 with one thing changed. A tiled call runs under the memory audit as flash's.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from quizprep.grader import reference
+from quizprep.grader.compare import Tolerance
+from quizprep.grader.context import CheckContext
+from quizprep.grader.exercises.flash import judge_memory
+from quizprep.grader.lessons import lesson
+from quizprep.grader.problem import (
+    Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
+)
+from quizprep.grader.spec import Check, CheckFailure, Diagnosis, ExerciseSpec
+
+F32, F64 = torch.float32, torch.float64
+ENTRY = "attention_backward"
+GRADS = ("dq", "dk", "dv")
+
+
+def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
+    generator = torch.Generator().manual_seed(seed)
+    dtype, causal = variant.get("dtype", F32), bool(variant.get("causal", False))
+    batch, heads, kv_heads, n, m, d = (sizes[key] for key in ("batch", "heads", "kv_heads", "n", "m", "d"))
+    q = (torch.randn(batch, heads, n, d, generator=generator, dtype=F64) * 1.5).to(dtype)
+    k, v = ((torch.randn(batch, kv_heads, m, d, generator=generator, dtype=F64) * 1.5).to(dtype) for _ in range(2))
+    d_o = torch.randn(batch, heads, n, d, generator=generator, dtype=F64).to(dtype)
+    scale = variant.get("scale")
+    used_scale = 1.0 / math.sqrt(d) if scale is None else scale
+    mask = reference.causal_mask(n, m) if causal else None
+    leaves = [t.to(F64).requires_grad_() for t in (q, k, v)]
+    group = heads // kv_heads
+    scores = (leaves[0] @ leaves[1].repeat_interleave(group, 1).transpose(-2, -1)) * used_scale
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    lse = scores.logsumexp(dim=-1)
+    out = torch.softmax(scores, dim=-1) @ leaves[2].repeat_interleave(group, 1)
+    grads = torch.autograd.grad(out, leaves, d_o.to(F64))
+    logit_scale = float(scores.detach().masked_fill(torch.isinf(scores.detach()), 0.0).abs().max())
+    stored = F32 if dtype in (torch.float16, torch.bfloat16) else dtype
+    expected = {name: grad.detach() for name, grad in zip(GRADS, grads)}
+    tolerance = {name: Tolerance.working(dtype, logit_scale, float(grad.abs().max()), factor=4)
+                 for name, grad in expected.items()}
+    block = sizes.get("block", 0)
+    label = (f"q (B={batch}, H={heads}, n={n}, d={d}), k and v (G={kv_heads}, m={m}), causal={causal}"
+             f"{'' if scale is None else f', scale={scale}'}{f', block_size={block}' if block else ''}, "
+             f"{str(dtype).removeprefix('torch.')}")
+    return Case(label=label, sizes=dict(sizes), variant=dict(variant),
+                data={"q": q, "k": k, "v": v, "o": out.detach().to(dtype), "lse": lse.detach().to(stored),
+                      "d_o": d_o, "causal": causal, "scale": scale, "used_scale": used_scale, "mask": mask},
+                expected=expected, tolerance=tolerance,
+                dims={"dq": ("batch", "head", "query", "feature"), "dk": ("batch", "kv head", "key", "feature"),
+                      "dv": ("batch", "kv head", "key", "feature")})
+
+
+def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> dict[str, Tensor]:
+    data = case.data
+    block = case.sizes.get("block") or None
+    reply = ctx.call(ENTRY, *(data[name] for name in ("q", "k", "v", "o", "lse", "d_o")), data["causal"],
+                     data["scale"], block, options=options)
+    return first_output_checks(reply.value, GRADS, ENTRY)
+
+
+def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
+    smaller = []
+    for key, least in (("batch", 1), ("n", 1), ("m", 2), ("d", 1)):
+        if sizes[key] > least:
+            changed = {**sizes, key: sizes[key] - 1}
+            if changed["m"] >= changed["n"] and (key != "n" or sizes["n"] != sizes["m"]):
+                smaller.append(changed)
+    if sizes["n"] == sizes["m"] > 2:  # square cases stay square: dV without its transpose needs n = m
+        smaller.append({**sizes, "n": sizes["n"] - 1, "m": sizes["m"] - 1})
+    return smaller
+
+
+def simulate(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: str = "lse", dv_transposed: bool = True,
+             dq_scale: bool = True, dk_scale: bool = True, masked: bool = True, group_sum: str = "sum",
+             offset_sign: int = 1) -> dict[str, Tensor]:
+    """The recurrence in float64 with one mistake."""
+    data = case.data
+    q, o, d_o = (data[name].to(F64) for name in ("q", "o", "d_o"))
+    group = q.shape[1] // data["k"].shape[1]
+    k, v = (data[name].to(F64).repeat_interleave(group, 1) for name in ("k", "v"))
+    scale = data["used_scale"]
+    scores = (q @ k.transpose(-2, -1)) * (scale if p_scale else 1.0)
+    if data["mask"] is not None and masked:
+        n, m = data["mask"].shape
+        visible = torch.arange(m) <= torch.arange(n).unsqueeze(-1) + offset_sign * (m - n)
+        scores = scores.masked_fill(~visible, float("-inf"))
+    if p_lse == "lse":
+        p = torch.exp(scores - data["lse"].to(F64).unsqueeze(-1))
+    elif p_lse == "softmax":
+        p = reference.softmax(scores)
+    else:  # exp(S) alone, never normalised
+        p = torch.exp(scores)
+    d_v = (p.transpose(-2, -1) if dv_transposed else p) @ d_o
+    d_p = d_o @ v.transpose(-2, -1)
+    d_s = p * (d_p - (d_o * o).sum(-1, keepdim=True)) if delta else p * d_p
+    d_q = (scale if dq_scale else 1.0) * d_s @ k
+    d_k = (scale if dk_scale else 1.0) * d_s.transpose(-2, -1) @ q
+    return {"dq": d_q, "dk": _reduce(d_k, group, group_sum), "dv": _reduce(d_v, group, group_sum)}
+
+
+def _reduce(per_head: Tensor, group: int, how: str) -> Tensor:
+    if how == "none" or group == 1:
+        return per_head
+    grouped = per_head.reshape(per_head.shape[0], -1, group, *per_head.shape[2:])
+    return {"sum": grouped.sum(2), "mean": grouped.mean(2), "first": grouped[:, :, 0]}[how]
+
+
+def _mistake(**mistake: Any):
+    def predict(case: Case) -> dict[str, Tensor] | None:
+        if case.data["mask"] is None and (not mistake.get("masked", True) or mistake.get("offset_sign")):
+            return None
+        if not mistake.get("dv_transposed", True) and case.sizes["n"] != case.sizes["m"]:
+            return None
+        return simulate(case, **mistake)
+
+    return predict
+
+
+def _forms(*mistakes: dict[str, Any]):
+    def predict(case: Case) -> list[dict[str, Tensor]] | None:
+        return [form for form in (_mistake(**mistake)(case) for mistake in mistakes) if form] or None
+
+    return predict
+
+
+def _gqa_not_summed(case: Case) -> list[dict[str, Tensor]] | None:
+    if case.sizes["heads"] == case.sizes["kv_heads"]:
+        return None
+    return [simulate(case, group_sum=how) for how in ("none", "first", "mean")]
+
+
+HYPOTHESES = (
+    Hypothesis("backward-no-delta", "the softmax's Jacobian lost its −p pᵀ term: dS = P ∘ dP, without "
+               "D = rowsum(dO ∘ O)", "dS = P ∘ (dP − D) with D = (d_o * o).sum(-1, keepdim=True): the softmax "
+               "Jacobian is diag(p) − p pᵀ.", lesson("backward-softmax-delta"), _mistake(delta=False)),
+    Hypothesis("backward-p-unscaled", "P is recomputed from q kᵀ without the scale: exp(q kᵀ − lse)",
+               "Recompute exactly the forward's scores: P = exp(scale · q kᵀ − lse).",
+               lesson("backward-recompute-p"), _forms({"p_scale": False}, {"p_scale": False, "p_lse": "softmax"})),
+    Hypothesis("backward-p-no-lse", "P is recomputed as exp(scale · q kᵀ) without subtracting lse: not normalised",
+               "P = exp(scale · q kᵀ − lse[..., None]): the stored log-sum-exp normalises each row.",
+               lesson("backward-recompute-p"), _mistake(p_lse="none")),
+    Hypothesis("backward-dv-not-transposed", "dV = P dO, not Pᵀ dO: it only has the right shape when n = m",
+               "dV = Pᵀ dO: each key j collects Σ_i P_ij dO_i over the queries that read it.",
+               lesson("backward-matmul-shapes"), _mistake(dv_transposed=False)),
+    Hypothesis("backward-scale-missing", "the scale is missing from dQ or dK (or both): the chain rule through "
+               "S = scale · q kᵀ", "dQ = scale · dS k and dK = scale · dSᵀ q: both factors of S carry the scale.",
+               lesson("backward-recompute-p"), _forms({"dq_scale": False}, {"dk_scale": False},
+                                                      {"dq_scale": False, "dk_scale": False})),
+    Hypothesis("backward-causal-unmasked", "the backward forgets the causal mask: P has weight on future keys",
+               "Mask P (set it to 0) where key j > i + (m − n), exactly as the forward did.",
+               lesson("masking-before-softmax"), _mistake(masked=False)),
+    Hypothesis("causal-offset-sign", "the causal offset has the wrong sign: queries placed at i + (n − m), "
+               "before the cache, instead of i + (m − n)", "With m > n the queries are the LAST n positions: key j "
+               "is visible to query i when j ≤ i + (m − n).", lesson("masking-kv-cache-offset"),
+               _mistake(offset_sign=-1)),
+    Hypothesis("backward-gqa-not-summed", "dK and dV of a KV head are not summed over the query heads that read "
+               "it (one head taken, the mean, or H heads returned)", "Compute per query head, then sum each "
+               "group: dk.reshape(B, G, H // G, m, d).sum(2).", lesson("gqa-head-mapping"), _gqa_not_summed),
+)
+
+PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink)
+
+
+def _sizes(n: int = 7, m: int = 7, d: int = 4, batch: int = 2, heads: int = 2, kv_heads: int | None = None,
+           block: int = 0) -> dict[str, int]:
+    return {"batch": batch, "heads": heads, "kv_heads": kv_heads or heads, "n": n, "m": m, "d": d, "block": block}
+
+
+def check_gradients(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(), {"dtype": F64}, ctx.seed + 10)
+    verify(ctx, PROBLEM, _sizes(n=6, m=6, d=5), {}, ctx.seed + 11)
+    return "n = m, float64 and float32, against autograd"
+
+
+def check_cross(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(n=5, m=9, d=3), {}, ctx.seed + 20)
+    return "5 queries over 9 keys: every matmul's shape"
+
+
+def check_causal(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(n=8, m=8), {"causal": True}, ctx.seed + 30)
+    verify(ctx, PROBLEM, _sizes(n=4, m=9), {"causal": True}, ctx.seed + 31)
+    return "causal, n = m and the last 4 of 9 positions"
+
+
+def check_scale(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(n=6, m=6, d=4), {"scale": 0.3}, ctx.seed + 40)
+    return "an explicit scale=0.3, as SDPA's scale argument"
+
+
+def check_gqa(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(n=6, m=6, heads=4, kv_heads=2), {"causal": True}, ctx.seed + 50)
+    verify(ctx, PROBLEM, _sizes(n=5, m=5, heads=3, kv_heads=1), {}, ctx.seed + 51)
+    return "GQA (H=4, G=2, causal) and MQA (H=3, G=1): dk, dv summed over each group"
+
+
+def check_dtypes(ctx: CheckContext) -> str:
+    for dtype, seed in ((torch.bfloat16, 60), (torch.float16, 61)):
+        verify(ctx, PROBLEM, _sizes(n=8, m=8, d=8), {"dtype": dtype, "causal": True}, ctx.seed + seed)
+    return "bfloat16 and float16 inputs, float32 lse"
+
+
+def check_tiled(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(n=7, m=11, block=4), {"causal": True}, ctx.seed + 70)
+    verify(ctx, PROBLEM, _sizes(n=9, m=9, block=3, heads=4, kv_heads=2), {"causal": True}, ctx.seed + 71)
+    return "block_size 4 over 11 keys (not dividing m) and block_size 3 with GQA, causal"
+
+
+AUDIT_SIZES = {"batch": 2, "heads": 1, "kv_heads": 1, "n": 128, "m": 1031, "d": 8, "block": 32}
+
+
+def check_memory(ctx: CheckContext) -> str:
+    """A tiled call that holds all n × m scores (or as many bytes at once) fails here, with that reason."""
+    case = build(AUDIT_SIZES, {"causal": True}, ctx.seed + 80)
+    data = case.data
+    response = ctx.session.request({"op": "call", "target": ENTRY,
+                                    "args": [data[name] for name in ("q", "k", "v", "o", "lse", "d_o")],
+                                    "kwargs": {"causal": True, "block_size": AUDIT_SIZES["block"]},
+                                    "memory_audit": True, "device": ctx.device})
+    actual = first_output_checks(response["value"], GRADS, ENTRY)
+    found = mismatches(case, actual)
+    if found:
+        raise failure_for(ctx, PROBLEM, case, actual, found, ctx.seed, None)
+    # flash's judge reads the lead dimensions as b0, b1: one per (batch, head) pair here
+    audited = Case(case.label, {"b0": AUDIT_SIZES["batch"] * AUDIT_SIZES["heads"], **AUDIT_SIZES}, case.variant,
+                   case.data, case.expected, case.tolerance)
+    try:
+        return judge_memory(response["memory"], audited)
+    except CheckFailure as failure:
+        raise CheckFailure(failure.message, tried=failure.tried, named=Diagnosis(
+            "backward-materialised-scores", "the tiled backward holds the n×m scores: correct, but not "
+            "FlashAttention-2", "For each key block, recompute P from q, that block of k and lse, add its share "
+            "to dq, dk, dv, and let it go before the next block.", lesson("flash-tiling-memory"))) from None
+
+
+USAGE = {
+    "gradients": "training a transformer layer: dq, dk, dv of self-attention, checked against autograd",
+    "cross": "cross-attention (n ≠ m): the decoder's queries over the encoder's keys",
+    "causal": "a decoder's training step, and fine-tuning on a prefix with cached positions",
+    "scale": "SDPA's scale argument (e.g. muP's 1/d instead of 1/√d)",
+    "gqa": "training Llama-2-70B, Mistral (GQA) and PaLM (MQA): KV gradients summed over each group",
+    "dtypes": "mixed-precision training in bfloat16 and float16 with a float32 lse",
+    "tiled": "FlashAttention-2's backward: key blocks that do not divide m, recomputing P per block",
+    "memory": "the point of the tiled backward: O(n) saved state, never the n × m scores",
+}
+
+SPEC = ExerciseSpec(
+    name="attention-backward",
+    title="Attention's backward pass without autograd (FlashAttention-2's recurrence)",
+    entry_points=(ENTRY,),
+    lessons=("backward-softmax-delta", "backward-recompute-p", "backward-matmul-shapes", "masking-before-softmax",
+             "masking-kv-cache-offset", "gqa-head-mapping", "flash-tiling-memory"),
+    forbidden=("sdpa",),
+    checks=(
+        Check("gradients", "dq, dk, dv equal autograd's (n = m)", check_gradients),
+        Check("cross", "n ≠ m", check_cross),
+        Check("causal", "causal, also with m > n", check_causal),
+        Check("scale", "an explicit scale", check_scale),
+        Check("gqa", "GQA and MQA: KV gradients summed over each group", check_gqa),
+        Check("dtypes", "bfloat16 and float16", check_dtypes),
+        Check("tiled", "block_size: the tiled backward", check_tiled),
+        Check("memory", "a tiled call never holds the n × m scores", check_memory),
+    ),
+)

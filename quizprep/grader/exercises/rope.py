@@ -1,0 +1,270 @@
+"""Checks for exercises/rope.py: rotary position embeddings in both layouts.
+
+    apply_rope(x, positions, base=10000.0, layout="half", rotary_dim=None) -> Tensor
+
+The reference builds one 2 × 2 rotation matrix per position and pair in float64 and applies it
+to the pairs each layout names; the named mistakes are replayed with the elementwise formula
+code uses, each with one thing changed. Correct code computes its angles in float32 (Hugging
+Face's and GPT-NeoX's do, whatever the input's dtype), so the tolerance allows float32's rounding
+of the largest angle on top of the output dtype's own.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from quizprep.grader.compare import SAFETY, UNIT_ROUNDOFF, WORKING_PRECISION, Tolerance
+from quizprep.grader.context import CheckContext
+from quizprep.grader.lessons import lesson
+from quizprep.grader.problem import (
+    Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
+)
+from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+
+F32, F64 = torch.float32, torch.float64
+ENTRY = "apply_rope"
+HALF, INTERLEAVED = "half", "interleaved"
+# float32 angles of correct code: the product position·θ and θ itself each rounded once.
+ANGLE_SAFETY = 8.0
+
+
+def pairs(rotary: int, layout: str) -> tuple[Tensor, Tensor]:
+    """The feature indices (a, b) of each rotated pair, pair i being (a[i], b[i])."""
+    if layout == HALF:
+        return torch.arange(rotary // 2), torch.arange(rotary // 2, rotary)
+    return torch.arange(0, rotary, 2), torch.arange(1, rotary, 2)
+
+
+def inverse_frequencies(rotary: int, base: float, exponent: float = 2.0) -> Tensor:
+    return base ** (-exponent * torch.arange(rotary // 2, dtype=F64) / rotary)
+
+
+def positions_of(sizes: dict[str, int]) -> Tensor:
+    return sizes["offset"] + sizes.get("stride", 1) * torch.arange(sizes["tokens"])
+
+
+def reference_rope(x: Tensor, positions: Tensor, base: float, layout: str, rotary: int) -> Tensor:
+    """Rotation matrices R[p, i] = [[cos, −sin], [sin, cos]] of angle p·θ_i, applied to each pair."""
+    angles = positions.to(F64)[:, None] * inverse_frequencies(rotary, base)
+    cos, sin = angles.cos(), angles.sin()
+    rotations = torch.stack([torch.stack([cos, -sin], -1), torch.stack([sin, cos], -1)], -2)  # (n, r/2, 2, 2)
+    a, b = pairs(rotary, layout)
+    x = x.to(F64)
+    planes = torch.stack([x[..., a], x[..., b]], -1)  # (B, H, n, r/2, 2)
+    turned = (rotations @ planes.unsqueeze(-1)).squeeze(-1)
+    out = x.clone()
+    out[..., a], out[..., b] = turned[..., 0], turned[..., 1]
+    return out
+
+
+def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
+    generator = torch.Generator().manual_seed(seed)
+    dtype, layout, base = variant.get("dtype", F32), variant.get("layout", HALF), variant.get("base", 10000.0)
+    batch, heads, tokens, d = (sizes[key] for key in ("batch", "heads", "tokens", "d"))
+    rotary = sizes.get("rotary", d)
+    x = torch.randn(batch, heads, tokens, d, generator=generator, dtype=F64).to(dtype)
+    positions = positions_of(sizes)
+    out = reference_rope(x, positions, base, layout, rotary)
+    largest_angle = float(positions.max()) if tokens else 0.0
+    scale = max(1.0, float(x.double().abs().max()))
+    working = WORKING_PRECISION[dtype]
+    atol = (SAFETY[working] * UNIT_ROUNDOFF[working] + ANGLE_SAFETY * UNIT_ROUNDOFF[F32] * (1.0 + largest_angle)) * scale
+    tolerance = Tolerance(atol, atol / (SAFETY[working] * UNIT_ROUNDOFF[working]))
+    span = f"{int(positions[0])}" if tokens == 1 else f"{int(positions[0])}..{int(positions[-1])}"
+    stride = f" every {sizes['stride']}" if sizes.get("stride", 1) > 1 else ""
+    partial = f", rotary_dim={rotary}" if rotary != d else ""
+    label = (f"x (B={batch}, H={heads}, n={tokens}, d={d}), positions {span}{stride}, layout={layout!r}{partial}, "
+             f"{str(dtype).removeprefix('torch.')}")
+    return Case(label=label, sizes=dict(sizes), variant=dict(variant),
+                data={"x": x, "positions": positions, "base": base, "layout": layout, "rotary": rotary},
+                expected={"out": out}, tolerance={"out": tolerance},
+                dims={"out": ("batch", "head", "token", "feature")})
+
+
+def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> dict[str, Tensor]:
+    data = case.data
+    rotary = None if data["rotary"] == data["x"].shape[-1] else data["rotary"]
+    reply = ctx.call(ENTRY, data["x"], data["positions"], data["base"], data["layout"], rotary, options=options)
+    return first_output_checks(reply.value, ("out",), ENTRY)
+
+
+def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
+    smaller = []
+    for key, least in (("tokens", 1), ("batch", 1), ("heads", 1)):
+        if sizes[key] > least:
+            smaller.append({**sizes, key: max(least, sizes[key] // 2)})
+    return smaller
+
+
+def simulate(case: Case, *, layout: str | None = None, exponent: float = 2.0, swap: bool = False,
+             sign: float = 1.0, from_zero: bool = False, angle_dtype: torch.dtype | None = None,
+             cast_positions: bool = True, whole_head: bool = False) -> dict[str, Tensor]:
+    """The elementwise rotation with one mistake, in float64 unless the mistake is precision."""
+    data = case.data
+    x = data["x"].to(F64)
+    rotary = x.shape[-1] if whole_head else data["rotary"]
+    positions = torch.arange(x.shape[-2]) if from_zero else data["positions"]
+    inv_freq = inverse_frequencies(rotary, data["base"], exponent)
+    if angle_dtype is None:
+        angles = positions.to(F64)[:, None] * inv_freq
+    else:  # rounded as torch rounds a product of two tensors of that dtype
+        held = positions.to(angle_dtype) if cast_positions else positions.to(F32)
+        angles = (held.to(F32)[:, None] * inv_freq.to(angle_dtype).to(F32)).to(angle_dtype).to(F64)
+    cos, sin = angles.cos(), sign * angles.sin()
+    if swap:
+        cos, sin = sin, cos
+    a, b = pairs(rotary, layout or data["layout"])
+    out = x.clone()
+    out[..., a], out[..., b] = x[..., a] * cos - x[..., b] * sin, x[..., a] * sin + x[..., b] * cos
+    return {"out": out}
+
+
+def _mistake(**mistake: Any):
+    def predict(case: Case) -> dict[str, Tensor] | None:
+        if mistake.get("whole_head") and case.data["rotary"] == case.data["x"].shape[-1]:
+            return None
+        if mistake.get("angle_dtype") is not None and case.data["x"].dtype == F64:
+            return None
+        return simulate(case, **mistake)
+
+    return predict
+
+
+def _other_layout(case: Case) -> dict[str, Tensor]:
+    return simulate(case, layout=INTERLEAVED if case.data["layout"] == HALF else HALF)
+
+
+def _low_precision(case: Case) -> list[dict[str, Tensor]] | None:
+    """Angles in the input's half dtype: the positions cast first, or only the float32 product rounded."""
+    dtype = case.data["x"].dtype
+    if dtype not in (torch.float16, torch.bfloat16):
+        return None
+    return [simulate(case, angle_dtype=dtype, cast_positions=cast) for cast in (True, False)]
+
+
+HYPOTHESES = (
+    Hypothesis("rope-layout-swapped", "the other layout's pairs are rotated: (2i, 2i + 1) where (i, i + r/2) was "
+               "asked, or the reverse", "layout='half' pairs feature i with i + r/2 (rotate_half); "
+               "layout='interleaved' pairs 2i with 2i + 1 (x[..., 0::2], x[..., 1::2]).",
+               lesson("position-rope-layout-code"), _other_layout),
+    Hypothesis("rope-frequency-exponent", "the frequencies are base^(−i/r), not base^(−2i/r): the exponent "
+               "counts pairs where it should count features", "inv_freq = base ** (-torch.arange(0, r, 2) / r): "
+               "pair i sits at features 2i and 2i + 1, hence 2i/r.", lesson("position-rope-wavelength"),
+               _mistake(exponent=1.0)),
+    Hypothesis("rope-sin-cos-swapped", "sin and cos are swapped: each pair is turned by 90° − angle",
+               "(a, b) → (a·cos − b·sin, a·sin + b·cos): at position 0 the rotation is the identity.",
+               lesson("rope-rotation-formula"), _mistake(swap=True)),
+    Hypothesis("rope-rotation-reversed", "the rotation turns the wrong way: the sign of sin is flipped, as in "
+               "(a·cos + b·sin, b·cos − a·sin)", "(a, b) → (a·cos − b·sin, a·sin + b·cos); rotate_half(x) is "
+               "cat(−x2, x1), not cat(x2, −x1).", lesson("rope-rotation-formula"), _mistake(sign=-1.0)),
+    Hypothesis("rope-offset-ignored", "positions counted from 0 instead of taken from `positions`: during "
+               "decode the new token is rotated as if it were the first", "Rotate token j by positions[j]: "
+               "a decode step after T cached tokens is at position T.", lesson("position-rope-kv-cache"),
+               _mistake(from_zero=True)),
+    Hypothesis("rope-angles-low-precision", "the angles are computed in the input's half precision: at long "
+               "positions bfloat16 and float16 cannot even hold the position", "Compute position · θ_i, cos and "
+               "sin in float32 (positions.float()), rotate, then cast the result back to x.dtype.",
+               lesson("rope-angle-precision"), _low_precision),
+    Hypothesis("rope-partial-ignored", "the whole head is rotated although rotary_dim asks for its first r "
+               "features only", "Rotate x[..., :r] with θ_i = base^(−2i/r) and pass x[..., r:] through unchanged.",
+               lesson("rope-partial-rotary"), _mistake(whole_head=True)),
+)
+
+PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink)
+
+
+def _sizes(tokens: int = 7, offset: int = 3, d: int = 8, batch: int = 2, heads: int = 3, rotary: int | None = None,
+           stride: int = 1) -> dict[str, int]:
+    return {"batch": batch, "heads": heads, "tokens": tokens, "d": d, "rotary": rotary or d, "offset": offset,
+            "stride": stride}
+
+
+def check_half(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(), {"layout": HALF}, ctx.seed + 10)
+    verify(ctx, PROBLEM, _sizes(tokens=5, offset=0, d=12), {"layout": HALF, "dtype": F64}, ctx.seed + 11)
+    return "layout='half' on float32 and float64, d = 8 and 12"
+
+
+def check_interleaved(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(), {"layout": INTERLEAVED}, ctx.seed + 20)
+    verify(ctx, PROBLEM, _sizes(tokens=5, offset=0, d=12), {"layout": INTERLEAVED, "dtype": F64}, ctx.seed + 21)
+    return "layout='interleaved' on float32 and float64"
+
+
+def check_decode(ctx: CheckContext) -> str:
+    for layout, seed in ((HALF, 30), (INTERLEAVED, 31)):
+        verify(ctx, PROBLEM, _sizes(tokens=1, offset=37), {"layout": layout}, ctx.seed + seed)
+        verify(ctx, PROBLEM, _sizes(tokens=4, offset=21), {"layout": layout}, ctx.seed + seed + 2)
+    return "one new token at position 37 and a chunk of 4 at 21..24 after a cache"
+
+
+def check_long_context(ctx: CheckContext) -> str:
+    for dtype, seed in ((torch.bfloat16, 40), (torch.float16, 41)):
+        verify(ctx, PROBLEM, _sizes(tokens=64, offset=32768 - 64 * 509, d=16, batch=1, heads=2, stride=509),
+               {"layout": HALF, "dtype": dtype, "base": 10000.0}, ctx.seed + seed)
+    verify(ctx, PROBLEM, _sizes(tokens=2048, offset=30720, d=16, batch=1, heads=1),
+           {"layout": INTERLEAVED, "dtype": torch.bfloat16, "base": 500000.0}, ctx.seed + 42)
+    return "bfloat16 and float16 at positions up to 32,767; 2048 consecutive positions from 30,720"
+
+
+def check_partial(ctx: CheckContext) -> str:
+    verify(ctx, PROBLEM, _sizes(d=16, rotary=4), {"layout": HALF}, ctx.seed + 50)
+    verify(ctx, PROBLEM, _sizes(d=12, rotary=8), {"layout": INTERLEAVED}, ctx.seed + 51)
+    return "GPT-NeoX's rotary_pct = 0.25 (half) and GPT-J's rotary_dim (interleaved)"
+
+
+def check_relative(ctx: CheckContext) -> str:
+    """q·k of the rotated vectors depends on the positions' difference only: shifting both by the
+    same amount leaves every score as it was."""
+    shift = 1000
+    sizes = _sizes(tokens=6, offset=2, d=8, batch=1, heads=2)
+    scores = []
+    for offset in (sizes["offset"], sizes["offset"] + shift):
+        shifted = {**sizes, "offset": offset}
+        q_case = build(shifted, {"layout": HALF}, ctx.seed + 60)
+        k_case = build(shifted, {"layout": HALF}, ctx.seed + 61)
+        q, k = run(ctx, q_case)["out"], run(ctx, k_case)["out"]
+        for case, actual in ((q_case, {"out": q}), (k_case, {"out": k})):
+            found = mismatches(case, actual)
+            if found:
+                raise failure_for(ctx, PROBLEM, case, actual, found, ctx.seed, None)
+        scores.append(q.double() @ k.double().transpose(-2, -1))
+    moved = float((scores[0] - scores[1]).abs().max())
+    tolerance = q_case.tolerance["out"].atol * q.shape[-1] * 4
+    if moved > tolerance:
+        raise CheckFailure(f"the scores q·k change by up to {moved:.3g} when both positions shift by {shift}",
+                           tried=sizes_label(sizes), hint="Rotate by the position itself, nothing else: "
+                           "(R(m)q)·(R(n)k) = q·R(n − m)k.", quiz=lesson("position-rope-relative-code"))
+    return f"q·k unchanged when every position shifts by {shift}"
+
+
+def sizes_label(sizes: dict[str, int]) -> str:
+    return f"q and k (1, 2, 6, 8) at positions {sizes['offset']}..{sizes['offset'] + sizes['tokens'] - 1}"
+
+
+USAGE = {
+    "half": "Hugging Face Llama, Mistral, Qwen and GPT-NeoX: rotate_half on (B, H, n, d) queries and keys",
+    "interleaved": "GPT-J, Meta's original Llama (complex multiply) and RoFormer: consecutive pairs",
+    "decode": "a decode step and a chunked prefill on a KV cache: positions start at the cache's length",
+    "long-context": "32k-context serving in bfloat16 and float16 (Llama 3's base 500,000)",
+    "partial": "GPT-NeoX (rotary_pct 0.25) and GPT-J (rotary_dim 64 of 256): part of each head is rotated",
+    "relative": "what RoPE is for: a score depends on the distance between two tokens, not where they sit",
+}
+
+SPEC = ExerciseSpec(
+    name="rope",
+    title="Rotary position embeddings (RoPE), half and interleaved layouts",
+    entry_points=(ENTRY,),
+    lessons=("position-rope-layout-code", "position-rope-wavelength", "rope-rotation-formula",
+             "position-rope-kv-cache", "rope-angle-precision", "rope-partial-rotary", "position-rope-relative-code"),
+    checks=(
+        Check("half", "layout='half' (GPT-NeoX, Hugging Face Llama)", check_half),
+        Check("interleaved", "layout='interleaved' (GPT-J, RoFormer)", check_interleaved),
+        Check("decode", "positions that start at a KV cache's length", check_decode),
+        Check("long-context", "half-precision inputs at positions up to 32k", check_long_context),
+        Check("partial", "a partial rotary_dim leaves the other features alone", check_partial),
+        Check("relative", "q·k depends only on the positions' difference", check_relative),
+    ),
+)

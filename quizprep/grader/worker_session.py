@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from quizprep.grader import usage
+from quizprep.grader.jail import applied, launch as jail_launch, policy as jail_policy
+from quizprep.grader.jail.spec import JailSpec
 from quizprep.grader.learner_side import protocol, sandbox
 from quizprep.grader.learner_side.forkserver import ForkedProcess, ForkServer
 from quizprep.grader.device import gpu_memory_share
+from quizprep.grader.learner_side.sandbox import gpu_device_nodes
 from quizprep.grader.output import Frame, OutputCapture, frames_from_dump, strip_dump
 from quizprep.grader.spec import FailureKind
 
@@ -88,6 +91,10 @@ class WorkerSession:
         self.private_dir: str | None = None
         self.deadline: float | None = None  # the grade's overall limit (time.monotonic), which no request outlasts
         self.launched_at: int | None = None  # the output mark of a process launched and not yet waited for
+        self.jail: JailSpec | None = None  # None: the fallback, in-process layers only (jail.applied says why)
+        self.jail_refused = ""
+        self.cgroup: str | None = None
+        self._worker_pid: int | None = None
 
     # ---- life cycle ---------------------------------------------------------------------
     def start(self) -> dict[str, Any]:
@@ -99,7 +106,8 @@ class WorkerSession:
         assert mark is not None
         prepared = self._receive(time.monotonic() + self.limits.startup_seconds, mark,
                                  during="starting Python and torch")
-        self.protections = prepared.get("sandbox", {})
+        self.protections = {"jail": applied.applied(self.jail, self.jail_refused, self.cgroup),
+                            **prepared.get("sandbox", {})}
         info = self._receive(time.monotonic() + self.limits.check_seconds, mark, during="loading your file")
         if not info.get("ready"):
             failure = self._failure_from(info.get("error", {}), mark, info.get("forbidden", []))
@@ -113,6 +121,7 @@ class WorkerSession:
         meanwhile (a worker needed later, started early). `start` waits for it."""
         self.close()
         self.private_dir = tempfile.mkdtemp(prefix="quizprep-worker-")  # the only place it may write
+        self._make_jail(self.private_dir)
         copy = self._copy_submission()
         request_r, self.request_w = os.pipe()
         self.response_r, response_w = os.pipe()
@@ -124,11 +133,13 @@ class WorkerSession:
             "memory_limit_bytes": self.limits.memory_bytes,
             "forbidden": list(self.forbidden),
             "threads": self.limits.threads,
-            "parent": os.getpid(),
+            "parent": 1 if self.jail else os.getpid(),  # jailed: bubblewrap's pid 1, which dies with the grader
             "cpu_seconds": self.limits.total_seconds + self.limits.startup_seconds,
             "private_dir": self.private_dir,
             "file_bytes": self.limits.file_bytes,
             "gpu_memory_fraction": gpu_memory_share(),
+            # tasks bounded in its user namespace where no cgroup of its own could be made
+            "max_tasks": self.jail.pids_max if self.jail and not self.cgroup else 0,
         }
         sandbox.make_undumpable()
         self.process = self._launch(config, request_r, response_w)
@@ -146,16 +157,40 @@ class WorkerSession:
             finally:
                 os.close(request_r)
                 os.close(response_w)
-        env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS=str(self.limits.threads),
-                   PYTHONDONTWRITEBYTECODE="1", TMPDIR=self.private_dir or "")
+        env = jail_policy.worker_env(self.limits.threads, self.private_dir or "")
+        command = [self.python, str(self.script), json.dumps(config)]
+        if self.jail is not None:
+            command = jail_launch.in_cgroup(self.cgroup, jail_launch.command_line(self.jail, command))
         process = subprocess.Popen(
-            [self.python, str(self.script), json.dumps(config)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            pass_fds=(request_r, response_w), start_new_session=True, env=env,
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            pass_fds=(request_r, response_w), start_new_session=True, env=env, cwd="/",
         )
         os.close(request_r)
         os.close(response_w)
         return process
+
+    def _make_jail(self, private_dir: str) -> None:
+        """The worker's own namespaces, where the kernel allows them (a forked worker shares its
+        server's: class mode jails its workers one by one instead)."""
+        self.jail, self.cgroup, self._worker_pid = None, None, None
+        self.jail_refused = "a fork server's child" if self.fork_server else jail_launch.refused()
+        if self.jail_refused:
+            return
+        self.jail = jail_policy.jail_for(private_dir, private_bytes=self.limits.private_bytes,
+                                         threads=self.limits.threads, max_threads=self.limits.max_threads,
+                                         gpu=bool(gpu_device_nodes()), python=self.python)
+        self.cgroup = jail_launch.pids_cgroup(self.jail.pids_max)
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The learner's process (jailed: below bubblewrap's two), for its threads and SIGUSR1."""
+        if self.process is None:
+            return None
+        if self.jail is None:
+            return self.process.pid
+        if self._worker_pid is None or self._worker_pid == self.process.pid:
+            self._worker_pid = jail_launch.innermost(self.process.pid)
+        return self._worker_pid
 
     def switch(self, path: Path, forbidden: tuple[str, ...]) -> dict[str, Any]:
         """Load another file, reusing the running process (torch is imported once) when it guards
@@ -187,7 +222,7 @@ class WorkerSession:
         except OSError as error:
             self.close()
             raise LearnerFailure(FailureKind.LOAD, f"your file could not be read: {error.strerror}") from None
-        return copy
+        return os.path.join(self.jail.inbox, "submission.py") if self.jail else copy
 
     @property
     def alive(self) -> bool:
@@ -226,6 +261,8 @@ class WorkerSession:
         if self.private_dir is not None:
             shutil.rmtree(self.private_dir, ignore_errors=True)
             self.private_dir = None
+        jail_launch.remove_cgroup(self.cgroup)
+        self.cgroup = None
 
     def __enter__(self) -> WorkerSession:
         return self
@@ -286,15 +323,16 @@ class WorkerSession:
             return message
 
     def _over_limits(self) -> str:
-        if self.process is None:
+        pid = self.worker_pid
+        if pid is None:
             return ""
-        return usage.over_limits(self.process.pid, self.private_dir, self.limits.max_threads + self.limits.threads,
+        return usage.over_limits(pid, self.private_dir, self.limits.max_threads + self.limits.threads,
                                  self.limits.private_bytes)
 
     def _timed_out(self, mark: int, during: str) -> dict[str, Any]:
         assert self.process is not None and self.output is not None
         try:
-            os.kill(self.process.pid, signal.SIGUSR1)  # faulthandler prints where it is stuck
+            os.kill(self.worker_pid or self.process.pid, signal.SIGUSR1)  # faulthandler prints where it is stuck
             time.sleep(0.3)
         except ProcessLookupError:
             pass
@@ -320,6 +358,8 @@ class WorkerSession:
             frames = [Frame(**f) for f in event.get("frames", [])]
             raise LearnerFailure(FailureKind.EXIT, f"your code ended the process with os._exit({event.get('status')}) "
                                          f"while {during}", frames, output)
+        if self.jail is not None and status is not None and status > jail_launch.BWRAP_SIGNALLED:
+            status = jail_launch.BWRAP_SIGNALLED - status
         if status is not None and status < 0:
             name = _signal_name(-status)
             frames = frames_from_dump(output, str(self.path))

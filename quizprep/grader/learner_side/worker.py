@@ -66,6 +66,8 @@ class Worker:
         start.import_torch(int(self.config.get("threads", 1)))
         start.configure_triton(self.config.get("private_dir"))
         self._limit_memory()
+        if self.config.get("max_tasks"):  # jailed without a cgroup: counted in its own user namespace
+            resource.setrlimit(resource.RLIMIT_NPROC, (int(self.config["max_tasks"]),) * 2)
         protections.update(self._install_guards())
         self._wrap_os_exit()
         sys.meta_path.insert(0, QuizprepBlocker(self))

@@ -6,7 +6,8 @@ one fork server (forkserver.py), which imports torch once; every submission then
 forked from it, which ends with the submission's verdict. No process that learner code ran in is
 ever reused, so a submission that monkeypatches torch, changes the default dtype, leaves a thread
 running or ends its process cannot change another submission's verdict, and torch is still
-imported once per job, not once per file. With ``fresh=True`` (or where the server cannot start)
+imported once per job, not once per file. With ``fresh=True``, where the server cannot start, or where
+the worker is jailed (grader/jail/: a server's children would share its namespaces)
 each submission gets a whole new interpreter instead.
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from quizprep.grader.jail import launch as jail_launch
 from quizprep.grader.learner_side.forkserver import ForkServer, ForkServerError
 from quizprep.grader.grade import GradeOptions, GradeReport, grade
 from quizprep.grader.spec import Status
@@ -167,8 +169,8 @@ class Cohort:
                 server.close()
 
     def _start_server(self) -> ForkServer | None:
-        if self.fresh:
-            return None
+        if self.fresh or not jail_launch.refused():
+            return None  # jailed: each submission in namespaces of its own, which a shared server's children are not
         try:
             limits = self.options.limits
             server = ForkServer(threads=limits.threads, startup_seconds=limits.startup_seconds)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import refused
 
 from quizprep.grader.grade import GradeOptions, grade
 from quizprep.grader.worker_session import Limits
@@ -57,7 +58,7 @@ def test_attack_is_refused_by_the_kernel(attack, tmp_path, grade_file):
     report = grade_file(path, only=("values",))
     check = report.checks[-1]
     assert not report.passed
-    assert check.status == "fail" and ("PermissionError" in check.message or "not permitted" in check.message), \
+    assert check.status == "fail" and refused(check.message), \
         check.message
 
 
@@ -148,6 +149,9 @@ def _workers_of(path: Path) -> list[int]:
 
 LOOPS = {
     "loops": "",
+    # setfsuid changes its credentials, which clears the death signal without the refused prctl
+    "clears its death signal through setfsuid, then loops": (
+        "    import ctypes\n    libc = ctypes.CDLL(None)\n    libc.setfsuid(65534)\n    libc.setfsuid(0)\n"),
     "ignores SIGTERM and SIGHUP, then loops": (
         "    import signal\n    for number in (signal.SIGTERM, signal.SIGHUP):\n"
         "        signal.signal(number, signal.SIG_IGN)\n"),

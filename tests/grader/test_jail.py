@@ -1,0 +1,221 @@
+"""The worker's jail (quizprep/grader/jail/): each route out of it, tried by a hostile submission.
+
+One submission tries every route at once and reports, per route, "refused" or what it reached;
+each test reads one route's outcome. On main before the jail each of these was "reached". Routes
+that only namespaces close run where the kernel allows them; the grader's environment stays out
+in the fallback too (QUIZPREP_JAIL=off).
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import socket
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from quizprep.grader.grade import GradeOptions, grade
+from quizprep.grader.jail import launch, policy
+from quizprep.grader.worker_session import Limits
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the jail is Linux-only")
+jailed = pytest.mark.skipif(bool(launch.refused()), reason=f"no jail here: {launch.refused()}")
+SECRET = "QUIZPREP_TEST_SECRET"
+SHM_KEY = 0x51A17
+PROBE = r'''
+import ctypes, os, socket, stat, torch
+libc = ctypes.CDLL(None, use_errno=True)
+
+def attempt(action):
+    try:
+        return action() or "refused"
+    except OSError as error:
+        return "refused"
+
+def kmsg():
+    path = os.path.join(os.environ.get("TMPDIR", "/tmp"), "kmsg")
+    os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 11))
+    with open(path, "rb", buffering=0) as log:
+        return "reached" if log.read(256) else ""
+
+def klogctl():
+    buffer = ctypes.create_string_buffer(256)
+    return "reached" if libc.klogctl(3, buffer, 256) >= 0 else ""   # SYSLOG_ACTION_READ_ALL
+
+def packet():
+    socket.socket(socket.AF_PACKET, socket.SOCK_RAW).close()
+    return "reached"
+
+def host_sockets():
+    with open("/proc/self/net/tcp") as table:
+        return "reached" if "{tcp_hex}" in table.read() else ""
+
+def tcp():
+    socket.create_connection(("127.0.0.1", {tcp_port}), timeout=2).sendall(b"escaped")
+    return "reached"
+
+def udp():
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"escaped", ("127.0.0.1", {udp_port}))
+    return ""   # the test says whether the datagram arrived
+
+def unix():
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect({unix_path!r})
+    client.sendall(b"escaped")
+    return "reached"
+
+def failed_with(result, permitted_errno):
+    # a call that changes nothing either way: refused (EPERM) before it is read, or read and rejected
+    return "reached" if result < 0 and ctypes.get_errno() == permitted_errno else ""
+
+def reboot():
+    return failed_with(libc.syscall(169, 0, 0, 0, 0), 22)   # bad magic: EINVAL once permitted
+
+def adjtimex():
+    timex = (ctypes.c_long * 64)()
+    timex[0] = 0x4000            # modes = ADJ_TICK
+    timex[13] = 1                # tick far below its minimum: EINVAL once permitted
+    return failed_with(libc.adjtimex(timex), 22)
+
+def shm():   # made in its own IPC namespace, it must not outlive the grade (the test looks for it after)
+    return "reached" if libc.shmget({shm_key}, 1 << 20, 0o1600) >= 0 else ""   # IPC_CREAT | 0600
+
+def grader_limits():
+    import resource
+    soft, hard = resource.prlimit({grader}, resource.RLIMIT_NOFILE)
+    resource.prlimit({grader}, resource.RLIMIT_NOFILE, (soft, hard))   # the same values: nothing changes
+    return "reached"
+
+def grader_priority():
+    os.setpriority(os.PRIO_PROCESS, {grader}, os.getpriority(os.PRIO_PROCESS, {grader}))
+    return "reached"
+
+def secret():
+    return "reached" if os.environ.get({secret!r}) else ""
+
+ROUTES = dict(kmsg=kmsg, klogctl=klogctl, packet=packet, host_sockets=host_sockets, tcp=tcp, udp=udp,
+              unix=unix, reboot=reboot, adjtimex=adjtimex, shm=shm, grader_limits=grader_limits,
+              grader_priority=grader_priority, secret=secret)
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    outcomes = {{name: attempt(route) for name, route in ROUTES.items()}}
+    raise RuntimeError("OUTCOMES" + ",".join(f"{{name}}={{outcome}}" for name, outcome in outcomes.items()))
+'''
+
+
+class Listeners:
+    """A TCP, a UDP and a pathname UNIX listener on this machine, recording what reaches them."""
+
+    def __init__(self, folder: Path) -> None:
+        self.tcp = socket.create_server(("127.0.0.1", 0))
+        self.udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.udp.bind(("127.0.0.1", 0))
+        self.unix_path = str(folder / "listener.sock")
+        self.unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.unix.bind(self.unix_path)
+        os.chmod(self.unix_path, 0o777)
+        self.unix.listen()
+        self.received: set[str] = set()
+        for name, sock in (("tcp", self.tcp), ("unix", self.unix)):
+            threading.Thread(target=self._accept, args=(name, sock), daemon=True).start()
+        threading.Thread(target=self._datagrams, daemon=True).start()
+
+    def _accept(self, name: str, sock: socket.socket) -> None:
+        try:
+            connection, _ = sock.accept()
+            if connection.recv(16):
+                self.received.add(name)
+        except OSError:
+            pass
+
+    def _datagrams(self) -> None:
+        try:
+            if self.udp.recv(16):
+                self.received.add("udp")
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        for sock in (self.tcp, self.udp, self.unix):
+            sock.close()
+
+
+def _shm_exists() -> bool:
+    return ctypes.CDLL(None).shmget(SHM_KEY, 0, 0) >= 0
+
+
+def _remove_shm() -> None:
+    libc = ctypes.CDLL(None)
+    found = libc.shmget(SHM_KEY, 0, 0)
+    if found >= 0:
+        libc.shmctl(found, 0, None)  # IPC_RMID
+
+
+def _probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    listeners = Listeners(tmp_path)
+    port = listeners.tcp.getsockname()[1]
+    source = PROBE.format(tcp_port=port, tcp_hex=f"0100007F:{port:04X}", udp_port=listeners.udp.getsockname()[1],
+                          unix_path=listeners.unix_path, shm_key=SHM_KEY, grader=os.getpid(), secret=SECRET)
+    path = tmp_path / "attention.py"
+    path.write_text(source)
+    monkeypatch.setenv(SECRET, "instructor-token")
+    os.chmod(tmp_path, 0o755)
+    try:
+        report = grade(path, GradeOptions(only=("values",), limits=Limits(check_seconds=30)))
+        threading.Event().wait(0.3)  # a datagram in flight
+        message = report.checks[-1].message
+        assert "OUTCOMES" in message, message
+        outcomes = dict(item.split("=", 1) for item in message.split("OUTCOMES", 1)[1].split(",")[:len(ROUTES)])
+        outcomes.update({name: "reached" for name in listeners.received})
+        outcomes["shm_outlives"] = "reached" if _shm_exists() else "refused"
+        outcomes["sandbox"] = json.dumps(report.environment["sandbox"].get("jail", {}))
+        return outcomes
+    finally:
+        listeners.close()
+        _remove_shm()
+
+
+ROUTES = ("kmsg", "klogctl", "packet", "host_sockets", "tcp", "udp", "unix", "reboot", "adjtimex", "shm",
+          "grader_limits", "grader_priority", "secret")
+
+
+@pytest.fixture(scope="module")
+def jailed_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.delenv(launch.OFF_SWITCH, raising=False)
+        return _probe(tmp_path_factory.mktemp("jailed"), monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def fallback_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv(launch.OFF_SWITCH, "off")
+        return _probe(tmp_path_factory.mktemp("fallback"), monkeypatch)
+
+
+@jailed
+@pytest.mark.parametrize("route", [*(route for route in ROUTES if route != "shm"), "shm_outlives"])
+def test_no_route_out_of_the_jail(route, jailed_outcomes):
+    assert jailed_outcomes[route] == "refused", (route, jailed_outcomes)
+
+
+@jailed
+def test_the_jail_is_reported(jailed_outcomes):
+    jail = json.loads(jailed_outcomes["sandbox"])
+    assert jail["namespaces"] == ["user", "pid", "net", "ipc", "uts", "cgroup", "mount"]
+    assert jail["capabilities"].startswith("none") and jail["user"].startswith("uid 65534")
+    assert SECRET not in jail["environment"]
+
+
+def test_the_fallback_says_so_and_keeps_the_graders_environment_out(fallback_outcomes):
+    assert json.loads(fallback_outcomes["sandbox"])["namespaces"] == "none: turned off (QUIZPREP_JAIL=off)"
+    assert fallback_outcomes["secret"] == "refused"
+
+
+def test_only_the_packages_the_worker_imports_are_bound():
+    bound = {Path(path).name for path in policy.package_files()}
+    assert {"torch", "numpy"} <= bound
+    assert not bound & {"scipy", "quizprep", "pytest", "_pytest"}, bound

@@ -219,3 +219,42 @@ def test_only_the_packages_the_worker_imports_are_bound():
     bound = {Path(path).name for path in policy.package_files()}
     assert {"torch", "numpy"} <= bound
     assert not bound & {"scipy", "quizprep", "pytest", "_pytest"}, bound
+
+
+CLASS_KEY = 0x51A18
+SHARED_SOURCE = (Path(__file__).parents[1] / "solutions" / "softmax.py").read_text()
+SHARER = SHARED_SOURCE + f'''
+import ctypes as _ctypes
+_libc = _ctypes.CDLL(None)
+_libc.shmat.restype = _ctypes.c_void_p
+_source = {SHARED_SOURCE!r}.encode()
+_segment = _libc.shmget({CLASS_KEY}, len(_source) + 1, 0o1666)
+if _segment >= 0:
+    _ctypes.memmove(_libc.shmat(_segment, None, 0), _source, len(_source))
+'''
+COPYCAT = f'''import ctypes
+_libc = ctypes.CDLL(None)
+_libc.shmat.restype = ctypes.c_void_p
+_segment = _libc.shmget({CLASS_KEY}, 0, 0)
+if _segment >= 0:
+    exec(ctypes.string_at(_libc.shmat(_segment, None, 0)).decode())
+'''
+
+
+@jailed
+def test_a_classmate_cannot_hand_over_code_in_shared_memory(tmp_path):
+    from quizprep.grader.cohort import Cohort, submissions
+
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "a_sharer.py").write_text(SHARER)
+    (folder / "b_copycat.py").write_text(COPYCAT)
+    options = GradeOptions(exercise="softmax", seed=0, limits=Limits(check_seconds=10, total_seconds=30))
+    try:
+        rows = Cohort(submissions(folder), options, jobs=1, root=folder, seed=0).run()
+    finally:
+        libc = ctypes.CDLL(None)
+        if (segment := libc.shmget(CLASS_KEY, 0, 0)) >= 0:
+            libc.shmctl(segment, 0, None)
+    passed = {row.file: row.passed for row in rows}
+    assert passed == {"a_sharer.py": True, "b_copycat.py": False}, rows

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import glob
-import importlib.metadata
 import os
 import re
 import sys
@@ -91,27 +90,42 @@ def python_files(python: str) -> tuple[str, ...]:
 
 @functools.cache
 def package_files() -> tuple[str, ...]:
-    """The top-level files and folders of ROOT_PACKAGES' distributions and of everything they require."""
+    """The top-level files and folders of ROOT_PACKAGES' distributions and of everything they
+    require, read from their .dist-info folders (importlib.metadata takes a second here)."""
+    installed = _dist_infos()
     seen: set[str] = set()
-    found: set[str] = set()
+    found: set[Path] = set()
     pending = list(ROOT_PACKAGES)
     while pending:
         name = _normalise(pending.pop())
-        if name in seen:
+        if name in seen or name not in installed:
             continue
         seen.add(name)
-        try:
-            distribution = importlib.metadata.distribution(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-        base = Path(str(distribution.locate_file(""))).resolve()
-        for file in distribution.files or ():
-            parts = Path(file).parts
-            if parts and parts[0] not in ("..", "__pycache__"):
-                found.add(str(base / parts[0]))
-        pending += [match.group(0) for requirement in distribution.requires or ()
+        info = installed[name]
+        record = _read(info / "RECORD")
+        tops = {line.split(",", 1)[0].split("/", 1)[0] for line in record.splitlines()}
+        found.update(info.parent / top for top in tops if top and top not in ("..", "__pycache__"))
+        requirements = [line.split(":", 1)[1].strip() for line in _read(info / "METADATA").splitlines()
+                        if line.startswith("Requires-Dist:")]
+        pending += [match.group(0) for requirement in requirements
                     if "extra ==" not in requirement and (match := re.match(r"[A-Za-z0-9._-]+", requirement))]
-    return tuple(sorted(path for path in found if os.path.exists(path)))
+    return tuple(sorted(str(path) for path in found if path.exists()))
+
+
+def _dist_infos() -> dict[str, Path]:
+    """Each installed distribution's .dist-info folder on sys.path, first one found winning."""
+    found: dict[str, Path] = {}
+    for folder in sys.path:
+        for info in sorted(Path(folder or ".").glob("*.dist-info")):
+            found.setdefault(_normalise(info.name.split("-", 1)[0]), info)
+    return found
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def gpu_devices() -> list[str]:

@@ -104,11 +104,10 @@ class WorkerSession:
             self.launch()
         mark, self.launched_at = self.launched_at, None
         assert mark is not None
-        prepared = self._receive(time.monotonic() + self.limits.startup_seconds, mark,
-                                 during="starting Python and torch")
+        prepared = self._receive(*self._until(self.limits.startup_seconds, "starting Python and torch"), mark)
         self.protections = {"jail": applied.applied(self.jail, self.jail_refused, self.cgroup),
                             **prepared.get("sandbox", {})}
-        info = self._receive(time.monotonic() + self.limits.check_seconds, mark, during="loading your file")
+        info = self._receive(*self._until(self.limits.check_seconds, "loading your file"), mark)
         if not info.get("ready"):
             failure = self._failure_from(info.get("error", {}), mark, info.get("forbidden", []))
             self.close()
@@ -283,10 +282,7 @@ class WorkerSession:
             protocol.write_message(self.request_w, payload)
         except (BrokenPipeError, OSError):
             return self._crashed(mark, {}, during="receiving the inputs")
-        limit, during = timeout or self.limits.check_seconds, "running this check"
-        if self.deadline is not None and self.deadline - time.monotonic() < limit:
-            limit, during = max(self.deadline - time.monotonic(), 0.0), OVERALL_LIMIT
-        response = self._receive(time.monotonic() + limit, mark, during=during)
+        response = self._receive(*self._until(timeout or self.limits.check_seconds, "running this check"), mark)
         if response.get("ok") and "value" not in response:
             self.close()
             raise LearnerFailure(FailureKind.PROTOCOL, "the result could not be read back (a reply without a value)")
@@ -296,7 +292,15 @@ class WorkerSession:
             raise self._failure_from({"kind": "forbidden", "message": "", "frames": []}, mark, response["forbidden"])
         return response
 
-    def _receive(self, deadline: float, mark: int, during: str) -> dict[str, Any]:
+    def _until(self, seconds: float, during: str) -> tuple[float, str]:
+        """When a wait of `seconds` ends, and what it is called then: the grade's overall limit
+        where that comes first."""
+        now = time.monotonic()
+        if self.deadline is not None and self.deadline - now < seconds:
+            return max(self.deadline, now), OVERALL_LIMIT
+        return now + seconds, during
+
+    def _receive(self, deadline: float, during: str, mark: int) -> dict[str, Any]:
         event: dict[str, Any] = {}
         while True:
             try:

@@ -277,3 +277,19 @@ def test_results_cached_across_calls_are_caught(tmp_path, grade_file):
     report = grade_file(_write(tmp_path, "attention.py", source))
     assert not report.passed
     assert next(c for c in report.checks if c.id == "values").status == "fail"  # new inputs, old outputs
+
+
+def test_the_device_check_stops_at_the_grades_overall_limit(tmp_path):
+    # Each probe call stays under the check's limit; all of them together once took 146 s of an 18 s grade.
+    slow_on_meta = ("import math, time, torch\n\ndef scaled_dot_product_attention(q, k, v, mask=None):\n"
+                    "    if q.device.type == 'meta':\n        time.sleep(2.5)\n"
+                    "    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                    "    if mask is not None:\n        s = s.masked_fill(~mask, float('-inf'))\n"
+                    "    w = torch.softmax(s, dim=-1)\n    return w @ v, w\n")
+    path = _write(tmp_path, "attention.py", slow_on_meta)
+    started = time.monotonic()
+    report = grade(path, GradeOptions(only=("values", "device"), limits=Limits(check_seconds=4, total_seconds=40)))
+    elapsed = time.monotonic() - started
+    device = report.checks[-1]
+    assert device.id == "device" and device.status == "fail" and "overall time limit" in device.message, device
+    assert elapsed < 40 + 10, elapsed

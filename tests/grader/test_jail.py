@@ -169,7 +169,7 @@ def _probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         message = report.checks[-1].message
         assert "OUTCOMES" in message, message
         outcomes = dict(item.split("=", 1) for item in message.split("OUTCOMES", 1)[1].split(",")[:len(ROUTES)])
-        outcomes.update({name: "reached" for name in listeners.received})
+        outcomes.update(dict.fromkeys(listeners.received, "reached"))
         outcomes["shm_outlives"] = "reached" if _shm_exists() else "refused"
         outcomes["sandbox"] = json.dumps(report.environment["sandbox"].get("jail", {}))
         return outcomes
@@ -258,3 +258,13 @@ def test_a_classmate_cannot_hand_over_code_in_shared_memory(tmp_path):
             libc.shmctl(segment, 0, None)
     passed = {row.file: row.passed for row in rows}
     assert passed == {"a_sharer.py": True, "b_copycat.py": False}, rows
+
+
+def test_a_class_table_says_when_its_files_ran_without_a_jail(monkeypatch):
+    from quizprep.cli.cohort_command import table
+
+    monkeypatch.setenv(launch.OFF_SWITCH, "off")
+    caption = str(table([], "softmax").caption)
+    assert "No jail (turned off (QUIZPREP_JAIL=off))" in caption and "Not proctored" in caption
+    monkeypatch.delenv(launch.OFF_SWITCH)
+    assert "No jail" not in str(table([], "softmax").caption) or launch.refused()

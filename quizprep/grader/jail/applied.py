@@ -26,3 +26,8 @@ def applied(spec: JailSpec | None, refused: str, cgroup: str | None) -> dict[str
 
 def _mib(size: int) -> str:
     return f"{size / (1 << 20):g} MiB"
+
+
+def fallback_note(refused: str) -> str:
+    """The line under a class table where the workers ran without a jail ("" where jailed)."""
+    return f"No jail ({refused}): each file ran with the in-process layers only" if refused else ""

@@ -19,7 +19,8 @@ ROOT_PACKAGES = ("torch", "numpy", "triton")
 # What libc, the interpreter and libtorch read besides Python's files: shared libraries, the
 # loader's cache, time zone and locale data, the CPU topology (for its thread pool).
 SYSTEM_READS = ("/usr", "/etc/ld.so.cache", "/etc/localtime", "/sys/devices/system/cpu")
-SYSTEM_LINKS = (("usr/lib", "/lib"), ("usr/lib64", "/lib64"), ("usr/bin", "/bin"), ("usr/sbin", "/sbin"), ("usr/lib32", "/lib32"))
+SYSTEM_LINKS = (("usr/lib", "/lib"), ("usr/lib64", "/lib64"), ("usr/bin", "/bin"), ("usr/sbin", "/sbin"),
+                ("usr/lib32", "/lib32"))
 # Other Pythons' packages on the system (SciPy from Debian's python3-scipy, say) stay out of reach.
 SYSTEM_SITE_PACKAGES = ("/usr/lib/python3*/dist-packages", "/usr/lib/python3*/site-packages",
                         "/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",

@@ -119,11 +119,14 @@ def _checks_session(path: Path, spec: ExerciseSpec, device: str, limits: Limits)
     return WorkerSession(Path(path), forbidden=spec.forbidden, limits=limits_for(device, limits))
 
 
-def grade(path: Path, options: GradeOptions, session: WorkerSession | None = None) -> GradeReport:
+def grade(path: Path, options: GradeOptions, session: WorkerSession | None = None, *,
+          prestarted: WorkerSession | None = None) -> GradeReport:
     """Run every check of the exercise on `path`. Raises UnknownExercise / FileNotFoundError early.
 
     With `session`, the file is loaded into that running worker, which is left running (for
-    grading many files with one torch import); otherwise a fresh worker is started and stopped."""
+    grading many files with one torch import); otherwise a fresh worker is started and stopped:
+    `prestarted` (worker_session.prestart), launched for `path` before the exercise was known, where
+    the checks run on the CPU."""
     path = Path(path)
     started = time.monotonic()
     if not path.is_file():
@@ -136,7 +139,10 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
     from quizprep.grader.device_check import device_check
 
     owned = session is None
-    if session is None:
+    if session is None and prestarted is not None and device == "cpu":
+        session = prestarted
+        session.configure(spec.forbidden)
+    elif session is None:
         session = _checks_session(path, spec, device, options.limits)
     report = GradeReport(spec.name, spec.title, str(path), [], _environment(policy, options))
     gpu_worker: WorkerSession | None = None

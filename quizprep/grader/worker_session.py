@@ -71,7 +71,7 @@ class WorkerSession:
     """Runs the learner's file in a child process and relays requests to it. With `fork_server`,
     the process is forked from one that has imported torch already (see forkserver.py)."""
 
-    def __init__(self, path: Path, *, forbidden: tuple[str, ...] = (), limits: Limits = Limits(),
+    def __init__(self, path: Path, *, forbidden: tuple[str, ...] | None = (), limits: Limits = Limits(),
                  python: str = sys.executable, script: Path = WORKER_SCRIPT,
                  fork_server: ForkServer | None = None) -> None:
         self.path = Path(path).resolve()
@@ -130,7 +130,7 @@ class WorkerSession:
             "request_fd": request_r,
             "response_fd": response_w,
             "memory_limit_bytes": self.limits.memory_bytes,
-            "forbidden": list(self.forbidden),
+            "forbidden": None if self.forbidden is None else list(self.forbidden),  # None: sent by `configure`
             "threads": self.limits.threads,
             "parent": 1 if self.jail else os.getpid(),  # jailed: bubblewrap's pid 1, which dies with the grader
             "cpu_seconds": self.limits.total_seconds + self.limits.startup_seconds,
@@ -168,6 +168,16 @@ class WorkerSession:
         os.close(response_w)
         return process
 
+    def configure(self, forbidden: tuple[str, ...]) -> None:
+        """The guards of a worker launched before the exercise was known (`prestart`): it waits
+        for them after importing torch, before it loads anything of the learner's."""
+        assert self.forbidden is None and self.launched_at is not None
+        self.forbidden = forbidden
+        try:
+            protocol.write_message(self.request_w, {"forbidden": list(forbidden)})
+        except OSError:
+            pass  # the worker is gone: `start` says why
+
     def _make_jail(self, private_dir: str) -> None:
         """The worker's own namespaces, where the kernel allows them (a forked worker shares its
         server's: class mode jails its workers one by one instead)."""
@@ -194,7 +204,7 @@ class WorkerSession:
     def switch(self, path: Path, forbidden: tuple[str, ...]) -> dict[str, Any]:
         """Load another file, reusing the running process (torch is imported once) when it guards
         the same calls: the guards of a running worker cannot be lifted."""
-        same_guards = set(forbidden) == set(self.forbidden)
+        same_guards = self.forbidden is not None and set(forbidden) == set(self.forbidden)
         self.path, self.forbidden = Path(path).resolve(), forbidden
         if not self.alive or not same_guards:
             return self.start()
@@ -425,3 +435,18 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return str(number)
+
+
+def prestart(path: Path, limits: Limits, device: str) -> WorkerSession | None:
+    """A worker for `path` launched before the grader imports torch, so that the two imports run
+    side by side; `grade(..., prestarted=)` gives it its guards. Only where the checks surely run on
+    the CPU (--device cpu, or auto with no GPU device node): a GPU's worker needs the exercise first."""
+    if device not in ("auto", "cpu") or (device == "auto" and gpu_device_nodes()) or not Path(path).is_file():
+        return None
+    os.environ["TRITON_INTERPRET"] = "1"  # grade.select_triton_mode("cpu"), which imports torch with grade
+    session = WorkerSession(path, forbidden=None, limits=limits)
+    try:
+        session.launch()
+    except LearnerFailure:
+        return None  # the file could not be copied: grade says so
+    return session

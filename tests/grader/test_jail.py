@@ -25,6 +25,8 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 jailed = pytest.mark.skipif(bool(launch.refused()), reason=f"no jail here: {launch.refused()}")
 SECRET = "QUIZPREP_TEST_SECRET"
 SHM_KEY = 0x51A17
+KEY_NAME = b"quizprep-jail-probe"
+QUEUE_NAME = b"/quizprep-jail-probe"
 PROBE = r'''
 import ctypes, os, socket, stat, torch
 libc = ctypes.CDLL(None, use_errno=True)
@@ -83,6 +85,13 @@ def adjtimex():
 def shm():   # made in its own IPC namespace, it must not outlive the grade (the test looks for it after)
     return "reached" if libc.shmget({shm_key}, 1 << 20, 0o1600) >= 0 else ""   # IPC_CREAT | 0600
 
+def keyring():   # in the user keyring; the test looks for it after the grade
+    return "reached" if libc.syscall(248, b"user", {key_name!r}, b"x", 1, -4) >= 0 else ""   # add_key
+
+def mqueue():
+    rt = ctypes.CDLL("librt.so.1", use_errno=True)
+    return "reached" if rt.mq_open({queue_name!r}, 0o102, 0o600, None) >= 0 else ""   # O_CREAT | O_RDWR
+
 def grader_limits():
     import resource
     soft, hard = resource.prlimit({grader}, resource.RLIMIT_NOFILE)
@@ -97,7 +106,8 @@ def secret():
     return "reached" if os.environ.get({secret!r}) else ""
 
 ROUTES = dict(kmsg=kmsg, klogctl=klogctl, packet=packet, host_sockets=host_sockets, tcp=tcp, udp=udp,
-              unix=unix, reboot=reboot, adjtimex=adjtimex, shm=shm, grader_limits=grader_limits,
+              unix=unix, reboot=reboot, adjtimex=adjtimex, shm=shm, keyring=keyring, mqueue=mqueue,
+              grader_limits=grader_limits,
               grader_priority=grader_priority, secret=secret)
 
 def scaled_dot_product_attention(q, k, v, mask=None):
@@ -143,22 +153,31 @@ class Listeners:
             sock.close()
 
 
-def _shm_exists() -> bool:
-    return ctypes.CDLL(None).shmget(SHM_KEY, 0, 0) >= 0
-
-
-def _remove_shm() -> None:
+def _left_behind() -> dict[str, str]:
+    """Which of the IPC objects and keys the probe made outlived its grade; each is removed."""
     libc = ctypes.CDLL(None)
-    found = libc.shmget(SHM_KEY, 0, 0)
-    if found >= 0:
-        libc.shmctl(found, 0, None)  # IPC_RMID
+    rt = ctypes.CDLL("librt.so.1")
+    segment = libc.shmget(SHM_KEY, 0, 0)
+    key = libc.syscall(250, 10, -4, b"user", KEY_NAME, 0)  # keyctl(KEYCTL_SEARCH, the user keyring)
+    queue = rt.mq_open(QUEUE_NAME, 2)
+    if segment >= 0:
+        libc.shmctl(segment, 0, None)  # IPC_RMID
+    if key >= 0:
+        libc.syscall(250, 9, key, -4)  # KEYCTL_UNLINK
+    if queue >= 0:
+        rt.mq_close(queue)
+        rt.mq_unlink(QUEUE_NAME)
+    return {f"{name}_outlives": "reached" if found >= 0 else "refused"
+            for name, found in (("shm", segment), ("keyring", key), ("mqueue", queue))}
 
 
 def _probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     listeners = Listeners(tmp_path)
+    outcomes: dict[str, str] = {}
     port = listeners.tcp.getsockname()[1]
     source = PROBE.format(tcp_port=port, tcp_hex=f"0100007F:{port:04X}", udp_port=listeners.udp.getsockname()[1],
-                          unix_path=listeners.unix_path, shm_key=SHM_KEY, grader=os.getpid(), secret=SECRET)
+                          unix_path=listeners.unix_path, shm_key=SHM_KEY, grader=os.getpid(), secret=SECRET,
+                          key_name=KEY_NAME, queue_name=QUEUE_NAME)
     path = tmp_path / "attention.py"
     path.write_text(source)
     monkeypatch.setenv(SECRET, "instructor-token")
@@ -168,18 +187,18 @@ def _probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         threading.Event().wait(0.3)  # a datagram in flight
         message = report.checks[-1].message
         assert "OUTCOMES" in message, message
-        outcomes = dict(item.split("=", 1) for item in message.split("OUTCOMES", 1)[1].split(",")[:len(ROUTES)])
+        outcomes.update(item.split("=", 1) for item in message.split("OUTCOMES", 1)[1].split(",")[:len(ROUTES)])
         outcomes.update(dict.fromkeys(listeners.received, "reached"))
-        outcomes["shm_outlives"] = "reached" if _shm_exists() else "refused"
         outcomes["sandbox"] = json.dumps(report.environment["sandbox"].get("jail", {}))
-        return outcomes
     finally:
         listeners.close()
-        _remove_shm()
+        outcomes.update(_left_behind())
+    return outcomes
 
 
 ROUTES = ("kmsg", "klogctl", "packet", "host_sockets", "tcp", "udp", "unix", "reboot", "adjtimex", "shm",
-          "grader_limits", "grader_priority", "secret")
+          "keyring", "mqueue", "grader_limits", "grader_priority", "secret")
+MADE_INSIDE = ("shm", "keyring", "mqueue")  # allowed in its own namespaces: what matters is that they go with it
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +216,8 @@ def fallback_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str
 
 
 @jailed
-@pytest.mark.parametrize("route", [*(route for route in ROUTES if route != "shm"), "shm_outlives"])
+@pytest.mark.parametrize("route", [*(route for route in ROUTES if route not in MADE_INSIDE),
+                                   *(f"{route}_outlives" for route in MADE_INSIDE)])
 def test_no_route_out_of_the_jail(route, jailed_outcomes):
     assert jailed_outcomes[route] == "refused", (route, jailed_outcomes)
 

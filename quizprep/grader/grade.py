@@ -147,7 +147,6 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
     report = GradeReport(spec.name, spec.title, str(path), [], _environment(policy, options))
     gpu_worker: WorkerSession | None = None
     deadline = started + options.limits.total_seconds
-    session.deadline = deadline  # every wait of the grade stops there: start-up, load, checks, device check
     try:
         exit_on_termination_signals()
         if "cuda" in policy.probes and device == "cpu" and (not options.only or "device" in options.only):
@@ -161,6 +160,10 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
         if load.status != Status.PASS:
             report.checks += [CheckResult(c.id, c.title, Status.SKIP, "your file did not load") for c in spec.checks]
             return report
+        # every request from here stops there, the device check's too (start-up has its own limit)
+        session.deadline = deadline
+        if gpu_worker is not None:
+            gpu_worker.deadline = deadline
         _run_checks(spec, ctx, options, report, deadline)
         if _wants_device_check(policy, options, report.checks[1:]):
             result = device_check(spec, ctx, policy.probes,

@@ -125,8 +125,8 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
 
     With `session`, the file is loaded into that running worker, which is left running (for
     grading many files with one torch import); otherwise a fresh worker is started and stopped:
-    `prestarted` (worker_session.prestart), launched for `path` before the exercise was known, where
-    the checks run on the CPU."""
+    `prestarted`, launched for `path` before the exercise was known (`quizprep grade FILE` does, to
+    import torch in both processes at once), where the checks run on the CPU."""
     path = Path(path)
     started = time.monotonic()
     if not path.is_file():

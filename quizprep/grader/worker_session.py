@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from quizprep.grader import usage
-from quizprep.grader.jail import applied, launch as jail_launch, policy as jail_policy
-from quizprep.grader.jail.spec import JailSpec
+from quizprep.grader.jail import policy as jail_policy
+from quizprep.grader.jail.made import WorkerJail
 from quizprep.grader.learner_side import protocol, sandbox
 from quizprep.grader.learner_side.forkserver import ForkedProcess, ForkServer
 from quizprep.grader.device import gpu_memory_share
@@ -91,10 +91,7 @@ class WorkerSession:
         self.private_dir: str | None = None
         self.deadline: float | None = None  # the grade's overall limit (time.monotonic), which no request outlasts
         self.launched_at: int | None = None  # the output mark of a process launched and not yet waited for
-        self.jail: JailSpec | None = None  # None: the fallback, in-process layers only (jail.applied says why)
-        self.jail_refused = ""
-        self.cgroup: str | None = None
-        self._worker_pid: int | None = None
+        self.jail = WorkerJail(None, "not started")
 
     # ---- life cycle ---------------------------------------------------------------------
     def start(self) -> dict[str, Any]:
@@ -105,8 +102,7 @@ class WorkerSession:
         mark, self.launched_at = self.launched_at, None
         assert mark is not None
         prepared = self._receive(*self._until(self.limits.startup_seconds, "starting Python and torch"), mark)
-        self.protections = {"jail": applied.applied(self.jail, self.jail_refused, self.cgroup),
-                            **prepared.get("sandbox", {})}
+        self.protections = {"jail": self.jail.summary(), **prepared.get("sandbox", {})}
         info = self._receive(*self._until(self.limits.check_seconds, "loading your file"), mark)
         if not info.get("ready"):
             failure = self._failure_from(info.get("error", {}), mark, info.get("forbidden", []))
@@ -120,7 +116,9 @@ class WorkerSession:
         meanwhile (a worker needed later, started early). `start` waits for it."""
         self.close()
         self.private_dir = tempfile.mkdtemp(prefix="quizprep-worker-")  # the only place it may write
-        self._make_jail(self.private_dir)
+        self.jail = WorkerJail.make(self.private_dir, private_bytes=self.limits.private_bytes,
+                                    threads=self.limits.threads, max_threads=self.limits.max_threads,
+                                    gpu=bool(gpu_device_nodes()), python=self.python, forked=bool(self.fork_server))
         copy = self._copy_submission()
         request_r, self.request_w = os.pipe()
         self.response_r, response_w = os.pipe()
@@ -132,13 +130,11 @@ class WorkerSession:
             "memory_limit_bytes": self.limits.memory_bytes,
             "forbidden": None if self.forbidden is None else list(self.forbidden),  # None: sent by `configure`
             "threads": self.limits.threads,
-            "parent": 1 if self.jail else os.getpid(),  # jailed: bubblewrap's pid 1, which dies with the grader
             "cpu_seconds": self.limits.total_seconds + self.limits.startup_seconds,
             "private_dir": self.private_dir,
             "file_bytes": self.limits.file_bytes,
             "gpu_memory_fraction": gpu_memory_share(),
-            # tasks bounded in its user namespace where no cgroup of its own could be made
-            "max_tasks": self.jail.pids_max if self.jail and not self.cgroup else 0,
+            **self.jail.worker_config(os.getpid()),
         }
         sandbox.make_undumpable()
         self.process = self._launch(config, request_r, response_w)
@@ -157,9 +153,7 @@ class WorkerSession:
                 os.close(request_r)
                 os.close(response_w)
         env = jail_policy.worker_env(self.limits.threads, self.private_dir or "")
-        command = [self.python, str(self.script), json.dumps(config)]
-        if self.jail is not None:
-            command = jail_launch.in_cgroup(self.cgroup, jail_launch.command_line(self.jail, command))
+        command = self.jail.command([self.python, str(self.script), json.dumps(config)])
         process = subprocess.Popen(
             command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             pass_fds=(request_r, response_w), start_new_session=True, env=env, cwd="/",
@@ -178,28 +172,10 @@ class WorkerSession:
         except OSError:
             pass  # the worker is gone: `start` says why
 
-    def _make_jail(self, private_dir: str) -> None:
-        """The worker's own namespaces, where the kernel allows them (a forked worker shares its
-        server's: class mode jails its workers one by one instead)."""
-        self.jail, self.cgroup, self._worker_pid = None, None, None
-        self.jail_refused = "a fork server's child" if self.fork_server else jail_launch.refused()
-        if self.jail_refused:
-            return
-        self.jail = jail_policy.jail_for(private_dir, private_bytes=self.limits.private_bytes,
-                                         threads=self.limits.threads, max_threads=self.limits.max_threads,
-                                         gpu=bool(gpu_device_nodes()), python=self.python)
-        self.cgroup = jail_launch.pids_cgroup(self.jail.pids_max)
-
     @property
     def worker_pid(self) -> int | None:
         """The learner's process (jailed: below bubblewrap's two), for its threads and SIGUSR1."""
-        if self.process is None:
-            return None
-        if self.jail is None:
-            return self.process.pid
-        if self._worker_pid is None or self._worker_pid == self.process.pid:
-            self._worker_pid = jail_launch.innermost(self.process.pid)
-        return self._worker_pid
+        return None if self.process is None else self.jail.worker_pid(self.process.pid)
 
     def switch(self, path: Path, forbidden: tuple[str, ...]) -> dict[str, Any]:
         """Load another file, reusing the running process (torch is imported once) when it guards
@@ -231,7 +207,7 @@ class WorkerSession:
         except OSError as error:
             self.close()
             raise LearnerFailure(FailureKind.LOAD, f"your file could not be read: {error.strerror}") from None
-        return os.path.join(self.jail.inbox, "submission.py") if self.jail else copy
+        return self.jail.inside(copy)
 
     @property
     def alive(self) -> bool:
@@ -270,8 +246,7 @@ class WorkerSession:
         if self.private_dir is not None:
             shutil.rmtree(self.private_dir, ignore_errors=True)
             self.private_dir = None
-        jail_launch.remove_cgroup(self.cgroup)
-        self.cgroup = None
+        self.jail.remove()
 
     def __enter__(self) -> WorkerSession:
         return self
@@ -372,8 +347,7 @@ class WorkerSession:
             frames = [Frame(**f) for f in event.get("frames", [])]
             raise LearnerFailure(FailureKind.EXIT, f"your code ended the process with os._exit({event.get('status')}) "
                                          f"while {during}", frames, output)
-        if self.jail is not None and status is not None and status > jail_launch.BWRAP_SIGNALLED:
-            status = jail_launch.BWRAP_SIGNALLED - status
+        status = self.jail.exit_status(status)
         if status is not None and status < 0:
             name = _signal_name(-status)
             frames = frames_from_dump(output, str(self.path))
@@ -436,17 +410,3 @@ def _signal_name(number: int) -> str:
     except ValueError:
         return str(number)
 
-
-def prestart(path: Path, limits: Limits, device: str) -> WorkerSession | None:
-    """A worker for `path` launched before the grader imports torch, so that the two imports run
-    side by side; `grade(..., prestarted=)` gives it its guards. Only where the checks surely run on
-    the CPU (--device cpu, or auto with no GPU device node): a GPU's worker needs the exercise first."""
-    if device not in ("auto", "cpu") or (device == "auto" and gpu_device_nodes()) or not Path(path).is_file():
-        return None
-    os.environ["TRITON_INTERPRET"] = "1"  # grade.select_triton_mode("cpu"), which imports torch with grade
-    session = WorkerSession(path, forbidden=None, limits=limits)
-    try:
-        session.launch()
-    except LearnerFailure:
-        return None  # the file could not be copied: grade says so
-    return session

@@ -32,8 +32,9 @@ def test_closing_a_launched_worker_leaves_no_process():
 def test_a_worker_started_before_the_exercise_is_known_gets_its_guards(tmp_path):
     """`quizprep grade FILE` launches the worker before importing torch (prestart); the exercise's
     forbidden calls are refused all the same."""
+    from quizprep.cli.grade_command import prestart
     from quizprep.grader.grade import GradeOptions, grade
-    from quizprep.grader.worker_session import Limits, prestart
+    from quizprep.grader.worker_session import Limits
 
     path = tmp_path / "softmax.py"
     path.write_text("import torch\n\ndef stable_softmax(x, dim=-1):\n    return torch.softmax(x, dim)\n")

@@ -182,7 +182,7 @@ class WorkerSession:
         the same calls: the guards of a running worker cannot be lifted."""
         same_guards = self.forbidden is not None and set(forbidden) == set(self.forbidden)
         self.path, self.forbidden = Path(path).resolve(), forbidden
-        if not self.alive or not same_guards:
+        if not self.alive or not same_guards or self.launched_at is not None:  # launched: not yet loaded
             return self.start()
         response = self.request({"op": "load", "path": str(self.path), "copy": self._copy_submission(),
                                  "forbidden": list(forbidden)}, timeout=self.limits.check_seconds)

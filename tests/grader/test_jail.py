@@ -288,3 +288,14 @@ def test_a_class_table_says_when_its_files_ran_without_a_jail(monkeypatch):
     assert "No jail (turned off (QUIZPREP_JAIL=off))" in caption and "Not proctored" in caption
     monkeypatch.delenv(launch.OFF_SWITCH)
     assert "No jail" not in str(table([], "softmax").caption) or launch.refused()
+
+
+@jailed
+def test_a_closed_worker_leaves_no_cgroup():
+    from quizprep.grader.worker_session import WorkerSession
+
+    session = WorkerSession(Path(__file__).parents[1] / "solutions" / "softmax.py")
+    session.launch()
+    cgroup = session.jail.cgroup
+    session.close()
+    assert cgroup is None or not os.path.exists(cgroup), cgroup

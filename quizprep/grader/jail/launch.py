@@ -9,9 +9,11 @@ turned off), :func:`refused` says why and the caller falls back to the in-proces
 from __future__ import annotations
 
 import functools
+import glob
 import os
 import shutil
 import subprocess
+import time
 import uuid
 
 from quizprep.grader.jail.policy import system_links
@@ -93,6 +95,7 @@ def pids_cgroup(limit: int) -> str | None:
     for root in PIDS_CGROUPS:
         if not os.access(os.path.join(root, "cgroup.procs"), os.W_OK):
             continue
+        _remove_stale(root)
         path = os.path.join(root, f"quizprep-{os.getpid()}-{uuid.uuid4().hex[:8]}")
         try:
             os.mkdir(path)
@@ -113,12 +116,27 @@ def in_cgroup(cgroup: str | None, line: list[str]) -> list[str]:
     return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, *line]
 
 
-def remove_cgroup(path: str | None) -> None:
-    if path is not None:
+def remove_cgroup(path: str | None, wait: float = 2.0) -> None:
+    """Removed once its last task is gone: the jail's processes die just after bubblewrap's outer one."""
+    deadline = time.monotonic() + wait
+    while path is not None:
         try:
             os.rmdir(path)
+            return
+        except FileNotFoundError:
+            return
         except OSError:
-            pass  # still has tasks (a SIGKILLed worker not yet reaped), or already gone
+            if time.monotonic() >= deadline:
+                return  # a grader killed with its jails leaves it to the next one (_remove_stale)
+            time.sleep(0.02)
+
+
+def _remove_stale(root: str) -> None:
+    """The empty cgroups of graders that are gone (SIGKILLed before they could remove them)."""
+    for path in glob.glob(os.path.join(root, "quizprep-*-*")):
+        owner = os.path.basename(path).split("-")[1]
+        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
+            remove_cgroup(path, wait=0)
 
 
 def innermost(pid: int) -> int:

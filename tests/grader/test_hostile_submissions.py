@@ -241,7 +241,10 @@ def test_files_the_worker_wrote_go_with_it(tmp_path, forked):
     try:
         grade(path, GradeOptions(only=("values",)), session)
         private = Path(session.private_dir)
-        assert {f.read_bytes() for f in private.iterdir() if f.is_file() and f.name != "submission.py"} == {b"cached"}
+        written = {f.read_bytes() for f in private.iterdir() if f.is_file() and f.name != "submission.py"}
+        # Jailed, its private directory is a tmpfs of its own, which ends with its mount namespace:
+        # nothing it writes reaches the grader's folder at all.
+        assert written == (set() if session.jail.spec else {b"cached"})
         assert session.protections["writes"] == "the private directory only"
     finally:
         session.close()

@@ -15,6 +15,8 @@ from rich.table import Table
 from quizprep.grader import exercism
 from quizprep.grader.cohort import CohortRow, default_jobs, grade_folder, submissions
 from quizprep.grader.grade import GradeOptions, exit_on_termination_signals
+from quizprep.grader.jail import launch as jail_launch
+from quizprep.grader.jail.applied import fallback_note
 from quizprep.grader.worker_session import Limits
 
 CSV_COLUMNS = ("file", "score", "passed", "failed", "diagnoses", "seconds", "seed", "error")
@@ -50,6 +52,7 @@ def cohort_command(args: argparse.Namespace, limits: Limits) -> int:
         write_csv(rows, args.csv)
     if args.json:
         print(json.dumps({"exercise": args.exercise, "proctored": False, "not_proctored": NOT_PROCTORED,
+                          "jail": fallback_note(jail_launch.refused()) or "each file in namespaces of its own",
                           "submissions": [row.summary() for row in rows]},
                          ensure_ascii=False))
     else:
@@ -88,7 +91,8 @@ def write_csv(rows: list[CohortRow], target: Path) -> None:
 def table(rows: list[CohortRow], exercise: str) -> Table:
     passed = sum(row.passed for row in rows)
     grid = Table(title=f"{exercise}: {passed} of {len(rows)} submissions pass",
-                 caption=f"Not proctored: {NOT_PROCTORED}")
+                 caption="\n".join(filter(None, (f"Not proctored: {NOT_PROCTORED}",
+                                                  fallback_note(jail_launch.refused())))))
     for name, justify in (("file", "left"), ("score", "right"), ("passed", "center"), ("failed checks", "left"),
                           ("diagnoses", "left"), ("s", "right")):
         grid.add_column(name, justify=justify)  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import secrets
 import sys
 from importlib import resources
@@ -17,6 +18,7 @@ from quizprep.cli.options import add_db_option
 
 if TYPE_CHECKING:
     from quizprep.grader.grade import GradeReport
+    from quizprep.grader.worker_session import Limits, WorkerSession
 
 Recorder = Callable[["GradeReport", "Path | None"], object]
 
@@ -106,15 +108,45 @@ def grade_command(args: argparse.Namespace, record: Recorder | None = None) -> i
         print(f"quizprep grade: {problem}", file=sys.stderr)
         return 2
     args.json = args.json or args.format == "json"
+    from quizprep.grader.worker_session import Limits
+
+    limits = Limits(check_seconds=args.timeout, total_seconds=args.timeout * TOTAL_PER_CHECK)
+    # The worker imports torch while this process imports its own (the next imports, seconds).
+    early = None if args.path.is_dir() else prestart(args.path, limits, args.device)
+    try:
+        return _grade_command(args, limits, early, record)
+    finally:
+        if early is not None:
+            early.close()
+
+
+def prestart(path: Path, limits: Limits, device: str) -> WorkerSession | None:
+    """A worker for `path` launched before the grader imports torch, so that the two imports run
+    side by side; `grade(..., prestarted=)` gives it its guards. Only where the checks surely run on
+    the CPU (--device cpu, or auto with no GPU device node): a GPU's worker needs the exercise first."""
+    from quizprep.grader.learner_side.sandbox import gpu_device_nodes
+    from quizprep.grader.worker_session import LearnerFailure, WorkerSession
+
+    if device not in ("auto", "cpu") or (device == "auto" and gpu_device_nodes()) or not path.is_file():
+        return None
+    os.environ["TRITON_INTERPRET"] = "1"  # grade.select_triton_mode("cpu"), which imports torch with grade
+    session = WorkerSession(path, forbidden=None, limits=limits)
+    try:
+        session.launch()
+    except LearnerFailure:
+        return None  # the file could not be copied: grade says so
+    return session
+
+
+def _grade_command(args: argparse.Namespace, limits: Limits, early: WorkerSession | None,
+                   record: Recorder | None) -> int:
     from rich.console import Console
 
     from quizprep.grader.device import DeviceUnavailable
     from quizprep.grader.exercises import UnknownExercise
     from quizprep.grader.grade import GradeOptions, grade
     from quizprep.grader.report import render, to_json
-    from quizprep.grader.worker_session import Limits
 
-    limits = Limits(check_seconds=args.timeout, total_seconds=args.timeout * TOTAL_PER_CHECK)
     if args.path.is_dir():
         from quizprep.cli.cohort_command import cohort_command
 
@@ -127,7 +159,7 @@ def grade_command(args: argparse.Namespace, record: Recorder | None = None) -> i
     options = GradeOptions(exercise=args.exercise, seed=seed, device=args.device, limits=limits,
                            perf=bool(args.perf), perf_full=args.perf == "full")
     try:
-        report = grade(args.path, options)
+        report = grade(args.path, options, prestarted=early)
     except UnknownExercise as error:
         hint = "" if args.exercise else (f"; that name came from the file {args.path.name}: say which exercise it "
                                          "solves with --exercise NAME (or a '# quizprep: exercise=NAME' line)")

@@ -6,7 +6,8 @@ one fork server (forkserver.py), which imports torch once; every submission then
 forked from it, which ends with the submission's verdict. No process that learner code ran in is
 ever reused, so a submission that monkeypatches torch, changes the default dtype, leaves a thread
 running or ends its process cannot change another submission's verdict, and torch is still
-imported once per job, not once per file. With ``fresh=True`` (or where the server cannot start)
+imported once per job, not once per file. With ``fresh=True``, where the server cannot start, or where
+the worker is jailed (grader/jail/: a server's children would share its namespaces)
 each submission gets a whole new interpreter instead.
 """
 from __future__ import annotations
@@ -21,10 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from quizprep.grader.jail import launch as jail_launch
 from quizprep.grader.learner_side.forkserver import ForkServer, ForkServerError
 from quizprep.grader.grade import GradeOptions, GradeReport, grade
 from quizprep.grader.spec import Status
-from quizprep.grader.worker_session import WorkerSession
+from quizprep.grader.worker_session import LearnerFailure, WorkerSession
 
 STOP_WAIT_SECONDS = 10.0  # for jobs to close their workers once the run is stopped
 
@@ -146,13 +148,19 @@ class Cohort:
 
     def _grade_queued(self) -> None:
         server = self._start_server()
+        ahead: tuple[int, TrackedSession] | None = None
         try:
             while not self.stopping.is_set():
-                try:
-                    index = self.todo.get_nowait()
-                except queue.Empty:
-                    return
-                session = self._new_session(server, self.files[index])
+                if ahead is not None:
+                    (index, session), ahead = ahead, None
+                else:
+                    try:
+                        index = self.todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    session = self._new_session(server, self.files[index])
+                if server is None:
+                    ahead = self._launch_next()  # its torch import runs while this file is graded
                 try:
                     row = self._grade_one(self.files[index], session)
                 finally:
@@ -161,14 +169,16 @@ class Cohort:
                 if self.on_done is not None:
                     self.on_done(row)
         finally:
+            if ahead is not None:
+                self._retire(ahead[1])
             if server is not None:
                 with self.lock:
                     self.servers.remove(server)
                 server.close()
 
     def _start_server(self) -> ForkServer | None:
-        if self.fresh:
-            return None
+        if self.fresh or not jail_launch.refused():
+            return None  # jailed: each submission in namespaces of its own, which a shared server's children are not
         try:
             limits = self.options.limits
             server = ForkServer(threads=limits.threads, startup_seconds=limits.startup_seconds)
@@ -179,6 +189,19 @@ class Cohort:
             self.server_starts += 1
             self.process_groups.append(server.process.pid)
         return server
+
+    def _launch_next(self) -> tuple[int, TrackedSession] | None:
+        """Without a fork server each file starts an interpreter: the next file's, launched now."""
+        try:
+            index = self.todo.get_nowait()
+        except queue.Empty:
+            return None
+        session = self._new_session(None, self.files[index])
+        try:
+            session.launch()
+        except LearnerFailure:
+            pass  # its file could not be copied: its own grade says so
+        return index, session
 
     def _new_session(self, server: ForkServer | None, path: Path) -> TrackedSession:
         session = TrackedSession(path, forbidden=self.forbidden, limits=self.limits, stopping=self.stopping,

@@ -119,11 +119,14 @@ def _checks_session(path: Path, spec: ExerciseSpec, device: str, limits: Limits)
     return WorkerSession(Path(path), forbidden=spec.forbidden, limits=limits_for(device, limits))
 
 
-def grade(path: Path, options: GradeOptions, session: WorkerSession | None = None) -> GradeReport:
+def grade(path: Path, options: GradeOptions, session: WorkerSession | None = None, *,
+          prestarted: WorkerSession | None = None) -> GradeReport:
     """Run every check of the exercise on `path`. Raises UnknownExercise / FileNotFoundError early.
 
     With `session`, the file is loaded into that running worker, which is left running (for
-    grading many files with one torch import); otherwise a fresh worker is started and stopped."""
+    grading many files with one torch import); otherwise a fresh worker is started and stopped:
+    `prestarted`, launched for `path` before the exercise was known (`quizprep grade FILE` does, to
+    import torch in both processes at once), where the checks run on the CPU."""
     path = Path(path)
     started = time.monotonic()
     if not path.is_file():
@@ -136,10 +139,14 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
     from quizprep.grader.device_check import device_check
 
     owned = session is None
-    if session is None:
+    if session is None and prestarted is not None and device == "cpu":
+        session = prestarted
+        session.configure(spec.forbidden)
+    elif session is None:
         session = _checks_session(path, spec, device, options.limits)
     report = GradeReport(spec.name, spec.title, str(path), [], _environment(policy, options))
     gpu_worker: WorkerSession | None = None
+    deadline = started + options.limits.total_seconds
     try:
         exit_on_termination_signals()
         if "cuda" in policy.probes and device == "cpu" and (not options.only or "device" in options.only):
@@ -153,15 +160,25 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
         if load.status != Status.PASS:
             report.checks += [CheckResult(c.id, c.title, Status.SKIP, "your file did not load") for c in spec.checks]
             return report
-        _run_checks(spec, ctx, options, report, started + options.limits.total_seconds)
+        # every request from here stops there, the device check's too (start-up has its own limit)
+        session.deadline = deadline
+        if gpu_worker is not None:
+            gpu_worker.deadline = deadline
+        _run_checks(spec, ctx, options, report, deadline)
         if _wants_device_check(policy, options, report.checks[1:]):
-            report.checks.append(device_check(spec, ctx, policy.probes,
-                                              lambda: gpu_worker or _gpu_session(session, path, spec.forbidden)))
+            result = device_check(spec, ctx, policy.probes,
+                                  lambda: gpu_worker or _gpu_session(session, path, spec.forbidden))
+            if time.monotonic() >= deadline:  # its probes were cut short: not a pass
+                limit = f"the overall time limit ({options.limits.total_seconds:g} s) ran out"
+                result = _not_run(result.id, result.title, limit, "time-limit", "")
+            report.checks.append(result)
         _point_shape_errors_to_the_named_cause(report.checks)
+        session.deadline = None  # the perf phase has its own budget, counted from its start
         if options.perf:
             perf_ctx = CheckContext(session, seed=options.seed, device=policy.perf, perf_full=options.perf_full)
             _run_perf(spec, perf_ctx, report)
     finally:
+        session.deadline = None  # a shared worker outlives this grade
         if gpu_worker is not None:
             gpu_worker.close()
         if owned:
@@ -191,12 +208,9 @@ def _run_checks(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: Gra
     of memory) a second time, the rest would meet the same fate one time limit or one torch
     re-import at a time: they are marked with that cause at once, which keeps a broken file's
     verdict within seconds. One crash is forgiven: code may crash on one dtype only. `deadline`
-    counts from the grade's start, the worker's start-up included."""
-    ctx.session.deadline = deadline  # a check's requests stop there too, not only the next check
-    try:
-        _run_each(spec, ctx, options, report, deadline)
-    finally:
-        ctx.session.deadline = None
+    counts from the grade's start, the worker's start-up included; `grade` holds every request of
+    the worker to it (WorkerSession.deadline), not only the next check."""
+    _run_each(spec, ctx, options, report, deadline)
 
 
 def _run_each(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: GradeReport, deadline: float) -> None:
@@ -240,8 +254,10 @@ def _gpu_session(checks: WorkerSession, path: Path, forbidden: tuple[str, ...]) 
     reused checks worker may still hold the previous file): a CUDA context reserves tens of GiB of
     address space, so it runs without RLIMIT_AS (CUDA's own out-of-memory errors and the
     per-process GPU memory share bound it)."""
-    return WorkerSession(path, forbidden=forbidden, limits=limits_for("cuda", checks.limits),
-                         fork_server=checks.fork_server)
+    session = WorkerSession(path, forbidden=forbidden, limits=limits_for("cuda", checks.limits),
+                            fork_server=checks.fork_server)
+    session.deadline = checks.deadline
+    return session
 
 
 def _not_run(check_id: str, title: str, why: str, cause: str, hint: str,

@@ -20,9 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from quizprep.grader import usage
+from quizprep.grader.jail import policy as jail_policy
+from quizprep.grader.jail.made import WorkerJail
 from quizprep.grader.learner_side import protocol, sandbox
 from quizprep.grader.learner_side.forkserver import ForkedProcess, ForkServer
 from quizprep.grader.device import gpu_memory_share
+from quizprep.grader.learner_side.sandbox import gpu_device_nodes
 from quizprep.grader.output import Frame, OutputCapture, frames_from_dump, strip_dump
 from quizprep.grader.spec import FailureKind
 
@@ -68,7 +71,7 @@ class WorkerSession:
     """Runs the learner's file in a child process and relays requests to it. With `fork_server`,
     the process is forked from one that has imported torch already (see forkserver.py)."""
 
-    def __init__(self, path: Path, *, forbidden: tuple[str, ...] = (), limits: Limits = Limits(),
+    def __init__(self, path: Path, *, forbidden: tuple[str, ...] | None = (), limits: Limits = Limits(),
                  python: str = sys.executable, script: Path = WORKER_SCRIPT,
                  fork_server: ForkServer | None = None) -> None:
         self.path = Path(path).resolve()
@@ -88,6 +91,7 @@ class WorkerSession:
         self.private_dir: str | None = None
         self.deadline: float | None = None  # the grade's overall limit (time.monotonic), which no request outlasts
         self.launched_at: int | None = None  # the output mark of a process launched and not yet waited for
+        self.jail = WorkerJail(None, "not started")
 
     # ---- life cycle ---------------------------------------------------------------------
     def start(self) -> dict[str, Any]:
@@ -97,10 +101,9 @@ class WorkerSession:
             self.launch()
         mark, self.launched_at = self.launched_at, None
         assert mark is not None
-        prepared = self._receive(time.monotonic() + self.limits.startup_seconds, mark,
-                                 during="starting Python and torch")
-        self.protections = prepared.get("sandbox", {})
-        info = self._receive(time.monotonic() + self.limits.check_seconds, mark, during="loading your file")
+        prepared = self._receive(*self._until(self.limits.startup_seconds, "starting Python and torch"), mark)
+        self.protections = {"jail": self.jail.summary(), **prepared.get("sandbox", {})}
+        info = self._receive(*self._until(self.limits.check_seconds, "loading your file"), mark)
         if not info.get("ready"):
             failure = self._failure_from(info.get("error", {}), mark, info.get("forbidden", []))
             self.close()
@@ -113,6 +116,9 @@ class WorkerSession:
         meanwhile (a worker needed later, started early). `start` waits for it."""
         self.close()
         self.private_dir = tempfile.mkdtemp(prefix="quizprep-worker-")  # the only place it may write
+        self.jail = WorkerJail.make(self.private_dir, private_bytes=self.limits.private_bytes,
+                                    threads=self.limits.threads, max_threads=self.limits.max_threads,
+                                    gpu=bool(gpu_device_nodes()), python=self.python, forked=bool(self.fork_server))
         copy = self._copy_submission()
         request_r, self.request_w = os.pipe()
         self.response_r, response_w = os.pipe()
@@ -122,13 +128,13 @@ class WorkerSession:
             "request_fd": request_r,
             "response_fd": response_w,
             "memory_limit_bytes": self.limits.memory_bytes,
-            "forbidden": list(self.forbidden),
+            "forbidden": None if self.forbidden is None else list(self.forbidden),  # None: sent by `configure`
             "threads": self.limits.threads,
-            "parent": os.getpid(),
             "cpu_seconds": self.limits.total_seconds + self.limits.startup_seconds,
             "private_dir": self.private_dir,
             "file_bytes": self.limits.file_bytes,
             "gpu_memory_fraction": gpu_memory_share(),
+            **self.jail.worker_config(os.getpid()),
         }
         sandbox.make_undumpable()
         self.process = self._launch(config, request_r, response_w)
@@ -146,23 +152,37 @@ class WorkerSession:
             finally:
                 os.close(request_r)
                 os.close(response_w)
-        env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS=str(self.limits.threads),
-                   PYTHONDONTWRITEBYTECODE="1", TMPDIR=self.private_dir or "")
+        env = jail_policy.worker_env(self.limits.threads, self.private_dir or "")
+        command = self.jail.command([self.python, str(self.script), json.dumps(config)])
         process = subprocess.Popen(
-            [self.python, str(self.script), json.dumps(config)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            pass_fds=(request_r, response_w), start_new_session=True, env=env,
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            pass_fds=(request_r, response_w), start_new_session=True, env=env, cwd="/",
         )
         os.close(request_r)
         os.close(response_w)
         return process
 
+    def configure(self, forbidden: tuple[str, ...]) -> None:
+        """The guards of a worker launched before the exercise was known (`prestart`): it waits
+        for them after importing torch, before it loads anything of the learner's."""
+        assert self.forbidden is None and self.launched_at is not None
+        self.forbidden = forbidden
+        try:
+            protocol.write_message(self.request_w, {"forbidden": list(forbidden)})
+        except OSError:
+            pass  # the worker is gone: `start` says why
+
+    @property
+    def worker_pid(self) -> int | None:
+        """The learner's process (jailed: below bubblewrap's two), for its threads and SIGUSR1."""
+        return None if self.process is None else self.jail.worker_pid(self.process.pid)
+
     def switch(self, path: Path, forbidden: tuple[str, ...]) -> dict[str, Any]:
         """Load another file, reusing the running process (torch is imported once) when it guards
         the same calls: the guards of a running worker cannot be lifted."""
-        same_guards = set(forbidden) == set(self.forbidden)
+        same_guards = self.forbidden is not None and set(forbidden) == set(self.forbidden)
         self.path, self.forbidden = Path(path).resolve(), forbidden
-        if not self.alive or not same_guards:
+        if not self.alive or not same_guards or self.launched_at is not None:  # launched: not yet loaded
             return self.start()
         response = self.request({"op": "load", "path": str(self.path), "copy": self._copy_submission(),
                                  "forbidden": list(forbidden)}, timeout=self.limits.check_seconds)
@@ -187,7 +207,7 @@ class WorkerSession:
         except OSError as error:
             self.close()
             raise LearnerFailure(FailureKind.LOAD, f"your file could not be read: {error.strerror}") from None
-        return copy
+        return self.jail.inside(copy)
 
     @property
     def alive(self) -> bool:
@@ -226,6 +246,7 @@ class WorkerSession:
         if self.private_dir is not None:
             shutil.rmtree(self.private_dir, ignore_errors=True)
             self.private_dir = None
+        self.jail.remove()
 
     def __enter__(self) -> WorkerSession:
         return self
@@ -246,10 +267,7 @@ class WorkerSession:
             protocol.write_message(self.request_w, payload)
         except (BrokenPipeError, OSError):
             return self._crashed(mark, {}, during="receiving the inputs")
-        limit, during = timeout or self.limits.check_seconds, "running this check"
-        if self.deadline is not None and self.deadline - time.monotonic() < limit:
-            limit, during = max(self.deadline - time.monotonic(), 0.0), OVERALL_LIMIT
-        response = self._receive(time.monotonic() + limit, mark, during=during)
+        response = self._receive(*self._until(timeout or self.limits.check_seconds, "running this check"), mark)
         if response.get("ok") and "value" not in response:
             self.close()
             raise LearnerFailure(FailureKind.PROTOCOL, "the result could not be read back (a reply without a value)")
@@ -259,7 +277,15 @@ class WorkerSession:
             raise self._failure_from({"kind": "forbidden", "message": "", "frames": []}, mark, response["forbidden"])
         return response
 
-    def _receive(self, deadline: float, mark: int, during: str) -> dict[str, Any]:
+    def _until(self, seconds: float, during: str) -> tuple[float, str]:
+        """When a wait of `seconds` ends, and what it is called then: the grade's overall limit
+        where that comes first."""
+        now = time.monotonic()
+        if self.deadline is not None and self.deadline - now < seconds:
+            return max(self.deadline, now), OVERALL_LIMIT
+        return now + seconds, during
+
+    def _receive(self, deadline: float, during: str, mark: int) -> dict[str, Any]:
         event: dict[str, Any] = {}
         while True:
             try:
@@ -286,15 +312,16 @@ class WorkerSession:
             return message
 
     def _over_limits(self) -> str:
-        if self.process is None:
+        pid = self.worker_pid
+        if pid is None:
             return ""
-        return usage.over_limits(self.process.pid, self.private_dir, self.limits.max_threads + self.limits.threads,
+        return usage.over_limits(pid, self.private_dir, self.limits.max_threads + self.limits.threads,
                                  self.limits.private_bytes)
 
     def _timed_out(self, mark: int, during: str) -> dict[str, Any]:
         assert self.process is not None and self.output is not None
         try:
-            os.kill(self.process.pid, signal.SIGUSR1)  # faulthandler prints where it is stuck
+            os.kill(self.worker_pid or self.process.pid, signal.SIGUSR1)  # faulthandler prints where it is stuck
             time.sleep(0.3)
         except ProcessLookupError:
             pass
@@ -320,6 +347,7 @@ class WorkerSession:
             frames = [Frame(**f) for f in event.get("frames", [])]
             raise LearnerFailure(FailureKind.EXIT, f"your code ended the process with os._exit({event.get('status')}) "
                                          f"while {during}", frames, output)
+        status = self.jail.exit_status(status)
         if status is not None and status < 0:
             name = _signal_name(-status)
             frames = frames_from_dump(output, str(self.path))
@@ -381,3 +409,4 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return str(number)
+

@@ -21,8 +21,12 @@ from conftest import HERE, SOLUTIONS
 from quizprep.cli import grade_command as command
 from quizprep.grader.cohort import Cohort, submissions
 from quizprep.grader.grade import GradeOptions, grade
+from quizprep.grader.jail import launch
 from quizprep.grader.worker_session import Limits
 
+# A jailed class run starts a fresh jailed worker per file (a fork server's children would share its
+# namespaces); the fork server runs where the jail is refused, or with QUIZPREP_JAIL=off.
+JAILED = not launch.refused()
 LIMITS = Limits(check_seconds=1.5, total_seconds=20)
 OPTIONS = GradeOptions(exercise="softmax", seed=0, limits=LIMITS)
 CORRECT = (SOLUTIONS / "softmax.py").read_text()
@@ -155,7 +159,8 @@ def test_ctrl_c_kills_a_cohorts_workers_and_leaves_each_jobs_pipes_to_that_job(t
         assert not group_alive(pgid), f"worker group {pgid} outlived the stopped cohort"
 
 
-def test_a_job_imports_torch_once_and_forks_a_worker_per_file(tmp_path):
+def test_a_job_imports_torch_once_and_forks_a_worker_per_file(tmp_path, monkeypatch):
+    monkeypatch.setenv(launch.OFF_SWITCH, "off")
     write_class(tmp_path / "class", list(GOOD.items()) + [("again", CORRECT)])
     cohort, rows = run_cohort(tmp_path / "class", jobs=1)
     assert [verdict(row)[0] for row in rows] == [True, True, False, False, True]
@@ -178,7 +183,7 @@ def test_a_file_that_changes_torch_cannot_change_the_next_verdict(tmp_path, chan
     write_class(tmp_path / "class", [("changes", PATCHES_TORCH[change]), ("correct", CORRECT)])
     cohort, rows = run_cohort(tmp_path / "class", jobs=1, fresh=fresh)
     assert rows[1].passed, rows[1].failed
-    assert cohort.server_starts == (0 if fresh else 1)
+    assert cohort.server_starts == (0 if fresh or JAILED else 1)
 
 
 def run_cli(*argv: str) -> int:

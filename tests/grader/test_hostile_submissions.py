@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import refused
 
 from quizprep.grader.grade import GradeOptions, grade
 from quizprep.grader.worker_session import Limits
@@ -57,7 +58,7 @@ def test_attack_is_refused_by_the_kernel(attack, tmp_path, grade_file):
     report = grade_file(path, only=("values",))
     check = report.checks[-1]
     assert not report.passed
-    assert check.status == "fail" and ("PermissionError" in check.message or "not permitted" in check.message), \
+    assert check.status == "fail" and refused(check.message), \
         check.message
 
 
@@ -117,6 +118,8 @@ def test_threads_and_stored_bytes_are_capped(hoard, tmp_path):
     # Where the machine caps threads below the grader's limit (a container's pids limit; root ignores
     # RLIMIT_NPROC), the learner's own call fails first, and the report names the same cause.
     refused = "can't start new thread" in check.message and "too many threads" in check.diagnosis
+    # In the jail the private directory is a tmpfs of that size: the kernel refuses the write itself.
+    refused = refused or "No space left on device" in check.message
     assert check.status == "fail" and (stopped or refused), (check.message, check.diagnosis)
 
 
@@ -148,6 +151,9 @@ def _workers_of(path: Path) -> list[int]:
 
 LOOPS = {
     "loops": "",
+    # setfsuid changes its credentials, which clears the death signal without the refused prctl
+    "clears its death signal through setfsuid, then loops": (
+        "    import ctypes\n    libc = ctypes.CDLL(None)\n    libc.setfsuid(65534)\n    libc.setfsuid(0)\n"),
     "ignores SIGTERM and SIGHUP, then loops": (
         "    import signal\n    for number in (signal.SIGTERM, signal.SIGHUP):\n"
         "        signal.signal(number, signal.SIG_IGN)\n"),
@@ -235,7 +241,10 @@ def test_files_the_worker_wrote_go_with_it(tmp_path, forked):
     try:
         grade(path, GradeOptions(only=("values",)), session)
         private = Path(session.private_dir)
-        assert {f.read_bytes() for f in private.iterdir() if f.is_file() and f.name != "submission.py"} == {b"cached"}
+        written = {f.read_bytes() for f in private.iterdir() if f.is_file() and f.name != "submission.py"}
+        # Jailed, its private directory is a tmpfs of its own, which ends with its mount namespace:
+        # nothing it writes reaches the grader's folder at all.
+        assert written == (set() if session.jail.spec else {b"cached"})
         assert session.protections["writes"] == "the private directory only"
     finally:
         session.close()
@@ -273,3 +282,19 @@ def test_results_cached_across_calls_are_caught(tmp_path, grade_file):
     report = grade_file(_write(tmp_path, "attention.py", source))
     assert not report.passed
     assert next(c for c in report.checks if c.id == "values").status == "fail"  # new inputs, old outputs
+
+
+def test_the_device_check_stops_at_the_grades_overall_limit(tmp_path):
+    # Each probe call stays under the check's limit; all of them together once took 146 s of an 18 s grade.
+    slow_on_meta = ("import math, time, torch\n\ndef scaled_dot_product_attention(q, k, v, mask=None):\n"
+                    "    if q.device.type == 'meta':\n        time.sleep(2.5)\n"
+                    "    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])\n"
+                    "    if mask is not None:\n        s = s.masked_fill(~mask, float('-inf'))\n"
+                    "    w = torch.softmax(s, dim=-1)\n    return w @ v, w\n")
+    path = _write(tmp_path, "attention.py", slow_on_meta)
+    started = time.monotonic()
+    report = grade(path, GradeOptions(only=("values", "device"), limits=Limits(check_seconds=4, total_seconds=40)))
+    elapsed = time.monotonic() - started
+    device = report.checks[-1]
+    assert device.id == "device" and device.status == "fail" and "overall time limit" in device.message, device
+    assert elapsed < 40 + 10, elapsed

@@ -27,3 +27,22 @@ def test_closing_a_launched_worker_leaves_no_process():
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     assert session.launched_at is None
+
+
+def test_a_worker_started_before_the_exercise_is_known_gets_its_guards(tmp_path):
+    """`quizprep grade FILE` launches the worker before importing torch (prestart); the exercise's
+    forbidden calls are refused all the same."""
+    from quizprep.cli.grade_command import prestart
+    from quizprep.grader.grade import GradeOptions, grade
+    from quizprep.grader.worker_session import Limits
+
+    path = tmp_path / "softmax.py"
+    path.write_text("import torch\n\ndef stable_softmax(x, dim=-1):\n    return torch.softmax(x, dim)\n")
+    early = prestart(path, Limits(), "cpu")
+    assert early is not None and early.forbidden is None
+    try:
+        report = grade(path, GradeOptions(only=("values",)), prestarted=early)
+    finally:
+        early.close()
+    assert early.forbidden and report.environment["worker_starts"] == 1  # graded in the early worker
+    assert report.checks[-1].status == "fail" and "torch.softmax" in report.checks[-1].message, report.checks[-1]

@@ -1,0 +1,64 @@
+"""One worker's jail as made by the grader: its spec (None in the fallback), why not, its cgroup."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from quizprep.grader.jail import applied, launch, policy
+from quizprep.grader.jail.spec import JailSpec
+
+
+@dataclass
+class WorkerJail:
+    spec: JailSpec | None
+    refused: str
+    cgroup: str | None = None
+    _worker: int | None = None
+
+    @classmethod
+    def make(cls, private_dir: str, *, private_bytes: int, threads: int, max_threads: int, gpu: bool,
+             python: str, forked: bool) -> WorkerJail:
+        """The worker's own namespaces, where the kernel allows them (a forked worker shares its
+        server's: class mode jails its workers one by one instead)."""
+        refused = "a fork server's child" if forked else launch.refused()
+        if refused:
+            return cls(None, refused)
+        spec = policy.jail_for(private_dir, private_bytes=private_bytes, threads=threads, max_threads=max_threads,
+                               gpu=gpu, python=python)
+        return cls(spec, "", launch.pids_cgroup(spec.pids_max))
+
+    def worker_config(self, grader: int) -> dict[str, Any]:
+        """What the worker is told about its jail: whose death it dies with (jailed: bubblewrap's
+        pid 1, which dies with the grader), and its task limit where no cgroup holds one."""
+        if self.spec is None:
+            return {"parent": grader, "max_tasks": 0}
+        return {"parent": 1, "max_tasks": 0 if self.cgroup else self.spec.pids_max}
+
+    def inside(self, copy: str) -> str:
+        """Where the worker sees the grader's copy `copy` (in its private directory)."""
+        return os.path.join(self.spec.inbox, os.path.basename(copy)) if self.spec else copy
+
+    def command(self, argv: list[str]) -> list[str]:
+        return argv if self.spec is None else launch.in_cgroup(self.cgroup, launch.command_line(self.spec, argv))
+
+    def worker_pid(self, outer: int) -> int:
+        """The worker's pid, given the pid of the process the grader started (`outer`)."""
+        if self.spec is None:
+            return outer
+        if self._worker is None or self._worker == outer:  # found once bubblewrap has forked it
+            self._worker = launch.innermost(outer)
+        return self._worker
+
+    def exit_status(self, status: int | None) -> int | None:
+        """The worker's status as Popen reports it (negative: a signal), through bubblewrap's."""
+        if self.spec is not None and status is not None and status > launch.BWRAP_SIGNALLED:
+            return launch.BWRAP_SIGNALLED - status
+        return status
+
+    def summary(self) -> dict[str, Any]:
+        return applied.applied(self.spec, self.refused, self.cgroup)
+
+    def remove(self) -> None:
+        launch.remove_cgroup(self.cgroup)
+        self.cgroup = None

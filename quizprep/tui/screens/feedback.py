@@ -109,7 +109,6 @@ def verdict_text(feedback: Feedback) -> str:
 RATE = Binding.Group("Rate", compact=True)  # Again, Hard, Good, Easy: said in the feedback too
 RATINGS = ("Again", "Hard", "Good", "Easy")  # keys 1–4, as in Anki
 OWN_RATING_HINT = "*1–4 rate it yourself (Again, Hard, Good, Easy) · Ctrl+Z takes the answer back.*"
-GUARDED_KEYS = frozenset({"enter", "1", "2", "3", "4"})
 SCROLL_KEYS = (("up", "scroll_up"), ("down", "scroll_down"), ("pageup", "page_up"), ("pagedown", "page_down"),
                ("home", "scroll_home"), ("end", "scroll_end"))
 
@@ -132,9 +131,9 @@ class FeedbackScreen(Step[str | None]):
     ]
     AUTO_FOCUS = None
 
-    # An Enter (or a rating key) this soon after the feedback appeared was meant for the answer
-    # (a double Enter, typed during the change): it must not skip the feedback unread or rate it.
-    # `n` always goes on.
+    # An Enter this soon after the feedback appeared was meant for the answer (a double Enter,
+    # typed during the change): it must not skip the feedback unread. A rating key typed with the
+    # answer rates it, as in Anki (issue 32); `n` always goes on.
     ENTER_GUARD_S = 0.3
 
     def __init__(self, session: Session, feedback: Feedback) -> None:
@@ -157,7 +156,7 @@ class FeedbackScreen(Step[str | None]):
         self.shown_at = time.monotonic()
 
     def on_key(self, event: events.Key) -> None:
-        if event.key in GUARDED_KEYS and event.time - self.shown_at < self.ENTER_GUARD_S:
+        if event.key == "enter" and self.ENTER_GUARD_S and event.time - self.shown_at < self.ENTER_GUARD_S:
             event.stop()
             event.prevent_default()
 

@@ -9,7 +9,8 @@ case-insensitively when that is unambiguous; what was understood is shown back.
 
 A number may be arithmetic ("2^25", "2*2048*2048 B", "8*2^20", "3e9/2"), evaluated by the bank's
 safe formula evaluator, never `eval`. A bare number is in the question's display unit ("Answer in
-MiB": 8 is 8 MiB). Fractions may be written as percentages ("14.8%"), factors as "4x" or "×4".
+MiB": 8 is 8 MiB; "Answer in percent", display unit %: 31.85 is 31.85 %). Fractions may be
+written as percentages ("14.8%"), factors as "4x" or "×4"; times in s, ms, min, h, days or weeks.
 """
 from __future__ import annotations
 
@@ -44,8 +45,13 @@ for _prefix, _scale in {**_DECIMAL, **_BINARY}.items():
     if _prefix not in _BINARY:
         for _word in ("FLOP", "FLOPs", "flop", "flops", "FLOPS"):
             _SUFFIXES[_prefix + _word] = ("FLOP", _scale)
-for _word, _scale in {"s": 1, "sec": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}.items():
-    _SUFFIXES[_word] = ("s", _scale)
+_TIMES_OF_DAY = {"s": 1, "sec": 1, "second": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9,
+                 "min": 60, "minute": 60, "h": 3600, "hr": 3600, "hour": 3600, "d": 86400, "day": 86400,
+                 "wk": 7 * 86400, "week": 7 * 86400}
+for _word, _scale in _TIMES_OF_DAY.items():
+    for _spelling in {_word, _word + "s"} if len(_word) > 2 or _word == "hr" else {_word}:
+        _SUFFIXES[_spelling] = ("s", _scale)
+_SUFFIXES["%"] = ("", 0.01)  # a display unit: "Answer in percent" reads 31.85 as 31.85 %
 for _prefix, _scale in _COUNT_SUFFIX.items():
     # Counts may name what they count; a plain number ("") is usually tokens.
     for _family, _words in (("params", ("params", "parameters", "param")), ("", ("tokens", "token"))):
@@ -214,7 +220,7 @@ def understood_text(quantity: Quantity, unit: str, display_unit: str | None, suf
         binary = exact_quantity(quantity.number * 1024**power, unit)
         written = f"{number} {suffix.upper()}iB" if unit else f"{number} × {powers_of('1024', power)}"
         return f"{value}: {suffix} means {powers_of('1000', power)}; {written} would be {binary}"
-    if quantity.reading is Reading.PERCENT:
+    if quantity.reading is Reading.PERCENT and display_unit != "%":
         return f"{value} ({number}%)"
     if quantity.reading is Reading.FACTOR:
         return f"{value}×"

@@ -94,7 +94,9 @@ class Step(Screen[ResultT]):
         # A new screen's first layout gives it its size, and Textual answers the Resize that
         # follows with a second full layout and repaint at the size it was just laid out at. What
         # the first layout changed (sizes, a scrollbar) is laid out again on the next frame anyway.
-        if size != self.size:
+        # The size laid out at is the compositor's: the screen's own size is the terminal's
+        # already, before a resize is laid out (comparing with it skipped every resize, issue 32).
+        if size != self._compositor.size:
             super()._screen_resized(size)
 
     def dismiss(self, result: ResultT | None = None) -> AwaitComplete:

@@ -23,6 +23,8 @@ class NumberInput(Input):
 
 def answer_hint(unit: str, display_unit: str | None) -> str:
     """What to type. A question asked in, say, MiB reads a bare number in MiB, as it asks."""
+    if display_unit == "%":
+        return "A bare number counts as percent, as asked: 31.85 and 31.85% both mean 31.85 %."
     if not unit:
         return f"Answer with a number, e.g. {example_for(unit)}."
     if display_unit and display_unit != unit:

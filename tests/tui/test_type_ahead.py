@@ -68,3 +68,13 @@ async def test_keys_typed_after_enter_in_a_mock_round_start_the_next_answer(make
         assert app.screen.query_one(TextArea).text == "qk"
     [answer] = stored().answers(question_id="alpha-numeric")
     assert answer.response == "32"
+
+
+async def test_keys_typed_after_a_refused_enter_go_on_in_the_field(make_app):
+    app = make_app(question="alpha-numeric")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        type_now(app, "3", "2", "*", "enter", "2", "space", "G", "i", "B", "enter")  # "32*" is no number
+        await settle(pilot)
+        assert isinstance(app.screen, FeedbackScreen)
+        assert app.screen.feedback.response == "32*2 GiB"

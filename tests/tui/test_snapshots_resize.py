@@ -17,7 +17,8 @@ def rows(app) -> list[str]:
     return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
-async def opened_at(make_app, folder: Path, size: tuple[int, int], resized_to: tuple[int, int] | None, *keys: str) -> list[str]:
+async def opened_at(make_app, folder: Path, size: tuple[int, int], resized_to: tuple[int, int] | None,
+                    *keys: str) -> list[str]:
     """The rows of the first question of a fresh alpha practice (or, after `keys`, the screen
     they lead to) opened at `size`, then resized to `resized_to`."""
     app = make_app(banks=[DATA / "alpha.yaml"], mode="practice", db=folder / f"{size}{resized_to}.sqlite3")

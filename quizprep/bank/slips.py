@@ -122,10 +122,10 @@ def _reading_slips(question: NumericQuestion, expected: float, given: Quantity) 
                                  f"{powers_of('1024', power)}; {binary} is written {spelled}.")
     elif given.reading is Reading.IMPLIED_UNIT:
         unit = question.display_unit
-        written = f"{number} {question.unit}" if question.unit else f"{format_number(given.number * 100)}%"
+        meant = (f"To answer in {question.unit}, write the unit: \"{number} {question.unit}\"." if question.unit
+                 else f"As a fraction, {number} is written \"{format_number(given.number * 100)}%\".")
         yield expected * given.scale, (f"A bare number is read in {unit}, as the question asks: {number} is "
-                                       f"{number} {unit}. To mean {number} {question.unit or 'as a fraction'}, "
-                                       f"write \"{written}\".")
+                                       f"{number} {unit}. {meant}")
 
 
 def _left_out_terms(question: NumericQuestion, draw: Draw) -> Iterator[tuple[float, str]]:

@@ -73,7 +73,10 @@ _FOLDED_BIT_WORDS = _folded({word: meaning for word, meaning in _BITS.items() if
 
 # The number, up to its last digit, point or bracket, then the unit: letters, spaces, %, ×.
 _NUMBER_AND_UNIT = re.compile(r"^\s*(?P<number>.*?[\d.)])\s*(?P<suffix>[^\d.()]*?)\s*$", re.DOTALL)
-_FACTOR = re.compile(r"^\s*(?:[x×]\s*(?P<leading>.*?)|(?P<trailing>.*?)\s*[x×])\s*$", re.DOTALL)
+_FACTOR = re.compile(r"^\s*(?:[xX×]\s*(?P<leading>.*?)|(?P<trailing>.*?)\s*[xX×])\s*$", re.DOTALL)
+_HEX = re.compile(r"(?<![\w.])0[xX][0-9a-fA-F]+")  # "0x10" is not 0 × 10
+_DECIMAL_COMMA = re.compile(r"\d,\d")  # left once the thousands separators are gone: "1,5"
+ECHO_CHARS = 40  # an answer quoted back in a message is cut to this length
 _TIMES = re.compile(r"(?<=[\d.)])\s*[xX×·⋅]\s*(?=[\d.(])")  # "3.2 x 10^9", not a hex literal
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # "1,073,741,824"
 _PLAIN_DECIMAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d{1,3})?")  # "14.8", "1.2e-3"
@@ -114,6 +117,12 @@ def parse_quantity(text: str, unit: str, display_unit: str | None = None) -> Qua
     """Read a learner's answer, e.g. "32 GiB", "3.4e10 B", "268M", "1.5 TFLOP", "7B params",
     "2*2048*2048 B"; a bare number is in `display_unit` when the question asks in one."""
     shown = text.strip()
+    if len(shown) > ECHO_CHARS:
+        shown = shown[:ECHO_CHARS - 1] + "…"
+    hexadecimal = _HEX.search(text)
+    if hexadecimal:
+        number = hexadecimal.group()
+        raise UnitError(f"{number!r} reads as hexadecimal; write it in decimal ({int(number, 16)})")
     text = _SUPERSCRIPT.sub(lambda power: "^" + power.group().translate(_FROM_SUPERSCRIPT), text)
     reading = Reading.AS_WRITTEN
     factor = _FACTOR.match(text) if unit == "" else None
@@ -144,6 +153,9 @@ def _evaluate(written: str, shown: str, unit: str) -> float | Fraction:
     except FormulaError:
         if any(_is_unit(word, unit) for word in re.findall(r"[A-Za-zµμ]+", written)):
             raise UnitError(f"{shown!r}: write the unit once, at the end, e.g. \"4 * 8 MiB\"") from None
+        if _DECIMAL_COMMA.search(source):
+            raise UnitError(f"{shown!r}: write decimals with a point (1.5); a comma only groups "
+                            "thousands (1,048,576)") from None
         raise UnitError(f"{shown!r} is not a number; try e.g. {example_for(unit)}") from None
     try:
         result = float(formula.evaluate({}))

@@ -1,4 +1,5 @@
-"""Times read like byte sizes, in any unit from ns to weeks (issue 32, item 5), and a question
+"""Times read like byte sizes, in any unit from ns to weeks (issue 32, item 5), slips of typing
+named (item 10: 64X, 0x10, 1,5, an 800-character answer), and a question
 that asks in percent reads "31.85%" as 31.85 percent (issue 33, item 1)."""
 from __future__ import annotations
 
@@ -69,3 +70,32 @@ def test_fractions_asked_without_percent_still_read_a_percent_sign_as_hundredths
     for quiz in fractions:
         shown = draw(quiz, 0)
         assert judge(quiz, shown, f"{float(shown.answer) * 100!r}%").correct, quiz.id
+
+
+def test_a_factor_reads_with_a_capital_x_too():
+    assert parse_quantity("64X", "").value == parse_quantity("64x", "").value == 64
+
+
+def test_a_hex_literal_is_refused_not_read_as_a_product():
+    with pytest.raises(UnitError, match=r"'0x10' reads as hexadecimal; write it in decimal \(16\)"):
+        parse_quantity("0x10", "B", "MiB")
+
+
+def test_a_decimal_comma_is_named():
+    with pytest.raises(UnitError, match="write decimals with a point"):
+        parse_quantity("1,5", "B", "MiB")
+    assert parse_quantity("1,048,576 B", "B").value == 2**20  # thousands still group
+
+
+def test_a_long_answer_is_quoted_back_cut():
+    with pytest.raises(UnitError) as refused:
+        parse_quantity("y" * 800, "B")
+    assert len(str(refused.value)) < 120
+
+
+def test_a_fraction_typed_for_a_percent_is_told_how_to_write_it():
+    quiz = shipped("training-mfu")
+    shown = draw(quiz, 0)
+    fraction = f"{float(shown.answer):.4f}"
+    diagnosis = judge(quiz, shown, fraction).diagnosis or ""
+    assert diagnosis.endswith(f'As a fraction, {fraction} is written "{float(fraction) * 100:g}%".'), diagnosis

@@ -37,15 +37,21 @@ def bullets(title: str, items: Sequence[str]) -> str:
     return f"### {title}\n\n" + "\n".join(f"- {item}" for item in items) if items else ""
 
 
-def feedback_markdown(feedback: Feedback, now: datetime) -> str:
-    """The whole explanation of one judged answer as Markdown."""
+CRAM_LEAVES_SCHEDULE = "Cram leaves your review schedule as it was"
+
+
+def feedback_markdown(feedback: Feedback, now: datetime, *, schedules: bool = True) -> str:
+    """The whole explanation of one judged answer as Markdown; `schedules` is False in cram,
+    which moves no review."""
     question = feedback.question
     pace = f", but slow ({feedback.elapsed_s:.0f} s)" if feedback.slow else ""
+    review = (f"Rated {feedback.rating.name}; next review {due_phrase(feedback.next_due, now)}" if schedules
+              else CRAM_LEAVES_SCHEDULE)
     parts = answer_parts(feedback) + [
         f"### Explanation\n\n{feedback.explanation}",
         bullets("Pitfalls", question.pitfalls),
         bullets("References", question.references),
-        f"*Saved{pace}. Rated {feedback.rating.name}; next review {due_phrase(feedback.next_due, now)}.*",
+        f"*Saved{pace}. {review}.*",
     ]
     return "\n\n".join(part for part in parts if part)
 
@@ -164,7 +170,7 @@ class FeedbackScreen(Step[str | None]):
         return "-right" if self.feedback.correct else "-wrong"
 
     def _markdown(self) -> str:
-        text = feedback_markdown(self.feedback, self.session.now())
+        text = feedback_markdown(self.feedback, self.session.now(), schedules=self.session.schedules)
         return f"{text}\n\n{OWN_RATING_HINT}" if self.session.schedules else text
 
     def _show(self) -> None:

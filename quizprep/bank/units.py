@@ -121,8 +121,8 @@ def parse_quantity(text: str, unit: str, display_unit: str | None = None) -> Qua
         shown = shown[:ECHO_CHARS - 1] + "…"
     hexadecimal = _HEX.search(text)
     if hexadecimal:
-        number = hexadecimal.group()
-        raise UnitError(f"{number!r} reads as hexadecimal; write it in decimal ({int(number, 16)})")
+        literal = hexadecimal.group()
+        raise UnitError(f"{literal!r} reads as hexadecimal; write it in decimal ({int(literal, 16)})")
     text = _SUPERSCRIPT.sub(lambda power: "^" + power.group().translate(_FROM_SUPERSCRIPT), text)
     reading = Reading.AS_WRITTEN
     factor = _FACTOR.match(text) if unit == "" else None

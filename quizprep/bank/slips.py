@@ -2,12 +2,13 @@
 likely, so that "Off by ×½" is not blamed on multiply-adds when a term of the sum is missing."""
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Iterator, Mapping
 
 from quizprep.bank.formula import Formula, FormulaError, additive_terms, format_number, has_even_factor
 from quizprep.bank.model import NumericQuestion
 from quizprep.bank.units import (Quantity, Reading, bit_unit_name, decimal_power, exact_quantity, powers_of,
-                                 scaled_quantity)
+                                 scale_of, scaled_quantity)
 
 if TYPE_CHECKING:
     from quizprep.bank.numeric import Draw
@@ -73,10 +74,34 @@ def _candidates(question: NumericQuestion, draw: Draw, given: Quantity) -> Itera
             continue  # a slip that cannot happen with these numbers
     yield from _left_out_terms(question, draw)
     unit_slips = GENERIC_SLIPS.get(question.unit, ())
+    if question.unit == "B":
+        levels = _prefix_levels(question, expected, given)
+        unit_slips = tuple(slip for slip in unit_slips if _slip_level(slip[0]) in levels)
     assert question.answer is not None
     if question.unit == "FLOP" and has_even_factor(question.answer, dict(question.derived)):
         unit_slips += (MULTIPLY_ADDS,)
     yield from ((expected * ratio, message) for ratio, message in unit_slips + FACTOR_OF_TWO)
+
+
+def _prefix_level(bytes_per_unit: float) -> int:
+    """1 for kB and KiB, 2 for MB and MiB, 3 for GB and GiB..."""
+    return math.floor(math.log10(bytes_per_unit) / 3 + 1e-9) if bytes_per_unit >= 1 else 0
+
+
+def _slip_level(ratio: float) -> int:
+    """The prefix a decimal/binary mix-up confuses: its ratio is 1.024 (or 1/1.024) to that power."""
+    return round(abs(math.log(ratio)) / math.log(1.024))
+
+
+def _prefix_levels(question: NumericQuestion, expected: float, given: Quantity) -> set[int]:
+    """The prefixes in play, whose decimal/binary mix-ups are worth naming: the question's
+    display unit and the unit typed; for a question in plain bytes answered in plain bytes, the
+    answer's own size (34 GB for a 32 GiB answer)."""
+    levels = {_prefix_level(given.scale)}
+    if question.display_unit:
+        levels.add(_prefix_level(scale_of(question.display_unit, question.unit)))
+    levels.discard(0)
+    return levels or {_prefix_level(expected)}
 
 
 def _reading_slips(question: NumericQuestion, expected: float, given: Quantity) -> Iterator[tuple[float, str]]:
@@ -97,9 +122,10 @@ def _reading_slips(question: NumericQuestion, expected: float, given: Quantity) 
                                  f"{powers_of('1024', power)}; {binary} is written {spelled}.")
     elif given.reading is Reading.IMPLIED_UNIT:
         unit = question.display_unit
+        meant = (f"To answer in {question.unit}, write the unit: \"{number} {question.unit}\"." if question.unit
+                 else f"As a fraction, {number} is written \"{format_number(given.number * 100)}%\".")
         yield expected * given.scale, (f"A bare number is read in {unit}, as the question asks: {number} is "
-                                       f"{number} {unit}. To answer in {question.unit}, write the unit: "
-                                       f"\"{number} {question.unit}\".")
+                                       f"{number} {unit}. {meant}")
 
 
 def _left_out_terms(question: NumericQuestion, draw: Draw) -> Iterator[tuple[float, str]]:

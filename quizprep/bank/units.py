@@ -9,7 +9,8 @@ case-insensitively when that is unambiguous; what was understood is shown back.
 
 A number may be arithmetic ("2^25", "2*2048*2048 B", "8*2^20", "3e9/2"), evaluated by the bank's
 safe formula evaluator, never `eval`. A bare number is in the question's display unit ("Answer in
-MiB": 8 is 8 MiB). Fractions may be written as percentages ("14.8%"), factors as "4x" or "×4".
+MiB": 8 is 8 MiB; "Answer in percent", display unit %: 31.85 is 31.85 %). Fractions may be
+written as percentages ("14.8%"), factors as "4x" or "×4"; times in s, ms, min, h, days or weeks.
 """
 from __future__ import annotations
 
@@ -44,8 +45,13 @@ for _prefix, _scale in {**_DECIMAL, **_BINARY}.items():
     if _prefix not in _BINARY:
         for _word in ("FLOP", "FLOPs", "flop", "flops", "FLOPS"):
             _SUFFIXES[_prefix + _word] = ("FLOP", _scale)
-for _word, _scale in {"s": 1, "sec": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9}.items():
-    _SUFFIXES[_word] = ("s", _scale)
+_TIMES_OF_DAY = {"s": 1, "sec": 1, "second": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9,
+                 "min": 60, "minute": 60, "h": 3600, "hr": 3600, "hour": 3600, "d": 86400, "day": 86400,
+                 "wk": 7 * 86400, "week": 7 * 86400}
+for _word, _scale in _TIMES_OF_DAY.items():
+    for _spelling in {_word, _word + "s"} if len(_word) > 2 or _word == "hr" else {_word}:
+        _SUFFIXES[_spelling] = ("s", _scale)
+_SUFFIXES["%"] = ("", 0.01)  # a display unit: "Answer in percent" reads 31.85 as 31.85 %
 for _prefix, _scale in _COUNT_SUFFIX.items():
     # Counts may name what they count; a plain number ("") is usually tokens.
     for _family, _words in (("params", ("params", "parameters", "param")), ("", ("tokens", "token"))):
@@ -67,7 +73,10 @@ _FOLDED_BIT_WORDS = _folded({word: meaning for word, meaning in _BITS.items() if
 
 # The number, up to its last digit, point or bracket, then the unit: letters, spaces, %, ×.
 _NUMBER_AND_UNIT = re.compile(r"^\s*(?P<number>.*?[\d.)])\s*(?P<suffix>[^\d.()]*?)\s*$", re.DOTALL)
-_FACTOR = re.compile(r"^\s*(?:[x×]\s*(?P<leading>.*?)|(?P<trailing>.*?)\s*[x×])\s*$", re.DOTALL)
+_FACTOR = re.compile(r"^\s*(?:[xX×]\s*(?P<leading>.*?)|(?P<trailing>.*?)\s*[xX×])\s*$", re.DOTALL)
+_HEX = re.compile(r"(?<![\w.])0[xX][0-9a-fA-F]+")  # "0x10" is not 0 × 10
+_DECIMAL_COMMA = re.compile(r"\d,\d")  # left once the thousands separators are gone: "1,5"
+ECHO_CHARS = 40  # an answer quoted back in a message is cut to this length
 _TIMES = re.compile(r"(?<=[\d.)])\s*[xX×·⋅]\s*(?=[\d.(])")  # "3.2 x 10^9", not a hex literal
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")  # "1,073,741,824"
 _PLAIN_DECIMAL = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d{1,3})?")  # "14.8", "1.2e-3"
@@ -108,6 +117,12 @@ def parse_quantity(text: str, unit: str, display_unit: str | None = None) -> Qua
     """Read a learner's answer, e.g. "32 GiB", "3.4e10 B", "268M", "1.5 TFLOP", "7B params",
     "2*2048*2048 B"; a bare number is in `display_unit` when the question asks in one."""
     shown = text.strip()
+    if len(shown) > ECHO_CHARS:
+        shown = shown[:ECHO_CHARS - 1] + "…"
+    hexadecimal = _HEX.search(text)
+    if hexadecimal:
+        literal = hexadecimal.group()
+        raise UnitError(f"{literal!r} reads as hexadecimal; write it in decimal ({int(literal, 16)})")
     text = _SUPERSCRIPT.sub(lambda power: "^" + power.group().translate(_FROM_SUPERSCRIPT), text)
     reading = Reading.AS_WRITTEN
     factor = _FACTOR.match(text) if unit == "" else None
@@ -138,6 +153,9 @@ def _evaluate(written: str, shown: str, unit: str) -> float | Fraction:
     except FormulaError:
         if any(_is_unit(word, unit) for word in re.findall(r"[A-Za-zµμ]+", written)):
             raise UnitError(f"{shown!r}: write the unit once, at the end, e.g. \"4 * 8 MiB\"") from None
+        if _DECIMAL_COMMA.search(source):
+            raise UnitError(f"{shown!r}: write decimals with a point (1.5); a comma only groups "
+                            "thousands (1,048,576)") from None
         raise UnitError(f"{shown!r} is not a number; try e.g. {example_for(unit)}") from None
     try:
         result = float(formula.evaluate({}))
@@ -214,7 +232,7 @@ def understood_text(quantity: Quantity, unit: str, display_unit: str | None, suf
         binary = exact_quantity(quantity.number * 1024**power, unit)
         written = f"{number} {suffix.upper()}iB" if unit else f"{number} × {powers_of('1024', power)}"
         return f"{value}: {suffix} means {powers_of('1000', power)}; {written} would be {binary}"
-    if quantity.reading is Reading.PERCENT:
+    if quantity.reading is Reading.PERCENT and display_unit != "%":
         return f"{value} ({number}%)"
     if quantity.reading is Reading.FACTOR:
         return f"{value}×"

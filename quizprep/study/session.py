@@ -65,6 +65,7 @@ class Session:
         self._requeued: set[str] = set()
         self._asked: set[str] = set()
         self._parent: dict[str, str] = {}
+        self._undone_orders: dict[str, tuple[int, ...]] = {}  # choice orders of answers taken back
         self._drafts = Drafts(self.store, self.now)
         self._ended_at: datetime | None = None
 
@@ -119,7 +120,9 @@ class Session:
         elif isinstance(question, ChoiceQuestion):
             order = tuple(range(len(question.choices)))
             if question.shuffle:
-                order = tuple(self.rng.sample(order, len(order)))
+                order = tuple(self.rng.sample(order, len(order)))  # drawn either way, as numbers are
+            # Asked again after an undo, in the order its number keys were learned in.
+            order = self._undone_orders.pop(question.id, order)
         showing = Showing(question, len(self.shown) + 1, self.now(), draw_, self._parent.get(question.id), order)
         self.shown.append(showing)
         self._asked.add(question.id)
@@ -262,7 +265,9 @@ class Session:
         self.feedback.pop()
         self.shown.remove(feedback.showing)
         question_id = feedback.question.id
-        if feedback.response and not isinstance(feedback.question, ChoiceQuestion):  # typed: not a pick or a skip
+        if isinstance(feedback.question, ChoiceQuestion):
+            self._undone_orders[question_id] = feedback.showing.choice_order
+        elif feedback.response:  # typed: not a skip
             drawn = feedback.showing.draw
             self._drafts.put_back(question_id, feedback.response, drawn.seed if drawn is not None else None)
         if question_id in self._requeued and question_id in self.queue:

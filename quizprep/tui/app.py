@@ -20,7 +20,7 @@ from quizprep.tui.flow import SessionFlow
 from quizprep.tui.notices import notify_database, notify_start
 from quizprep.tui.options import QuizOptions
 from quizprep.tui.screens.home import HomeScreen, HomeView
-from quizprep.tui.screens.step import KeyHold
+from quizprep.tui.screens.step import KeyHold, Step
 from quizprep.tui.subject import history_subject, shown_question
 
 if TYPE_CHECKING:
@@ -84,8 +84,16 @@ class QuizApp(App[None]):
         self.flow = SessionFlow(self)
 
     async def on_event(self, event: events.Event) -> None:
-        if not self.key_hold.take(event):
-            await super().on_event(event)
+        if self.key_hold.take(event):
+            return
+        screen = self.screen_stack[-1] if self.screen_stack else None
+        if isinstance(event, events.Key) and not event.is_forwarded and isinstance(screen, Step) \
+                and screen.hands_in(event.key):
+            self.key_hold.hold_behind(event)
+            await super().on_event(event)  # sent to the field; it comes back here to run its binding
+            return
+        await super().on_event(event)
+        self.key_hold.handled(event)
 
     def on_load(self) -> None:
         # Load runs before the first screen is built, so Home can be that screen (no second one

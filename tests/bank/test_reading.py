@@ -180,7 +180,7 @@ def test_bytes_typed_bare_for_an_answer_in_mib_are_named():
     ("1 if 1 else 2", "not a number"),
     ("2 < 3", "not a number"),
     ("(", "not a number"),
-    ("1,5", "not a number"),
+    ("1,5", "write decimals with a point"),
     ("9**9**9**9", "not a finite number"),
     ("1/0", "not a finite number"),
     ("8 MiB * 4", "write the unit once, at the end"),

@@ -86,3 +86,23 @@ def test_terms_follow_definitions_that_are_sums():
                                          (1.024, "×1.02")])
 def test_ratios_read_as_fractions_where_they_are_simple(ratio, text):
     assert ratio_text(ratio) == text
+
+
+def test_a_mib_answer_is_not_told_it_mixed_up_gib_and_gb():
+    """Issue 32, item 4: 7.5 MiB for 8 MiB was "GiB read as GB" on a question that names no GiB."""
+    quiz = question("readings-mib")
+    diagnosis = judge(quiz, draw(quiz, 1), "7.5 MiB").diagnosis or ""
+    assert "GiB" not in diagnosis and "GB" not in diagnosis
+
+
+def test_the_mix_up_of_the_units_in_play_is_still_named():
+    quiz = question("readings-mib")
+    assert judge(quiz, draw(quiz, 1), "8 MB").diagnosis == "Off by ×0.954: MiB and MB mixed up (1 MiB = 2²⁰ B)."
+    assert judge(quiz, draw(quiz, 1), "0.0078 GB").diagnosis == \
+        "Off by ×0.931: that is GiB read as GB (1 GiB = 2³⁰ B ≈ 1.074 GB)."
+
+
+def test_a_plain_byte_count_is_checked_against_the_prefix_of_its_size():
+    quiz = question("readings-kib")  # 131,072 B
+    assert judge(quiz, draw(quiz, 1), "128000").diagnosis == \
+        "Off by ×0.977: KiB and kB mixed up (1 KiB = 1024 B, 1 kB = 1000 B)."

@@ -57,3 +57,20 @@ def test_only_the_last_answer_can_be_undone(store, questions, clock):
     with pytest.raises(ValueError, match="last answer"):
         run.undo(first)
     assert len(store.answers()) == 2
+
+
+def test_a_choice_question_taken_back_is_asked_again_in_the_same_order(store, questions, clock):
+    """Issue 32, item 3: reshuffled, the number key learned for a choice picked another one."""
+    import random
+
+    for seed in range(8):
+        run = builders.practice(store, questions, ["alpha"], now=clock, rng=random.Random(seed))
+        showing = run.next()
+        while showing.question.kind != "choice" or not showing.question.shuffle:
+            answer_right(run, showing)
+            showing = run.next()
+        run.undo(answer_wrong(run, showing))
+        again = run.next()
+        assert again.question.id == showing.question.id
+        assert again.choice_order == showing.choice_order, seed
+        run.undo(answer_wrong(run, again))

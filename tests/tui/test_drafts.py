@@ -124,3 +124,13 @@ async def test_ctrl_q_in_a_mock_round_asks_before_quitting(make_app):
         assert not isinstance(app.screen, ConfirmScreen) and app.return_code is None
         await pilot.press("ctrl+q", "y")
     assert app.return_code == 0
+
+
+async def test_typing_on_a_restored_draft_adds_to_its_end(make_app):
+    """Issue 32, item 6: the cursor was put at the start of a restored free answer."""
+    app = make_app(question="alpha-free")
+    async with app.run_test(size=SIZE) as pilot:
+        await on_question(app, pilot)
+        await pilot.press(*"two lines", "enter", *"of answer")
+        await pilot.press("escape", "y")
+    assert await text_on_reopening(make_app, "alpha-free", *" and more") == "two lines\nof answer and more"

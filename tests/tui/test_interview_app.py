@@ -53,6 +53,19 @@ async def test_cram_records_answers_without_scheduling(make_app, stored):
         assert [(a.mode, a.rating) for a in store.answers()] == [("cram", None)] and store.cards() == {}
 
 
+async def test_cram_feedback_says_the_schedule_is_left_alone(make_app):
+    """Issue 32, item 8: it said "Rated Good; next review in 1 min" and moved nothing."""
+    from quizprep.tui.screens.feedback import CRAM_LEAVES_SCHEDULE, FeedbackScreen
+
+    app = make_app(mode="cram")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+g")
+        assert isinstance(app.screen, FeedbackScreen)
+        shown = app.screen.query_one("#feedback").source
+        assert CRAM_LEAVES_SCHEDULE in shown and "next review" not in shown
+
+
 async def test_practice_and_forecast_count_recall_at_the_same_moment(make_app, monkeypatch):
     """The interview's morning in the learner's zone, for Home's forecast and the session alike."""
     from datetime import timezone

@@ -87,9 +87,10 @@ async def test_a_question_is_drawn_complete_in_its_first_frame(make_app):
             assert question[0] == question[-1]
 
 
-async def test_a_double_enter_on_a_number_answers_it_once(make_app, stored):
-    """Both Enters of a fast double Enter reach the number field before the feedback is in:
-    the second must not answer the question again (it raised "already answered")."""
+async def test_a_double_enter_on_a_number_answers_it_once(make_app, stored, monkeypatch):
+    """Both Enters of a fast double Enter come before the feedback is in: the second must not
+    answer the question again (it raised "already answered"), nor skip the feedback."""
+    monkeypatch.setattr(FeedbackScreen, "ENTER_GUARD_S", 0.3)
     app = make_app(question="alpha-numeric")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

@@ -40,7 +40,7 @@ async def test_a_tag_narrows_home_and_the_practice_session(make_app):
         assert field_shown(app) and search.has_focus
         await pilot.press(*"#masks")
         assert topic_rows(app) == {"alpha": "0/1"}
-        assert summary(app).startswith("1 questions in 1 topics")
+        assert summary(app).startswith("1 question in 1 topic ·")
         await pilot.press("enter")
         assert app.screen.query_one(DataTable).has_focus and search.display
         await pilot.press("a")

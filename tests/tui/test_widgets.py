@@ -60,6 +60,8 @@ def test_header_marks_follow_ups():
     ("B", None, 'Answer in bytes, e.g. "32 GiB", "3.4e10 B" or "512 MB".'),
     ("FLOP", "FLOP", 'Answer in FLOPs, e.g. "1.5 TFLOP" or "2.7e8".'),
     ("", None, 'Answer with a number, e.g. "0.73", "2.7e8" or "268M".'),
+    ("", "%", "A bare number counts as percent, as asked: 31.85 and 31.85% both mean 31.85 %."),
+    ("s", "days", "A bare number counts as days, as asked; other units work too."),
 ])
 def test_numeric_hint_says_a_bare_number_is_in_the_unit_asked_for(unit, display_unit, hint):
     assert answer_hint(unit, display_unit) == hint

@@ -37,15 +37,21 @@ def bullets(title: str, items: Sequence[str]) -> str:
     return f"### {title}\n\n" + "\n".join(f"- {item}" for item in items) if items else ""
 
 
-def feedback_markdown(feedback: Feedback, now: datetime) -> str:
-    """The whole explanation of one judged answer as Markdown."""
+CRAM_LEAVES_SCHEDULE = "Cram leaves your review schedule as it was"
+
+
+def feedback_markdown(feedback: Feedback, now: datetime, *, schedules: bool = True) -> str:
+    """The whole explanation of one judged answer as Markdown; `schedules` is False in cram,
+    which moves no review."""
     question = feedback.question
     pace = f", but slow ({feedback.elapsed_s:.0f} s)" if feedback.slow else ""
+    review = (f"Rated {feedback.rating.name}; next review {due_phrase(feedback.next_due, now)}" if schedules
+              else CRAM_LEAVES_SCHEDULE)
     parts = answer_parts(feedback) + [
         f"### Explanation\n\n{feedback.explanation}",
         bullets("Pitfalls", question.pitfalls),
         bullets("References", question.references),
-        f"*Saved{pace}. Rated {feedback.rating.name}; next review {due_phrase(feedback.next_due, now)}.*",
+        f"*Saved{pace}. {review}.*",
     ]
     return "\n\n".join(part for part in parts if part)
 
@@ -109,7 +115,6 @@ def verdict_text(feedback: Feedback) -> str:
 RATE = Binding.Group("Rate", compact=True)  # Again, Hard, Good, Easy: said in the feedback too
 RATINGS = ("Again", "Hard", "Good", "Easy")  # keys 1–4, as in Anki
 OWN_RATING_HINT = "*1–4 rate it yourself (Again, Hard, Good, Easy) · Ctrl+Z takes the answer back.*"
-GUARDED_KEYS = frozenset({"enter", "1", "2", "3", "4"})
 SCROLL_KEYS = (("up", "scroll_up"), ("down", "scroll_down"), ("pageup", "page_up"), ("pagedown", "page_down"),
                ("home", "scroll_home"), ("end", "scroll_end"))
 
@@ -132,9 +137,9 @@ class FeedbackScreen(Step[str | None]):
     ]
     AUTO_FOCUS = None
 
-    # An Enter (or a rating key) this soon after the feedback appeared was meant for the answer
-    # (a double Enter, typed during the change): it must not skip the feedback unread or rate it.
-    # `n` always goes on.
+    # An Enter this soon after the feedback appeared was meant for the answer (a double Enter,
+    # typed during the change): it must not skip the feedback unread. A rating key typed with the
+    # answer rates it, as in Anki (issue 32); `n` always goes on.
     ENTER_GUARD_S = 0.3
 
     def __init__(self, session: Session, feedback: Feedback) -> None:
@@ -157,7 +162,7 @@ class FeedbackScreen(Step[str | None]):
         self.shown_at = time.monotonic()
 
     def on_key(self, event: events.Key) -> None:
-        if event.key in GUARDED_KEYS and event.time - self.shown_at < self.ENTER_GUARD_S:
+        if event.key == "enter" and self.ENTER_GUARD_S and event.time - self.shown_at < self.ENTER_GUARD_S:
             event.stop()
             event.prevent_default()
 
@@ -165,7 +170,7 @@ class FeedbackScreen(Step[str | None]):
         return "-right" if self.feedback.correct else "-wrong"
 
     def _markdown(self) -> str:
-        text = feedback_markdown(self.feedback, self.session.now())
+        text = feedback_markdown(self.feedback, self.session.now(), schedules=self.session.schedules)
         return f"{text}\n\n{OWN_RATING_HINT}" if self.session.schedules else text
 
     def _show(self) -> None:

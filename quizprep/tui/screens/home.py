@@ -87,6 +87,11 @@ def search_field(text: str, tags: Sequence[str]) -> str:
     return " ".join([f"#{tag}" for tag in tags] + ([text] if text else []))
 
 
+
+def counted(count: int, noun: str) -> str:
+    """"1 topic", "2 topics"."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
 class SearchField(Input):
     """Home's filter: Enter keeps it and goes back to the topics, Esc clears it."""
 
@@ -301,7 +306,8 @@ class HomeScreen(Screen[None]):
         due = sum(t.due for t in self.topics)
         total = sum(t.questions for t in self.topics)
         self.query_one("#home-summary", Static).update(
-            f"{total} questions in {len(self.topics)} topics · {due} due · {self._length_text()} (l)"
+            f"{counted(total, 'question')} in {counted(len(self.topics), 'topic')} · {due} due · "
+            f"{self._length_text()} (l)"
         )
 
     def _length_text(self) -> str:

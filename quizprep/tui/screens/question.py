@@ -60,8 +60,8 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         self.showing = showing
         self.draft_timer: Timer | None = None
         self.typed = ""  # the free or numeric answer typed so far, kept for the draft
-        # Set once the answer (or skip) is saved: a second Enter already queued as the number
-        # field's Submitted, or the round's end, must not answer the showing again.
+        # Set once the answer (or skip) is saved: a second Enter that reached the screen before
+        # the next one was in, or the round's end, must not answer the showing again.
         self.answered = False
 
     def compose(self) -> ComposeResult:
@@ -110,6 +110,13 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         if self.typed:
             self.notify("What you typed last time is back.", title="Draft restored")
 
+    def hands_in(self, key: str) -> bool:
+        field = self.query_one("#answer")
+        ends = "ctrl+s" if isinstance(field, FreeAnswer) else "enter"
+        focused = self.focused
+        return (key in (ends, "ctrl+g") and not self.answered and focused is not None
+                and (focused is field or field in focused.ancestors))
+
     def on_input_changed(self, event: Input.Changed) -> None:
         self._draft_changed(event.value)
 
@@ -136,10 +143,6 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
 
     def on_unmount(self) -> None:
         self.save_draft()  # quitting from a screen over this one
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.action_submit()
 
     def action_submit(self) -> None:
         if self.answered:

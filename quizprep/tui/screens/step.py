@@ -20,22 +20,45 @@ ResultT = TypeVar("ResultT")
 
 
 class KeyHold:
-    """The keys typed between two steps, in order; None while no change is under way."""
+    """The keys typed between two steps, in order; None while no change is under way.
+
+    A key that hands an answer in (Enter on a number) reaches its field through the field's
+    own queue, behind the keys already sent there: keys typed after it would reach the field
+    before the hand-in is handled, and join the answer. So the keys typed after it are held
+    from the moment it is sent: for the next step when the answer is taken, back to the field
+    when it is refused."""
 
     def __init__(self, app: App) -> None:
         self.app = app
         self.keys: list[events.Key] | None = None
+        self.trigger: events.Key | None = None  # the hand-in key on its way; None once it is handled
 
     def start(self) -> None:
+        """Hold every key from now until the next step has mounted (a change is under way)."""
         if self.keys is None:
             self.keys = []
+        self.trigger = None
+
+    def hold_behind(self, key: events.Key) -> None:
+        """Hold the keys typed after `key` until `key` has done its work (see `handled`)."""
+        if self.keys is None:
+            self.keys, self.trigger = [], key
 
     def take(self, event: events.Event) -> bool:
         """Hold `event` if it is a key typed during a change; False to let it through."""
-        if self.keys is None or not isinstance(event, events.Key):
+        if self.keys is None or not isinstance(event, events.Key) or event is self.trigger:
             return False
+        if self.trigger is not None and event.is_forwarded:
+            return False  # sent before the hand-in key, back from its widget to run its binding
         self.keys.append(event)
         return True
+
+    def handled(self, event: events.Event) -> None:
+        """`event` has been through its widget and its bindings: when it is the hand-in key and
+        no step change started (the answer was refused), the keys after it go on as typed."""
+        if event is self.trigger:
+            self.trigger = None
+            self.release()
 
     def release(self) -> None:
         """Replay the held keys, after whatever the app is doing now (the new step's focus)."""
@@ -50,6 +73,10 @@ class KeyHold:
 
 
 class Step(Screen[ResultT]):
+    def hands_in(self, key: str) -> bool:
+        """Whether `key`, typed now, hands this step's answer in through its focused field."""
+        return False
+
     def __init__(self, *, classes: str | None = None) -> None:
         super().__init__(classes=classes)
         self.handed: asyncio.Future[ResultT | None] | None = None  # set while it is a step of a flow
@@ -67,7 +94,9 @@ class Step(Screen[ResultT]):
         # A new screen's first layout gives it its size, and Textual answers the Resize that
         # follows with a second full layout and repaint at the size it was just laid out at. What
         # the first layout changed (sizes, a scrollbar) is laid out again on the next frame anyway.
-        if size != self.size:
+        # The size laid out at is the compositor's: the screen's own size is the terminal's
+        # already, before a resize is laid out (comparing with it skipped every resize, issue 32).
+        if size != self._compositor.size:
             super()._screen_resized(size)
 
     def dismiss(self, result: ResultT | None = None) -> AwaitComplete:

@@ -11,6 +11,9 @@ class FreeAnswer(TextArea):
     def __init__(self, text: str = "", *, id: str | None = None) -> None:
         super().__init__(text, id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
 
+    def on_mount(self) -> None:
+        self.move_cursor(self.document.end)  # a restored draft is typed on, not before
+
     def on_resize(self) -> None:
         # TextArea rewraps its text on a resize but repaints only some rows: rows drawn with the
         # old line breaks stayed on screen, showing words twice. Repaint them all.

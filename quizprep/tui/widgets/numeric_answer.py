@@ -12,13 +12,19 @@ UNIT_WORDS = {"B": "bytes", "FLOP": "FLOPs", "params": "parameters", "s": "secon
 
 
 class NumberInput(Input):
-    """An Input whose Enter (submit) and F1 (help, as `?` is typed) show in the footer."""
+    """An Input whose Enter (submit) and F1 (help, as `?` is typed) show in the footer.
 
-    BINDINGS = [Binding("enter", "submit", "Submit"), Binding("f1", "app.help", "Help")]
+    Enter hands the answer in as the key is handled, not through a Submitted message: the keys
+    typed after it wait for the answer to be taken (see KeyHold), and a message would be
+    handled after they were let go."""
+
+    BINDINGS = [Binding("enter", "screen.submit", "Submit"), Binding("f1", "app.help", "Help")]
 
 
 def answer_hint(unit: str, display_unit: str | None) -> str:
     """What to type. A question asked in, say, MiB reads a bare number in MiB, as it asks."""
+    if display_unit == "%":
+        return "A bare number counts as percent, as asked: 31.85 and 31.85% both mean 31.85 %."
     if not unit:
         return f"Answer with a number, e.g. {example_for(unit)}."
     if display_unit and display_unit != unit:

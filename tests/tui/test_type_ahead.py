@@ -1,0 +1,80 @@
+"""Keys typed in one burst with the Enter (or Ctrl+S) that hands an answer in: the answer is
+what was typed before it, and the keys after it reach the next screen, as an Anki user's rating
+key does (issue 32)."""
+from __future__ import annotations
+
+from fsrs import Rating
+from textual.widgets import TextArea
+
+from choices import keys_for
+from quizprep.tui.screens.feedback import FeedbackScreen
+from quizprep.tui.screens.rubric import RubricScreen
+from quizprep.tui.widgets.rubric_checklist import RubricChecklist
+from test_mock_timer import start_mock
+from test_screen_flow import type_now
+
+SIZE = (80, 24)
+
+
+async def settle(pilot) -> None:
+    for _ in range(4):
+        await pilot.pause()
+
+
+async def test_a_rating_key_typed_after_enter_rates_the_number_it_followed(make_app, monkeypatch, stored):
+    monkeypatch.setattr(FeedbackScreen, "ENTER_GUARD_S", 0.3)  # the guard as it ships
+    app = make_app(question="alpha-numeric")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        type_now(app, "3", "2", "space", "G", "i", "B", "enter", "4")
+        await settle(pilot)
+        assert isinstance(app.screen, FeedbackScreen)
+        assert app.screen.feedback.response == "32 GiB"
+        assert app.screen.feedback.rating == Rating.Easy
+    [answer] = stored().answers(question_id="alpha-numeric")
+    assert answer.response == "32 GiB"
+
+
+async def test_a_rating_key_typed_after_a_pick_and_enter_rates_it(make_app, monkeypatch):
+    monkeypatch.setattr(FeedbackScreen, "ENTER_GUARD_S", 0.3)
+    app = make_app(question="alpha-choice")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        type_now(app, *keys_for(app, 1), "enter", "4")  # a wrong pick, rated Easy all the same
+        await settle(pilot)
+        assert isinstance(app.screen, FeedbackScreen)
+        assert app.screen.feedback.picked == frozenset({1})
+        assert app.screen.feedback.rating == Rating.Easy
+
+
+async def test_number_keys_typed_after_ctrl_s_tick_the_rubric(make_app):
+    app = make_app(question="alpha-free")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        type_now(app, *"qk-norm", "ctrl+s", "1", "2")
+        await settle(pilot)
+        assert isinstance(app.screen, RubricScreen)
+        assert app.screen.pending.response == "qk-norm"
+        assert app.screen.query_one(RubricChecklist).met == frozenset({0, 1})
+
+
+async def test_keys_typed_after_enter_in_a_mock_round_start_the_next_answer(make_app, stored):
+    app = make_app(topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await start_mock(app, pilot, "alpha-numeric")  # alpha-free comes next in this draw
+        type_now(app, "3", "2", "enter", "q", "k")
+        await settle(pilot)
+        assert app.screen.showing.question.id == "alpha-free"
+        assert app.screen.query_one(TextArea).text == "qk"
+    [answer] = stored().answers(question_id="alpha-numeric")
+    assert answer.response == "32"
+
+
+async def test_keys_typed_after_a_refused_enter_go_on_in_the_field(make_app):
+    app = make_app(question="alpha-numeric")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        type_now(app, "3", "2", "*", "enter", "2", "space", "G", "i", "B", "enter")  # "32*" is no number
+        await settle(pilot)
+        assert isinstance(app.screen, FeedbackScreen)
+        assert app.screen.feedback.response == "32*2 GiB"

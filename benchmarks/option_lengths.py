@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from quizprep.bank import ChoiceQuestion, load_banks
-from quizprep.bank.length_ranks import MAX_LUCK, length_rank, rank_figures, single_answer
+from quizprep.bank.length_ranks import MAX_LUCK, length_ranks, rank_figures, single_answer
 
 
 def figures(paths: list[Path] | None = None) -> dict[str, object]:
@@ -28,7 +28,7 @@ def figures(paths: list[Path] | None = None) -> dict[str, object]:
         by_bank.setdefault(Path(question.source.file).name, []).append(question)
     return {
         "single_answer": len(single),
-        "ranks": [{**figure.to_json(), "ids": [q.id for q in single if length_rank(q) == figure.rank]}
+        "ranks": [{**figure.to_json(), "ids": [q.id for q in single if length_ranks(q).get(figure.rank, 0) > 0.5]}
                   for figure in ranks],
         "met": not any(figure.over_margin for figure in ranks),
         "banks_over_limit": {bank: [f.name for f in rank_figures(qs) if f.over_margin and f.luck < MAX_LUCK]
@@ -54,9 +54,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"single-answer questions: {result['single_answer']}; the correct option is the")
+    print(f"single-answer questions: {result['single_answer']}; the correct option is the "
+          f"(options of equal length share their ranks)")
     for rank in result["ranks"]:  # type: ignore[attr-defined]
-        print(f"  {rank['name']:>15}: {rank['count']:3} ({rank['share']:.1%}); chance {rank['chance']:.1%}, "
+        print(f"  {rank['name']:>15}: {rank['count']:5.1f} ({rank['share']:.1%}); chance {rank['chance']:.1%}, "
               f"limit {rank['limit']:.1%}: {'OVER' if rank['over_limit'] else 'ok'}")
     print(f"every rank within chance + 10 points: {'met' if result['met'] else 'NOT met'}")
     for bank, names in result["banks_over_limit"].items():  # type: ignore[attr-defined]

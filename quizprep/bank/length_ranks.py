@@ -26,7 +26,7 @@ class RankFigure:
     against `chance`, the mean share a rank would get if keys were placed at random."""
 
     rank: int
-    count: int
+    count: float
     questions: int
     chance: float
 
@@ -42,23 +42,26 @@ class RankFigure:
     def luck(self) -> float:
         """The chance of `count` or more keys at this rank if keys were placed at random."""
         n, p = self.questions, self.chance
-        return sum(comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(self.count, n + 1))
+        return sum(comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(round(self.count), n + 1))
 
     @property
     def name(self) -> str:
         return "longest" if self.rank == 1 else f"{_ordinal(self.rank)} longest"
 
     def to_json(self) -> dict[str, object]:
-        return {"rank": self.rank, "name": self.name, "count": self.count, "share": round(self.share, 3),
+        return {"rank": self.rank, "name": self.name, "count": round(self.count, 2), "share": round(self.share, 3),
                 "chance": round(self.chance, 3), "limit": round(self.chance + MARGIN_OVER_CHANCE, 3),
                 "over_limit": self.over_margin}
 
 
-def length_rank(question: ChoiceQuestion) -> int:
-    """1 + the number of wrong options strictly longer than the key: a key tied with the
-    longest wrong option counts as longest, the rank a candidate guessing "longest" would hit."""
+def length_ranks(question: ChoiceQuestion) -> dict[int, float]:
+    """The key's rank by length (1 = longest) as shares that sum to 1: options of equal length
+    share their ranks, since a candidate who picks "the second longest" has to guess among them
+    ("True False" against "False True")."""
     [key] = [len(choice.text) for choice in question.choices if choice.correct]
-    return 1 + sum(len(choice.text) > key for choice in question.choices if not choice.correct)
+    first = 1 + sum(len(choice.text) > key for choice in question.choices)
+    tied = sum(len(choice.text) == key for choice in question.choices)
+    return {rank: 1 / tied for rank in range(first, first + tied)}
 
 
 def single_answer(questions: Iterable[Question]) -> list[ChoiceQuestion]:
@@ -70,8 +73,8 @@ def rank_figures(questions: Iterable[Question]) -> list[RankFigure]:
     single = single_answer(questions)
     if not single:
         return []
-    ranks = [length_rank(q) for q in single]
-    return [RankFigure(rank, ranks.count(rank), len(single),
+    ranks = [length_ranks(q) for q in single]
+    return [RankFigure(rank, sum(shares.get(rank, 0.0) for shares in ranks), len(single),
                        sum(1 / len(q.choices) for q in single if len(q.choices) >= rank) / len(single))
             for rank in range(1, max(len(q.choices) for q in single) + 1)]
 
@@ -95,7 +98,7 @@ def length_rank_cues(questions: Iterable[Question]) -> Iterator[BankError]:
 
 
 def _message(figure: RankFigure, where: str) -> str:
-    return (f"the correct option is the {figure.name} in {figure.count} of {figure.questions} single-answer "
+    return (f"the correct option is the {figure.name} in {figure.count:g} of {figure.questions} single-answer "
             f"questions {where} ({figure.share:.0%}; chance {figure.chance:.0%}, limit "
             f"{figure.chance + MARGIN_OVER_CHANCE:.0%}): rewrite options so that the key's length tells "
             f"nothing (`python benchmarks/option_lengths.py` lists the questions by rank)")

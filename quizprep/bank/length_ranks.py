@@ -61,7 +61,7 @@ def length_ranks(question: ChoiceQuestion) -> dict[int, float]:
     [key] = [len(choice.text) for choice in question.choices if choice.correct]
     first = 1 + sum(len(choice.text) > key for choice in question.choices)
     tied = sum(len(choice.text) == key for choice in question.choices)
-    return {rank: 1 / tied for rank in range(first, first + tied)}
+    return dict.fromkeys(range(first, first + tied), 1 / tied)
 
 
 def single_answer(questions: Iterable[Question]) -> list[ChoiceQuestion]:
@@ -98,8 +98,8 @@ def length_rank_cues(questions: Iterable[Question]) -> Iterator[BankError]:
 
 
 def _message(figure: RankFigure, where: str) -> str:
-    return (f"the correct option is the {figure.name} in {figure.count:g} of {figure.questions} single-answer "
-            f"questions {where} ({figure.share:.0%}; chance {figure.chance:.0%}, limit "
+    return (f"the correct option is the {figure.name} in {round(figure.count, 1):g} of {figure.questions} "
+            f"single-answer questions {where} ({figure.share:.0%}; chance {figure.chance:.0%}, limit "
             f"{figure.chance + MARGIN_OVER_CHANCE:.0%}): rewrite options so that the key's length tells "
             f"nothing (`python benchmarks/option_lengths.py` lists the questions by rank)")
 

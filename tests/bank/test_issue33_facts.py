@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 
 from quizprep import budget
-from quizprep.bank import ChoiceQuestion, FreeQuestion, load_banks
+from quizprep.bank import ChoiceQuestion, FreeQuestion, NumericQuestion, load_banks
+from quizprep.bank.audit import audited_draws
+from quizprep.bank.cues import stated_numbers
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +62,21 @@ def test_cudnn_ahead_of_flash_is_tied_to_a_torch_version(questions) -> None:
         text = _all_text(question)
         if "cuDNN attention before flash" in text or "ahead of flash" in text:
             assert "2.11" in text, qid
+
+
+def test_no_draw_of_a_numeric_predecessor_is_its_followers_key(questions) -> None:
+    # multihead-param-count drew d_model = 512 (1,050,624, the answer of the nn.MultiheadAttention
+    # question after it) and numerics-count-stall drew m = 10 (2048, the fp16 count that follows).
+    numeric = [q for q in questions.values() if isinstance(q, NumericQuestion)]
+    draws = audited_draws(numeric)
+    given = []
+    for predecessor in numeric:
+        for follower_id in predecessor.chain:
+            follower = questions[follower_id]
+            if not isinstance(follower, ChoiceQuestion):
+                continue
+            keys = " ".join(c.text for c in follower.choices if c.correct)
+            stated = {number for number, _ in stated_numbers(keys) if number > 10}
+            given += [(predecessor.id, follower_id) for env in draws.get(predecessor.id, [])
+                      if float(env["answer"]) in stated]
+    assert given == []

@@ -257,9 +257,14 @@ def model_kv_cache_bytes(config: ModelConfig, seq: int, batch: int, dtype: Any) 
     return batch * positions * config.kv_elements_per_layer * dtype_bytes(dtype)
 
 
-def _layers_attention_flops(config: ModelConfig, n: int, m: int) -> int:
-    """``QKᵀ`` and ``PV`` over every layer, each head's keys and values taken as materialised."""
-    per_pair = 2 * config.heads * (config.qk_dim + config.v_dim)
+def _layers_attention_flops(config: ModelConfig, n: int, m: int, absorbed: bool = False) -> int:
+    """``QKᵀ`` and ``PV`` over every layer. Each head's keys and values are taken as
+    materialised, except in ``absorbed`` MLA, where every head dots its query with the cached
+    latent and RoPE key and weights the latents themselves (DeepSeek-V2, §2.1.2)."""
+    if absorbed and config.mla is not None:
+        per_pair = 2 * config.heads * (config.mla.cached_elements + config.mla.kv_lora_rank)
+    else:
+        per_pair = 2 * config.heads * (config.qk_dim + config.v_dim)
     pairs = (config.layers - config.local_layers) * attended_pairs(n, m, True)
     if config.local_layers:
         pairs += config.local_layers * attended_pairs(n, m, True, config.sliding_window)
@@ -273,8 +278,11 @@ def prefill_flops_per_token(config: ModelConfig, seq: int) -> int:
 
 def decode_attention_flops_per_token(config: ModelConfig, context: int) -> int:
     """Attention FLOPs of one new token over ``context`` positions (itself included), of
-    which a windowed layer attends the last ``sliding_window`` at most."""
-    return _layers_attention_flops(config, 1, context)
+    which a windowed layer attends the last ``sliding_window`` at most. MLA decodes the
+    absorbed way, as its serving engines do: rebuilding every cached key would cost more than
+    the cache saves. W^UK and W^UV then act on the query and the output instead of on the new
+    key and value, the same multiply-adds, so the per-token matmul FLOPs do not change."""
+    return _layers_attention_flops(config, 1, context, absorbed=True)
 
 
 def decode_flops_per_token(config: ModelConfig, context: int) -> int:

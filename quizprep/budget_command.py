@@ -248,8 +248,12 @@ def render(config: ModelConfig, ours: ModelBudget, mha: ModelBudget | None):
             "positions per sequence and a decode step there attends min(context, W) keys."
         )
     if config.mla is not None:
-        notes.append("Attention FLOPs count each head's keys and values as rebuilt from the latent "
-                     "(the prefill path); absorbed decode trades them for latent-width dot products.")
+        mla = config.mla
+        notes.append(f"Prefill attention FLOPs count each head's keys and values rebuilt from the latent "
+                     f"({config.qk_dim}-element keys, {config.v_dim}-element values); decode counts the "
+                     f"absorbed path, where each head reads the {mla.cached_elements}-element cached latent "
+                     f"and RoPE key for its score and sums {mla.kv_lora_rank}-element latents: "
+                     f"2·H·({mla.cached_elements} + {mla.kv_lora_rank}) FLOPs per attended token.")
     if config.note:
         notes.append(config.note)
     if not config.is_complete:

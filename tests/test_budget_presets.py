@@ -78,9 +78,22 @@ def test_deepseek_v3_caches_the_latent_and_the_rope_key() -> None:
     assert budget.model_budget(config, 4096, 3, "fp8").kv_cache_bytes == 61 * 576 * 4096 * 3
     assert bf16.params == _deepseek_v3(active=False) == 671_026_419_200
     assert bf16.active_params == _deepseek_v3(active=True)
-    # One decode step: each of 128 heads dots a 192-wide query with every key and sums
-    # 128-wide values: 2·128·(192 + 128) FLOPs per cached token and layer.
-    assert bf16.decode_attention_flops_per_token == 61 * 2 * 128 * (192 + 128) * 131072
+    # One decode step runs absorbed, as the MLA bank teaches (mla-absorbed-decode-flops): each
+    # of 128 heads dots its query with the 576-element latent and RoPE key of every cached token
+    # and sums 512-element latents: 2·128·(576 + 512) FLOPs per cached token and layer, 3.4 times
+    # the MHA-shaped 2·128·(192 + 128) of a head whose keys and values were rebuilt.
+    assert bf16.decode_attention_flops_per_token == 61 * 2 * 128 * (576 + 512) * 131072
+    # Absorbed W^UK and W^UV act on the query and the output instead: the same per-token matmuls.
+    assert bf16.decode_flops_per_token - bf16.decode_attention_flops_per_token == 2 * budget.matmul_params(config)
+
+
+def test_deepseek_v3_prefill_rebuilds_keys_and_values() -> None:
+    # A prompt of n tokens rebuilds MHA-shaped keys (192) and values (128) once and attends
+    # n·(n + 1)/2 causal pairs in each of 61 layers.
+    config, n = budget.preset("deepseek-v3"), 4096
+    attention = 61 * 2 * 128 * (192 + 128) * n * (n + 1) // 2
+    matmuls = 2 * budget.matmul_params(config) * n
+    assert budget.prefill_flops_per_token(config, n) == (matmuls + attention) // n
 
 
 def test_deepseek_v3_against_llama_3_70b_per_layer() -> None:

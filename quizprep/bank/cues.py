@@ -4,6 +4,8 @@ warning of `quizprep check` (an error with `--strict`):
 - the correct option of a single-answer question is the longest by a clear margin (a quarter
   longer than the next and at least CLEAR_GAP characters);
 - every correct option of a select-all question is longer than every wrong one;
+- one length rank (longest, second longest, …) holds the key of more single-answer questions
+  than chance + 10 points, in a bank or over all of them (`quizprep.bank.length_ranks`);
 - a chained question's predecessor (its prompt, options or explanation) states the follower's
   answer, so whoever just read it can copy it.
 
@@ -15,6 +17,7 @@ from typing import Iterable, Iterator
 
 from quizprep.bank.audit import Env
 from quizprep.bank.formula import format_number
+from quizprep.bank.length_ranks import length_rank_cues
 from quizprep.bank.model import BankError, ChoiceQuestion, NumericQuestion, Question
 from quizprep.bank.units import scale_of
 
@@ -48,6 +51,7 @@ def form_cues(questions: Iterable[Question], evaluated: dict[str, list[Env]]) ->
             follower = by_id.get(follower_id)
             if follower is not None:
                 yield from _predecessor_gives_answer(question, follower, evaluated.get(follower_id, []), budget)
+    yield from length_rank_cues(questions)
 
 
 def _warning(question: Question, message: str) -> BankError:

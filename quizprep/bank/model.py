@@ -143,7 +143,7 @@ class BankError:
     message: str
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}"
+        where = f"{self.file}:{self.line}" if self.line else self.file  # line 0: the whole bank
         return f"{where}: [{self.id}] {self.message}" if self.id else f"{where}: {self.message}"
 
     def to_json(self) -> dict[str, object]:

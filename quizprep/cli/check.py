@@ -15,7 +15,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Validate question banks. Exit 0 when clean, 1 on any error (or, with --strict, any "
                     "warning; with --similar, any pair of near-duplicate prompts), 2 on usage errors. "
                     "Warnings name answers given away by a question's form: a correct option longer than "
-                    "the others, a predecessor that states the answer, a slip the tolerance accepts.",
+                    "the others or at one length rank too often, a predecessor that states the answer "
+                    "(in the same words or, by BM25 similarity, in others), a slip the tolerance accepts.",
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="bank files or folders")
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
@@ -33,6 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from quizprep.bank.audit import DEFAULT_SIMILARITY, audited_draws, similar_prompts, tolerance_leaks
+    from quizprep.bank.chain_meaning import chain_giveaways
     from quizprep.bank.cues import form_cues
     from quizprep.bank.loader import load_banks, summarize
 
@@ -46,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     leaks = list(tolerance_leaks(result.questions, evaluated))
     result.errors.extend(leak.error() for leak in leaks if leak.listed)
     warnings = [leak.error() for leak in leaks if not leak.listed] + list(form_cues(result.questions, evaluated))
+    warnings += chain_giveaways(result.questions)
     if args.strict:
         result.errors.extend(warnings)
         warnings = []

@@ -17,6 +17,7 @@ MERGED = {
     "complexity-flash-flops": "flash-free-complexity",
     "sdpa-forward-flops": "multihead-attention-flops",
     "kv-cache-free-decode-bandwidth": "kv-cache-decode-step-time",
+    "kv-cache-offset-mask-code": "masking-kv-cache-offset",  # issue 33: the same rule read from code
 }
 
 

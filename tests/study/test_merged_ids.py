@@ -36,4 +36,5 @@ def test_answers_under_a_merged_id_move_to_the_kept_question_with_its_card(tmp_p
 def test_the_shipped_banks_name_the_kept_question_and_its_topic_for_each_merged_id():
     merged = load_banks().merged()
     assert merged["scaling-logit-growth"] == ("numerics-stability-free", "numerics")
-    assert len(merged) == 5 and all(kept != old for old, (kept, _) in merged.items())
+    assert merged["kv-cache-offset-mask-code"] == ("masking-kv-cache-offset", "masking")  # issue 33
+    assert len(merged) == 6 and all(kept != old for old, (kept, _) in merged.items())

@@ -305,7 +305,8 @@ def _checked_memory(memory: Any) -> dict[str, Any]:
     for item in _array(memory.get("largest", []), "memory's largest")[:FRAMES_KEPT]:
         item = _object(item, "an allocation")
         shape = [_count(size, "a size") for size in _array(item.get("shape"), "an allocation's shape")]
-        largest.append({"op": _text(item.get("op"), "op"), "shape": shape, "nbytes": _count(item.get("nbytes"), "nbytes")})
+        largest.append({"op": _text(item.get("op"), "op"), "shape": shape,
+                        "nbytes": _count(item.get("nbytes"), "nbytes")})
     removed = memory.get("mode_removed", False)
     if not isinstance(removed, bool):
         raise ProtocolError(f"memory's mode_removed must be true or false, not {type(removed).__name__}")

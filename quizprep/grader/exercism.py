@@ -72,17 +72,22 @@ def write(payload: dict[str, Any], directory: Path) -> Path:
     return target
 
 
-def submission_folder(root: Path, file_name: str, taken: set[str]) -> Path:
-    """ROOT/<name> for a submission's results: its file name without .py, every character but
-    ASCII letters, digits, '_', '-' and '.' replaced by '_', no leading dot (so never '.' or '..'),
-    never a name in `taken` (which it joins) nor an existing symbolic link."""
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", file_name.removesuffix(".py")).lstrip(".") or "submission"
-    chosen, count = name, 1
-    while chosen in taken or (root / chosen).is_symlink():
-        count += 1
-        chosen = f"{name}-{count}"
-    taken.add(chosen)
-    return root / chosen
+def submission_folders(root: Path, file_names: list[str]) -> list[Path]:
+    """ROOT/<name> for each submission's results, in order: its file name without .py, every
+    character but ASCII letters, digits, '_', '-' and '.' replaced by '_', no leading dot (so never
+    '.' or '..'), never an existing symbolic link. Names unique: a file whose name needed no change
+    keeps it, so "alice smith.py" (alice_smith-2) never takes alice_smith.py's folder."""
+    names = [re.sub(r"[^A-Za-z0-9_.-]", "_", file.removesuffix(".py")).lstrip(".") or "submission"
+             for file in file_names]
+    taken: set[str] = set()
+    exact = [i for i, (name, file) in enumerate(zip(names, file_names)) if name == file.removesuffix(".py")]
+    for index in exact + [i for i in range(len(names)) if i not in exact]:
+        name, count = names[index], 1
+        while names[index] in taken or (root / names[index]).is_symlink():
+            count += 1
+            names[index] = f"{name}-{count}"
+        taken.add(names[index])
+    return [root / name for name in names]
 
 
 def capped_output(output: str) -> str:

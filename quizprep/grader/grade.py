@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from quizprep.grader.bounds import bounded
 from quizprep.grader.crashes import SHAPE_ERROR, crash_diagnosis
 from quizprep.grader.device import DevicePolicy, placement, policy_for
 from quizprep.grader.exercises import load_spec
@@ -152,7 +153,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
         report.checks.append(load)
         if load.status != Status.PASS:
             report.checks += [CheckResult(c.id, c.title, Status.SKIP, "your file did not load") for c in spec.checks]
-            return report
+            return bounded(report)
         _run_checks(spec, ctx, options, report, started + options.limits.total_seconds)
         if _wants_device_check(policy, options, report.checks[1:]):
             report.checks.append(device_check(spec, ctx, policy.probes,
@@ -168,7 +169,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
             session.close()
     report.environment["worker_starts"] = session.starts
     report.environment["sandbox"] = session.protections
-    return report
+    return bounded(report)
 
 
 def exit_on_termination_signals() -> None:

@@ -91,12 +91,18 @@ def test_result_folders_never_leave_the_output_dir(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "linked").symlink_to(tmp_path)
-    taken: set[str] = set()
     names = ["...py", "..py", ".py", "a\u2215b.py", "a\uff0fb.py", "linked.py", "alice.py", "alice.py"]
-    folders = [exercism.submission_folder(out, name, taken) for name in names]
+    folders = exercism.submission_folders(out, names)
     assert [f.name for f in folders] == ["submission", "submission-2", "submission-3", "a_b", "a_b-2",
                                          "linked-2", "alice", "alice-2"]
     assert all(f.parent == out for f in folders)
+
+
+def test_a_file_whose_name_needed_no_change_keeps_its_folder(tmp_path):
+    """Sorted, "alice smith.py" comes first: it used to take OUT/alice_smith/, so that folder said
+    pass while the real alice_smith.py failed."""
+    folders = exercism.submission_folders(tmp_path, ["alice smith.py", "alice_smith.py", "bob\x1b[2J.py"])
+    assert [f.name for f in folders] == ["alice_smith-2", "alice_smith", "bob__2J"]
 
 
 def test_a_results_file_that_is_a_link_is_not_followed(tmp_path):

@@ -64,6 +64,7 @@ def _capped(check: CheckResult, text_chars: int, frame_chars: int) -> CheckResul
     return dataclasses.replace(
         check, message=capped(check.message), diagnosis=capped(check.diagnosis), hint=capped(check.hint),
         tried=capped(check.tried), smallest=capped(check.smallest), where=capped(check.where), output=output,
+        test_code=capped(check.test_code),
         traceback=[cut(frame, frame_chars) for frame in check.traceback[-FRAMES_KEPT:]])
 
 

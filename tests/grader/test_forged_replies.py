@@ -11,6 +11,7 @@ import pytest
 
 from quizprep.grader.grade import GradeOptions, grade
 from quizprep.grader.learner_side.protocol import ProtocolError, checked_module, checked_reply
+from quizprep.grader.report import to_json
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")
 
@@ -109,3 +110,17 @@ def test_a_forged_field_fails_the_check_as_the_learners_doing(check_id, fields, 
     path.write_text(FORGER.format(where=IN_A_CALL.format(header=header)))
     check = grade(path, GradeOptions(only=(check_id,))).checks[-1]
     assert check.status == "fail" and "internal" not in check.message, check.message
+
+
+def test_twenty_forbidden_calls_of_twenty_frames_keep_twenty_frames_in_the_report(tmp_path):
+    """400 frames of 600-character lines per check made a 13.2 MB report; the report keeps the
+    innermost 20 (bounds.bounded)."""
+    frame = {"file": "/x.py", "line": 1, "function": "f", "code": "c" * 600}
+    forbidden = [{"call": f"torch.softmax{n}", "frames": [frame] * 20} for n in range(20)]
+    header = json.dumps({"ok": True, "value": PAIR, "forbidden": forbidden})
+    path = tmp_path / "attention.py"
+    path.write_text(FORGER.format(where=IN_A_CALL.format(header=header)))
+    report = grade(path, GradeOptions(only=("values",)))
+    check = report.checks[-1]
+    assert check.status == "fail" and len(check.traceback) == 20, len(check.traceback)
+    assert len(to_json(report)) < 100_000

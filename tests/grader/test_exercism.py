@@ -71,7 +71,8 @@ def test_single_file_writes_results_json_and_exits_0_even_when_failing(tmp_path)
     payload = json.loads((tmp_path / "results.json").read_text())
     assert payload["version"] == 3 and payload["status"] == "fail"
     failed = [t["name"] for t in payload["tests"] if t["status"] != "pass"]
-    assert len(failed) == 2 and all(set(t) <= {"name", "status", "message", "output"} for t in payload["tests"])
+    assert len(failed) == 2
+    assert all(set(t) <= {"name", "status", "message", "output", "test_code"} for t in payload["tests"])
 
 
 def test_a_folder_writes_one_results_json_per_submission(tmp_path, capsys):

@@ -10,9 +10,12 @@ from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from quizprep.grader import exercism
+from quizprep.grader.bounds import printable
 from quizprep.grader.cohort import CohortRow, default_jobs, grade_folder, submissions
 from quizprep.grader.grade import GradeOptions, exit_on_termination_signals
 from quizprep.grader.jail import launch as jail_launch
@@ -43,11 +46,12 @@ def cohort_command(args: argparse.Namespace, limits: Limits) -> int:
         rows = grade_folder(folder, options, jobs=jobs, seed=args.seed, fresh=args.fresh_workers)
     else:
         rows = _with_progress(folder, options, jobs, args, len(files))
+    written: dict[str, str] = {}
     if args.format == "exercism":
-        taken: set[str] = set()
-        for row in rows:
-            folder = exercism.submission_folder(args.output_dir, Path(row.file).name, taken)
-            exercism.write(_exercism_payload(row), folder)
+        folders = exercism.submission_folders(args.output_dir, [Path(row.file).name for row in rows])
+        for row, results in zip(rows, folders):
+            exercism.write(_exercism_payload(row), results)
+            written[row.file] = results.name
     if args.csv is not None:
         write_csv(rows, args.csv)
     if args.json:
@@ -56,7 +60,7 @@ def cohort_command(args: argparse.Namespace, limits: Limits) -> int:
                           "submissions": [row.summary() for row in rows]},
                          ensure_ascii=False))
     else:
-        Console().print(table(rows, args.exercise))
+        Console().print(table(rows, args.exercise, written))
     return 0
 
 
@@ -67,7 +71,12 @@ def _with_progress(folder: Path, options: GradeOptions, jobs: int, args: argpars
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("grading", total=total, last="")
         return grade_folder(folder, options, jobs=jobs, seed=args.seed, fresh=args.fresh_workers,
-                            on_done=lambda row: progress.update(task, advance=1, last=row.file))
+                            on_done=lambda row: progress.update(task, advance=1, last=_shown(row.file)))
+
+
+def _shown(file: str) -> str:
+    """A file name as plain, one-line text in the progress bar (whose text is markup)."""
+    return escape(printable(file, one_line=True))
 
 
 def _exercism_payload(row: CohortRow) -> dict[str, Any]:
@@ -88,7 +97,9 @@ def write_csv(rows: list[CohortRow], target: Path) -> None:
             writer.writerow(data)
 
 
-def table(rows: list[CohortRow], exercise: str) -> Table:
+def table(rows: list[CohortRow], exercise: str, results: dict[str, str] | None = None) -> Table:
+    """One row per submission; `results` maps a file to its results folder (--format exercism),
+    named in the row when it is not the file's own name."""
     passed = sum(row.passed for row in rows)
     grid = Table(title=f"{exercise}: {passed} of {len(rows)} submissions pass",
                  caption="\n".join(filter(None, (f"Not proctored: {NOT_PROCTORED}",
@@ -98,7 +109,12 @@ def table(rows: list[CohortRow], exercise: str) -> Table:
         grid.add_column(name, justify=justify)  # type: ignore[arg-type]
     for row in rows:
         failed = row.error or ", ".join(row.failed)
-        grid.add_row(row.file, f"{row.score:.0%}", "[green]yes[/]" if row.passed else "[red]no[/]", failed,
+        folder = (results or {}).get(row.file, Path(row.file).stem)
+        file = row.file if folder == Path(row.file).stem else f"{row.file} → {folder}/"
+        # learner-derived cells as Text: a file named "[green]yes[/].py" is not markup, and its
+        # control characters show as escapes
+        grid.add_row(Text(printable(file, one_line=True)), f"{row.score:.0%}",
+                     "[green]yes[/]" if row.passed else "[red]no[/]", Text(printable(failed, one_line=True)),
                      ", ".join(row.diagnoses), f"{row.seconds:.1f}")
     return grid
 

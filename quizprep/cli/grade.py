@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
-from quizprep.cli import grade_command
+from quizprep.cli import exercism_command, grade_command
 
 if TYPE_CHECKING:
     from quizprep.grader.grade import GradeReport
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     grade_command.register(subparsers, record=record)
+    exercism_command.register(subparsers)
 
 
 def record(report: GradeReport, db: str | Path | None = None,

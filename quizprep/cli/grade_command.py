@@ -41,7 +41,7 @@ def register(subparsers: argparse._SubParsersAction, record: Recorder | None = N
     grade.add_argument("--seed", type=int, default=None,
                        help="seed for the generated inputs (default: a fresh secret one, printed in the report)")
     grade.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    grade.add_argument("--timeout", type=_positive, default=20.0, metavar="S",
+    grade.add_argument("--timeout", type=positive_seconds, default=20.0, metavar="S",
                        help="seconds allowed per check (default 20); the whole grade gets 2.25×, "
                             "and so does the perf phase")
     grade.add_argument("--perf", nargs="?", const="default", choices=("default", "full"),
@@ -68,7 +68,7 @@ def register(subparsers: argparse._SubParsersAction, record: Recorder | None = N
     init.set_defaults(handler=init_command)
 
 
-def _positive(text: str) -> float:
+def positive_seconds(text: str) -> float:
     value = float(text)
     if value <= 0:
         raise argparse.ArgumentTypeError("must be a positive number of seconds")

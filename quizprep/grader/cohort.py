@@ -219,6 +219,10 @@ class Cohort:
 
     def _grade_one(self, path: Path, session: TrackedSession) -> CohortRow:
         name = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
+        if path.is_symlink() and not path.resolve().is_relative_to(self.root.resolve()):
+            # the grader may run as root: followed, a link would show another user's file
+            return CohortRow(name, 0.0, False, [], [], 0.0, None, "not graded: a symbolic link to a file outside "
+                                                                  "the class folder (copy the file in instead)")
         started = time.monotonic()
         options = self.options if self.seed is not None else \
             dataclasses.replace(self.options, seed=secrets.randbits(31))  # each file its own secret inputs

@@ -8,7 +8,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from quizprep.grader.worker_session import WorkerSession
+from quizprep.grader.calls import CallLog
+from quizprep.grader.learner_side import protocol
+from quizprep.grader.spec import FailureKind
+from quizprep.grader.worker_session import LearnerFailure, WorkerSession
 
 
 @dataclass
@@ -24,21 +27,26 @@ class LearnerModule:
     handle: int
     children: dict[str, str]
     parameters: dict[str, Tensor]
+    target: str = ""  # its class's name
+    built: str = ""  # its constructor call, as code (calls.CallLog)
 
 
 class CheckContext:
     """Passed to every check. `call` and `new_module` run in the learner's process."""
 
-    def __init__(self, session: WorkerSession, *, seed: int = 0, device: str = "cpu", perf_full: bool = False) -> None:
+    def __init__(self, session: WorkerSession, *, seed: int = 0, device: str = "cpu", perf_full: bool = False,
+                 calls: CallLog | None = None) -> None:
         self.session = session
         self.seed = seed
         self.device = device
         self.perf_full = perf_full  # the perf phase times every size of its plan
+        # what the running check called, for results.json's test_code
+        self.call_log = calls if calls is not None else CallLog()
 
     def reseeded(self, salt: int) -> CheckContext:
         """The same learner with another seed for the modules it builds: a second call then draws
         other random numbers, as a second forward of one module would (dropout shows up)."""
-        return CheckContext(self.session, seed=self.seed + salt, device=self.device)
+        return CheckContext(self.session, seed=self.seed + salt, device=self.device, calls=self.call_log)
 
     def module_seed(self) -> int:
         """The seed the learner's process initialises modules with: a one-way function of the
@@ -52,20 +60,26 @@ class CheckContext:
     def call(self, target: str, *args: Any, options: dict[str, Any] | None = None, **kwargs: Any) -> Reply:
         """Call the learner's function `target`; `options` may set noncontiguous, grad_output
         (with grad_path, the index path to the differentiated output) and return_inputs."""
+        self.call_log.call(target, args, kwargs)
         return self._send({"op": "call", "target": target, "args": list(args), "kwargs": kwargs}, options)
 
     def call_module(self, module: LearnerModule, *args: Any, options: dict[str, Any] | None = None,
                     **kwargs: Any) -> Reply:
+        self.call_log.call(module.target, args, kwargs, module=module.built)
         return self._send({"op": "call_module", "handle": module.handle, "args": list(args), "kwargs": kwargs},
                           options)
 
     def new_module(self, target: str, *args: Any, state: dict[str, Tensor] | None = None,
                    dtype: torch.dtype | None = None) -> LearnerModule:
         """Construct the learner's class; with `state`, overwrite those parameters (and cast to dtype)."""
+        built = self.call_log.construct(target, args)
         reply = self.session.request({"op": "new_module", "target": target, "args": list(args),
                                       "seed": self.module_seed()})
-        value = reply["value"]
-        module = LearnerModule(int(value["handle"]), dict(value["children"]), dict(value["parameters"]))
+        try:
+            module = LearnerModule(*protocol.checked_module(reply["value"]), target=target, built=built)
+        except protocol.ProtocolError as error:
+            self.session.close()
+            raise LearnerFailure(FailureKind.PROTOCOL, f"the result could not be read back ({error})") from None
         if state is not None or dtype is not None:
             self.session.request({
                 "op": "set_state", "handle": module.handle, "state": state or {}, "device": self.device,

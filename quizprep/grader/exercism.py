@@ -8,12 +8,15 @@ github.com/exercism/docs, building/tooling/test-runners/interface.md):
   least one test failed or errored, ``error`` when no test was executed (here: the file did not
   load); ``message`` only with ``error``, saying what went wrong with paths shown as
   ``<solution-dir>/…``; ``tests`` with ``pass`` and ``fail``, in the order the tests run;
-* per test: ``name``, ``status`` (``pass`` | ``fail`` | ``error``), ``message`` for a test that
-  did not pass, and ``output`` — only what the learner's code printed, limited to 500 characters
-  (longer output is cut, with the interface's truncation notice).
+* per test: ``name``, ``status`` (``pass`` | ``fail`` | ``error``), ``test_code`` — the calls the
+  check made into the learner's code, e.g. ``MultiHeadAttention(d_model=8, n_heads=2)(query=float32[2, 5, 8],
+  ...)`` (tensors by dtype and shape: the inputs themselves are secret), ``message`` for a test that
+  did not pass (the whole failure: what was tried, where it differs, the diagnosis, the hint, the
+  learner's frames), ``output`` — only what the learner's code printed, limited to 500 characters
+  (longer output is cut, with the interface's truncation notice) — and ``task_id`` where the
+  check called exactly one of the stub's entry points and the stub has several: task N is the
+  N-th of the exercise's entry points (kv_cache: 1 ``append_kv``, 2 ``decode_step``).
 
-``test_code`` and ``task_id`` are left out: a check feeds generated inputs through grader code, so
-no test body exists that would be true to show, and the exercises have no numbered tasks.
 The interface has no "skipped" test: a check that did not run is an ``error`` naming why, except
 in a passing report, where the skipped checks are the ones that do not apply here (e.g. CUDA-only)
 and are left out. The runner's exit status is 0 whenever ``results.json`` was written.
@@ -50,7 +53,8 @@ def results(report: GradeReport) -> dict[str, Any]:
     if load is not None and load.status != Status.PASS:
         printed = f"\nWhat your code printed:\n{load.output.rstrip()}" if load.output.strip() else ""
         return error_results(_shown_paths(_failure_text(load) + printed, report.file))
-    tests = [_test(check, report.file) for check in report.checks
+    tasks = _tasks(report.exercise)
+    tests = [_test(check, report.file, tasks) for check in report.checks
              if not (report.passed and check.status == Status.SKIP)]
     status = Outcome.PASS if report.passed and all(t["status"] == Outcome.PASS for t in tests) else Outcome.FAIL
     return {"version": VERSION, "status": status, "tests": tests}
@@ -72,17 +76,22 @@ def write(payload: dict[str, Any], directory: Path) -> Path:
     return target
 
 
-def submission_folder(root: Path, file_name: str, taken: set[str]) -> Path:
-    """ROOT/<name> for a submission's results: its file name without .py, every character but
-    ASCII letters, digits, '_', '-' and '.' replaced by '_', no leading dot (so never '.' or '..'),
-    never a name in `taken` (which it joins) nor an existing symbolic link."""
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", file_name.removesuffix(".py")).lstrip(".") or "submission"
-    chosen, count = name, 1
-    while chosen in taken or (root / chosen).is_symlink():
-        count += 1
-        chosen = f"{name}-{count}"
-    taken.add(chosen)
-    return root / chosen
+def submission_folders(root: Path, file_names: list[str]) -> list[Path]:
+    """ROOT/<name> for each submission's results, in order: its file name without .py, every
+    character but ASCII letters, digits, '_', '-' and '.' replaced by '_', no leading dot (so never
+    '.' or '..'), never an existing symbolic link. Names unique: a file whose name needed no change
+    keeps it, so "alice smith.py" (alice_smith-2) never takes alice_smith.py's folder."""
+    names = [re.sub(r"[^A-Za-z0-9_.-]", "_", file.removesuffix(".py")).lstrip(".") or "submission"
+             for file in file_names]
+    taken: set[str] = set()
+    exact = [i for i, (name, file) in enumerate(zip(names, file_names)) if name == file.removesuffix(".py")]
+    for index in exact + [i for i in range(len(names)) if i not in exact]:
+        name, count = names[index], 1
+        while names[index] in taken or (root / names[index]).is_symlink():
+            count += 1
+            names[index] = f"{name}-{count}"
+        taken.add(names[index])
+    return [root / name for name in names]
 
 
 def capped_output(output: str) -> str:
@@ -93,11 +102,26 @@ def capped_output(output: str) -> str:
     return f"{TRUNCATED}\n{output[-kept:]}"
 
 
-def _test(check: CheckResult, file: str) -> dict[str, Any]:
+def _tasks(exercise: str) -> dict[str, int]:
+    """Task numbers by entry point, for an exercise whose stub defines several (else none)."""
+    from quizprep.grader.exercises import UnknownExercise, load_spec
+
+    try:
+        entry_points = load_spec(exercise).entry_points
+    except UnknownExercise:
+        return {}
+    return {name: number for number, name in enumerate(entry_points, 1)} if len(entry_points) > 1 else {}
+
+
+def _test(check: CheckResult, file: str, tasks: dict[str, int]) -> dict[str, Any]:
     if check.status == Status.SKIP:
         return {"name": check.title, "status": Outcome.ERROR, "message": f"not run: {check.message}"}
     status = {Status.PASS: Outcome.PASS, Status.FAIL: Outcome.FAIL}.get(check.status, Outcome.ERROR)
     test: dict[str, Any] = {"name": check.title, "status": status}
+    if check.test_code:
+        test["test_code"] = check.test_code
+    if len(check.targets) == 1 and check.targets[0] in tasks:
+        test["task_id"] = tasks[check.targets[0]]
     if status != Outcome.PASS:
         test["message"] = _shown_paths(_failure_text(check), file)
     if check.output.strip():

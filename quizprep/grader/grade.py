@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from quizprep.grader.bounds import bounded
 from quizprep.grader.crashes import SHAPE_ERROR, crash_diagnosis
 from quizprep.grader.device import DevicePolicy, placement, policy_for
 from quizprep.grader.exercises import load_spec
@@ -159,7 +160,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
         report.checks.append(load)
         if load.status != Status.PASS:
             report.checks += [CheckResult(c.id, c.title, Status.SKIP, "your file did not load") for c in spec.checks]
-            return report
+            return bounded(report)
         # every request from here stops there, the device check's too (start-up has its own limit)
         session.deadline = deadline
         if gpu_worker is not None:
@@ -185,7 +186,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
             session.close()
     report.environment["worker_starts"] = session.starts
     report.environment["sandbox"] = session.protections
-    return report
+    return bounded(report)
 
 
 def exit_on_termination_signals() -> None:
@@ -296,6 +297,16 @@ def _load_check(session: WorkerSession, spec: ExerciseSpec, path: Path, fresh: b
 
 
 def run_check(check_id: str, title: str, body: Any, ctx: Any, mask_layout: str = "") -> CheckResult:
+    calls = getattr(ctx, "call_log", None)  # a stand-in context (tests) keeps no log
+    if calls is not None:
+        calls.clear()
+    result = _outcome(check_id, title, body, ctx, mask_layout)
+    if calls is not None:
+        result.test_code, result.targets = calls.test_code(), list(calls.targets)
+    return result
+
+
+def _outcome(check_id: str, title: str, body: Any, ctx: Any, mask_layout: str) -> CheckResult:
     started = time.monotonic()
     try:
         note = body(ctx)

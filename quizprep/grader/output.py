@@ -107,11 +107,18 @@ def strip_dump(output: str) -> str:
 
 
 def _source_line(path: str, line: int) -> str:
+    """Line `line` of `path`, at most protocol.TEXT_LIMIT characters of it: a line is read in
+    pieces of that size, so a line of a 10 MB comment never comes in whole."""
+    limit = protocol.TEXT_LIMIT
     try:
         with open(path, encoding="utf-8", errors="replace") as source:
-            for number, text in enumerate(source, 1):
-                if number == line:
-                    return text.strip()
+            number = 1
+            while number < line:
+                piece = source.readline(limit)
+                if not piece:
+                    return ""
+                number += piece.endswith("\n")
+            text = source.readline(limit)
     except OSError:
-        pass
-    return ""
+        return ""
+    return text.strip() if len(text) < limit or text.endswith("\n") else text.strip()[: limit - 1] + "…"

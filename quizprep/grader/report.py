@@ -9,6 +9,7 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
+from quizprep.grader.bounds import printable
 from quizprep.grader.grade import GradeReport
 from quizprep.grader.spec import CheckResult, FailureKind, Status
 
@@ -38,7 +39,10 @@ def _check_json(check: CheckResult) -> dict[str, Any]:
 
 
 def render(report: GradeReport, console: Console) -> None:
-    console.print(Text.assemble((f"{report.title}", "bold"), f"  ({report.exercise} · {report.file})"))
+    """Every text from the learner's side (file name, messages, frames, printed output) is shown
+    with its control characters escaped: an ESC in it could otherwise redraw the terminal."""
+    file = printable(report.file, one_line=True)
+    console.print(Text.assemble((f"{report.title}", "bold"), f"  ({report.exercise} · {file})"))
     stub = _untouched_stub(report)
     if stub is not None:
         console.print(stub)
@@ -47,7 +51,7 @@ def render(report: GradeReport, console: Console) -> None:
         mark, style = MARKS[check.status]
         line = Text.assemble((f" {mark} ", f"bold {style}"), check.title)
         if check.message and check.message != check.title:
-            line.append(f"  — {check.message}", style="dim" if check.status == Status.PASS else style)
+            line.append(f"  — {printable(check.message)}", style="dim" if check.status == Status.PASS else style)
         console.print(line)
     for group in _by_cause([c for c in report.checks if c.status in {Status.FAIL, Status.ERROR}]):
         console.print(_details(group[0], [c.id for c in group[1:]]))
@@ -77,26 +81,26 @@ def _untouched_stub(report: GradeReport) -> Text | None:
     stub = FailureKind.NOT_IMPLEMENTED
     if not failures or not all(c.status == Status.FAIL and c.failure_kind == stub for c in failures):
         return None
-    where = failures[0].traceback[-1] if failures[0].traceback else report.file
+    where = printable(failures[0].traceback[-1] if failures[0].traceback else report.file, one_line=True)
     return Text.assemble(("Not started yet: ", "bold yellow"), f"{where}. ",
                          "Replace that `raise NotImplementedError` with your implementation; the docstring at the "
                          f"top of the file states the contract. {len(failures)} checks are waiting.")
 
 
 def _details(check: CheckResult, same_cause: list[str]) -> Panel:
-    parts: list[Any] = [Text(check.message, style="bold")]
+    parts: list[Any] = [Text(printable(check.message), style="bold")]
     if same_cause:
         parts.append(Text.assemble(("Same cause: ", "bold cyan"), f"also fails {', '.join(same_cause)}"))
     for label, value in (("Tried", check.tried), ("Smallest failing case", check.smallest),
                          ("Where", check.where), ("Diagnosis", check.diagnosis), ("Hint", check.hint)):
         if value:
-            parts.append(Text.assemble((f"{label}: ", "bold cyan"), value))
+            parts.append(Text.assemble((f"{label}: ", "bold cyan"), printable(value)))
     if check.quiz:
         parts.append(Text.assemble(("Learn it: ", "bold cyan"), f"quizprep --question {check.quiz}"))
     if check.traceback:
         parts.append(Text("Your code:", style="bold cyan"))
-        parts += [Text(f"  {line}") for line in check.traceback]
+        parts += [Text(f"  {printable(line, one_line=True)}") for line in check.traceback]
     if check.output.strip():
         parts.append(Text("What your code printed:", style="bold cyan"))
-        parts.append(Text(check.output.rstrip()))
+        parts.append(Text(printable(check.output.rstrip())))
     return Panel(Group(*parts), title=f"✗ {check.id}", title_align="left", border_style="red")

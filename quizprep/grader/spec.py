@@ -150,6 +150,8 @@ class CheckResult:
     failure_kind: FailureKind | None = field(default=None, metadata=NOT_REPORTED)
     failing_code: str = field(default="", metadata=NOT_REPORTED)  # the learner's line that raised, if any
     mismatches: list[Mismatch] = field(default_factory=list, metadata=NOT_REPORTED)  # `where`, as numbers
+    test_code: str = ""  # the calls the check made into the learner's code, as code (calls.py)
+    targets: list[str] = field(default_factory=list, metadata=NOT_REPORTED)  # the entry points those calls reached
 
     def __post_init__(self) -> None:
         self.status = Status(self.status)  # a plain "pass" becomes Status.PASS

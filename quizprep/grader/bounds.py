@@ -1,0 +1,74 @@
+"""What a report may carry of the learner's doing: every learner-derived text capped so that a
+whole report stays under REPORT_BYTES as JSON (and so as results.json), and control characters
+shown as escapes wherever text reaches a terminal.
+
+The learner's process chooses its printed output, its error messages, its frames (file names and
+source lines) and its file name; a few megabytes of each, repeated in every check, made reports of
+hundreds of megabytes, and an ESC in any of them could redraw the instructor's terminal.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from typing import TYPE_CHECKING
+
+from quizprep.grader.spec import CheckResult
+
+if TYPE_CHECKING:  # grade.py bounds its reports with this module
+    from quizprep.grader.grade import GradeReport
+
+REPORT_BYTES = 1 << 20
+FRAMES_KEPT = 20  # the innermost, as tracebacks show them last
+FIRST_TEXT_CHARS = 4096
+FIRST_FRAME_CHARS = 600
+# C0 but newline and tab, DEL, C1, and the bidirectional marks and overrides that reorder what is shown
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[{_CONTROLS}]")
+_CONTROL_OR_BREAK = re.compile(f"[{_CONTROLS}\n\t]")
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """`text` with its control characters written as escapes (ESC as \\x1b, CR as \\r...), so
+    that it prints as it is; `one_line` escapes newlines and tabs too (a file name, a cell)."""
+    return (_CONTROL_OR_BREAK if one_line else _CONTROL).sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    named = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(match[0])
+    return named or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def cut(text: str, limit: int) -> str:
+    """At most `limit` characters, the cut marked with '…'."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def bounded(report: GradeReport) -> GradeReport:
+    """`report` with its checks' texts and frames capped, tighter until it fits in REPORT_BYTES."""
+    text_chars, frame_chars = FIRST_TEXT_CHARS, FIRST_FRAME_CHARS
+    originals = list(report.checks)
+    while True:
+        report.checks = [_capped(check, text_chars, frame_chars) for check in originals]
+        if _size(report) <= REPORT_BYTES or text_chars <= 16:
+            return report
+        text_chars, frame_chars = text_chars // 2, max(frame_chars // 2, 16)
+
+
+def _capped(check: CheckResult, text_chars: int, frame_chars: int) -> CheckResult:
+    def capped(text: str) -> str:
+        return cut(text, text_chars)
+
+    output = check.output if len(check.output) <= text_chars else "…" + check.output[-text_chars + 1:]
+    return dataclasses.replace(
+        check, message=capped(check.message), diagnosis=capped(check.diagnosis), hint=capped(check.hint),
+        tried=capped(check.tried), smallest=capped(check.smallest), where=capped(check.where), output=output,
+        test_code=capped(check.test_code),
+        traceback=[cut(frame, frame_chars) for frame in check.traceback[-FRAMES_KEPT:]])
+
+
+def _size(report: GradeReport) -> int:
+    payload = {"file": report.file, "checks": [dataclasses.asdict(check) for check in report.checks],
+               "environment": report.environment, "extra": report.extra}
+    return len(json.dumps(payload, ensure_ascii=False, default=str).encode())

@@ -36,7 +36,8 @@ def test_numeric_question_evaluates_for_many_draws(question: NumericQuestion) ->
     for seed in range(50):
         shown = draw(question, seed)
         assert worked_steps(question, shown)
-        assert judge(question, shown, f"{float(shown.answer)!r} {question.unit}").correct
+        if question.unit or not question.display_unit:  # a unitless fraction shown in % is typed in %
+            assert judge(question, shown, f"{float(shown.answer)!r} {question.unit}").correct
         if question.display_unit:  # a bare number is in the unit the question asks for
             in_display_unit = float(shown.answer) / scale_of(question.display_unit, question.unit)
             assert judge(question, shown, repr(in_display_unit)).correct

@@ -63,6 +63,18 @@ def _missing_triton(message: str, code: str, frames: list[Frame]) -> Diagnosis |
                      "without one the grader runs your kernel through Triton's interpreter.", "")
 
 
+def _block_pointers(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    """Triton 3.9 removed tl.make_block_ptr (older tutorials use it); its interpreter says so only as
+    a NotImplementedError from inside the launch."""
+    if "Block pointers have been removed" not in message:
+        return None
+    return Diagnosis("triton-block-ptr", "tl.make_block_ptr: Triton 3.9 removed block pointers (its interpreter "
+                     "raises NotImplementedError for them)",
+                     "Address the tiles with pointer arithmetic (base + rows[:, None] * stride_n + cols[None, :] * "
+                     "stride_d, masked at the ragged edge) or with tl.make_tensor_descriptor.",
+                     lesson("triton-strides"))
+
+
 def _thread_limit(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
     """The machine refused a thread before the grader's poll saw too many (a pids limit of the
     container, or memory for their stacks): the same cause as a worker stopped for its threads."""
@@ -302,5 +314,6 @@ def _source(frames: list[Frame]) -> str:
 
 
 RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (
-    _missing_triton, _thread_limit, _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _view_of_a_view,
-    _in_place_on_input, _mixed_dtypes, _transposed_weight, _unexpanded_heads, _reduction_without_keepdim)
+    _missing_triton, _block_pointers, _thread_limit, _overflow, _cat_axis, _hard_coded_axis, _full_transpose,
+    _view_of_a_view, _in_place_on_input, _mixed_dtypes, _transposed_weight, _unexpanded_heads,
+    _reduction_without_keepdim)

@@ -3,8 +3,10 @@
 
 Without CUDA the learner's process runs the kernel through Triton's interpreter (the worker sets
 TRITON_INTERPRET=1), so every check keeps to small shapes: the interpreter runs each program in
-Python. The named bugs are replayed in float64 by :mod:`._kernel_sim`; their titles name the line
-of the kernel each one lives on.
+Python. The named bugs are replayed in float64 by :mod:`._kernel_sim` and :mod:`._kernel_forms`;
+their titles say in words what the kernel does (kernels name their variables too many ways for a
+template's line to be the learner's). The output must come from Triton launches, which the worker
+counts where every launch passes.
 """
 from __future__ import annotations
 
@@ -157,30 +159,30 @@ def _at_half_precision(case: Case, actual: dict[str, Tensor], name: str) -> bool
 
 
 HYPOTHESES = (
-    Hypothesis("triton-no-rescale", "`acc = acc * alpha[:, None] + tl.dot(p, v)`: the accumulator is not "
-               "multiplied by alpha = exp(m_old − m_new) when a key block raises the running max",
+    Hypothesis("triton-no-rescale", "the accumulator is not multiplied by alpha = exp(m_old − m_new) when a "
+               "key tile raises the running max (ℓ is)",
                "Rescale acc (and ℓ) by alpha before adding the block's tl.dot(p, v).",
                lesson("flash-online-softmax-bug"), _online(rescale_acc=False)),
-    Hypothesis("triton-divide-in-loop", "`acc = acc / l_i[:, None]` sits inside the key loop: the output is "
-               "normalised block by block instead of once after the loop",
+    Hypothesis("triton-divide-in-loop", "the accumulator is divided by ℓ inside the key loop: the output is "
+               "normalised tile by tile instead of once after the loop",
                "Keep acc unnormalised in the loop; divide by l_i once, after it.", lesson("flash-online-output"),
                _divide_in_loop),
-    Hypothesis("no-max-shift", "`p = tl.exp(s - m_new[:, None])` without the max: exp of large scores "
-               "overflows to inf and the output to NaN",
+    Hypothesis("no-max-shift", "the scores go into exp without the running max subtracted: exp of large "
+               "scores overflows to inf and the output to NaN",
                "Subtract the running max before tl.exp (and rescale by alpha when it grows).",
                lesson("softmax-max-shift"), _overflow, nonfinite_must_match=True),
     Hypothesis("triton-causal-loop-bound", "the causal loop's upper bound is one key block off: the diagonal "
                "block is skipped, or the block past it is computed without the mask",
                "Loop over key blocks up to and including the diagonal one: `hi = (start_m + 1) * BLOCK_M`.",
                lesson("flash-causal-tiles"), _causal_rules("stops early", "one past")),
-    Hypothesis("triton-diagonal-unmasked", "`s = tl.where(cols[None, :] <= rows[:, None], s, float('-inf'))` "
-               "is missing: the diagonal key block is used whole, future keys included",
+    Hypothesis("triton-diagonal-unmasked", "the diagonal key tile is not masked element by element: it is used "
+               "whole, future keys included",
                "Mask the diagonal block element by element: key j is visible to query i when j ≤ i.",
                lesson("flash-causal-tiles"), _causal_rules("diagonal unmasked")),
     Hypothesis("triton-ragged-edge", "the last key block reads past n: the masked `tl.load` of K has no "
                "`other` and the scores are not set to -inf there, so phantom keys join the softmax",
-               "Mask the scores of columns ≥ n with -inf (or load K with other=-inf-producing scores) and load V "
-               "with other=0.", lesson("triton-ragged-edges"), _ragged),
+               "Mask the score tile's columns ≥ n with -inf (tl.where) and load K and V with other=0.0.",
+               lesson("triton-ragged-edges"), _ragged),
     Hypothesis("triton-wrong-strides", "a pointer offset uses the wrong strides: contiguous ones (row·d + col), "
                "another input's (K's offsets with V's strides, or one set for q, k and v) or a unit feature "
                "stride, so the kernel reads the wrong elements of a tensor laid out differently",
@@ -215,18 +217,23 @@ HYPOTHESES = (
                "lie far below 0 underflows (exp(s − 0) = 0), ℓ stays 0 and the row is 0/0",
                "Start m_i at float('-inf') (tl.full([BLOCK_M], float('-inf'), tl.float32)), ℓ at 0.",
                lesson("softmax-max-shift"), forms.max_start_zero, nonfinite_must_match=True),
+    forms.UnmaskedTailStore(
+        "triton-unmasked-store", "the out store has no row mask: the last query tile's rows past n are written "
+        "over the first rows of the next head's output", "Store with the rows' mask: tl.store(out_ptrs, acc, "
+        "mask=offs_m[:, None] < N); a masked store is the only guard at the ragged edge.",
+        lesson("triton-ragged-edges"), lambda case: None),
     forms.LseIgnoresBatch(
         "triton-lse-batch", "the lse pointer ignores the batch: every batch writes its log-sum-exp over batch "
         "0's rows, and the other batches' rows are never written",
         "Offset the lse pointer by the whole (batch, head) index: Lse + (b * H + h) * N + offs_m.",
         lesson("triton-lse-backward"), lambda case: None),
-    HalfDot("triton-half-dot", "`tl.dot(p.to(tl.float16), v...)` with float32 inputs: P·V is computed at "
-               "float16 precision (or, compiled, at TF32, tl.dot's GPU default for float32)",
+    HalfDot("triton-half-dot", "P·V is computed at float16 precision on float32 inputs (P or V cast to "
+               "float16 for tl.dot, or, compiled, TF32: tl.dot's GPU default for float32)",
                "Keep tl.dot's inputs in the input dtype, accumulate in float32 (the default out_dtype), and for "
                "float32 inputs pass input_precision=\"ieee\".",
                lesson("triton-fp32-accumulate"), lambda case: None),
-    Hypothesis("triton-wrong-lse", "`tl.store(Lse + ..., m_i + tl.log(l_i))` stores something else: log2 "
-               "units, log ℓ without the max, or the max alone",
+    Hypothesis("triton-wrong-lse", "the lse store holds something other than m + log ℓ: log2 units, log ℓ "
+               "without the max, or the max alone",
                "Store m_i + log(l_i) in natural-log units (with exp2, convert: (m₂ + log2 ℓ)·ln 2).",
                lesson("triton-lse-backward"), _lse_forms),
 )

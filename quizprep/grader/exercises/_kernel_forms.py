@@ -93,6 +93,27 @@ def sum_not_rescaled(case: Case) -> Forms:
     return [sim.online(*tensors(case), allowed(case), block, rescale_sum=False) for block in sim.TILES]
 
 
+def no_rescale_running_lse(case: Case) -> Forms | None:
+    """The accumulator not rescaled in a kernel that keeps the running lse instead of ℓ (flash-attention's
+    Triton kernel): its tile max is max(tile max, lse so far) and the output is scaled once at the end
+    by exp(m − lse). Non-causal only: with a causal loop, the rows' last tiles differ."""
+    if case.data["causal"]:
+        return None
+    q, k, v = (tensor.double() for tensor in tensors(case))
+    scores, n = sim.scaled_scores(q, k), case.sizes["n"]
+    found = []
+    for block in sim.TILES:
+        lse = torch.full((*scores.shape[:-1], 1), float("-inf"), dtype=torch.float64)
+        acc, row_max = torch.zeros_like(q[..., :1].expand(*q.shape[:-1], v.shape[-1])), lse
+        for start in range(0, n, block):
+            row_max = torch.maximum(scores[..., start:start + block].amax(-1, keepdim=True), lse)
+            p = (scores[..., start:start + block] - row_max).exp()
+            acc = acc + p @ v[..., start:start + block, :]
+            lse = row_max + ((lse - row_max).exp() + p.sum(-1, keepdim=True)).log()
+        found.append({"out": acc * (row_max - lse).exp()})
+    return found
+
+
 def wrong_strides(case: Case) -> Forms | None:
     """Each input read through another input's strides, or contiguous ones, or its own with a unit
     feature stride assumed: every combination whose reads stay inside the inputs' memory."""
@@ -106,8 +127,9 @@ def wrong_strides(case: Case) -> Forms | None:
     for picks in itertools.product(range(len(choices) + 1), repeat=3):
         read = [sim.read_with_strides(view, choices[pick] if pick < len(choices) else view.stride()[:-1] + (1,))
                 for view, pick in zip(views, picks)]
-        if picks != (0, 1, 2) and all(tensor is not None for tensor in read):
-            forms.append(sim.exact(*read, allowed(case)))  # type: ignore[misc]
+        q, k, v = read
+        if picks != (0, 1, 2) and q is not None and k is not None and v is not None:
+            forms.append(sim.exact(q, k, v, allowed(case)))
     return forms
 
 

@@ -162,7 +162,8 @@ HYPOTHESES = (
     Hypothesis("triton-no-rescale", "the accumulator is not multiplied by alpha = exp(m_old − m_new) when a "
                "key tile raises the running max (ℓ is)",
                "Rescale acc (and ℓ) by alpha before adding the block's tl.dot(p, v).",
-               lesson("flash-online-softmax-bug"), _online(rescale_acc=False)),
+               lesson("flash-online-softmax-bug"),
+               lambda case: _online(rescale_acc=False)(case) + (forms.no_rescale_running_lse(case) or [])),
     Hypothesis("triton-divide-in-loop", "the accumulator is divided by ℓ inside the key loop: the output is "
                "normalised tile by tile instead of once after the loop",
                "Keep acc unnormalised in the loop; divide by l_i once, after it.", lesson("flash-online-output"),

@@ -64,7 +64,7 @@ class Worker:
         faulthandler.enable(file=sys.stderr, all_threads=True)
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
         start = _load_sibling("torch_start.py")
-        start.import_torch(int(self.config.get("threads", 1)))
+        start.import_torch(int(self.config.get("threads", 1)), warm_up=bool(self.config.get("warm_up", True)))
         start.configure_triton(self.config.get("private_dir"))
         self._limit_memory()
         protections.update(self._install_guards())

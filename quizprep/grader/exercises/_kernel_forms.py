@@ -93,23 +93,29 @@ def sum_not_rescaled(case: Case) -> Forms:
     return [sim.online(*tensors(case), allowed(case), block, rescale_sum=False) for block in sim.TILES]
 
 
-def no_rescale_running_lse(case: Case) -> Forms | None:
+def no_rescale_running_lse(case: Case) -> Forms:
     """The accumulator not rescaled in a kernel that keeps the running lse instead of ℓ (flash-attention's
     Triton kernel): its tile max is max(tile max, lse so far) and the output is scaled once at the end
-    by exp(m − lse). Non-causal only: with a causal loop, the rows' last tiles differ."""
-    if case.data["causal"]:
-        return None
+    by exp(m − lse), m the last visited tile's. Causal, a query tile stops after its diagonal key tile."""
     q, k, v = (tensor.double() for tensor in tensors(case))
-    scores, n = sim.scaled_scores(q, k), case.sizes["n"]
+    scores, n, mask = sim.scaled_scores(q, k), case.sizes["n"], allowed(case)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
     found = []
-    for block in sim.TILES:
+    for block_m, block_n in itertools.product(sim.TILES, sim.TILES):
+        if block_n > block_m or (mask is None and block_m > sim.TILES[0]):
+            continue  # without a causal loop bound the query tile changes nothing
+        tile_end = ((torch.arange(n) // block_m + 1) * block_m).clamp(max=n).unsqueeze(-1)
         lse = torch.full((*scores.shape[:-1], 1), float("-inf"), dtype=torch.float64)
-        acc, row_max = torch.zeros_like(q[..., :1].expand(*q.shape[:-1], v.shape[-1])), lse
-        for start in range(0, n, block):
-            row_max = torch.maximum(scores[..., start:start + block].amax(-1, keepdim=True), lse)
-            p = (scores[..., start:start + block] - row_max).exp()
-            acc = acc + p @ v[..., start:start + block, :]
-            lse = row_max + ((lse - row_max).exp() + p.sum(-1, keepdim=True)).log()
+        acc, row_max = torch.zeros(*q.shape[:-1], v.shape[-1], dtype=torch.float64), lse
+        for start in range(0, n, block_n):
+            visited = start < tile_end if mask is not None else torch.tensor(True)
+            tile = scores[..., start:start + block_n]
+            new_max = torch.maximum(tile.amax(-1, keepdim=True), lse)
+            p = (tile - new_max).exp()
+            acc = torch.where(visited, acc + p @ v[..., start:start + block_n, :], acc)
+            lse = torch.where(visited, new_max + ((lse - new_max).exp() + p.sum(-1, keepdim=True)).log(), lse)
+            row_max = torch.where(visited, new_max, row_max)
         found.append({"out": acc * (row_max - lse).exp()})
     return found
 

@@ -163,7 +163,7 @@ HYPOTHESES = (
                "key tile raises the running max (ℓ is)",
                "Rescale acc (and ℓ) by alpha before adding the block's tl.dot(p, v).",
                lesson("flash-online-softmax-bug"),
-               lambda case: _online(rescale_acc=False)(case) + (forms.no_rescale_running_lse(case) or [])),
+               lambda case: _online(rescale_acc=False)(case) + forms.no_rescale_running_lse(case)),
     Hypothesis("triton-divide-in-loop", "the accumulator is divided by ℓ inside the key loop: the output is "
                "normalised tile by tile instead of once after the loop",
                "Keep acc unnormalised in the loop; divide by l_i once, after it.", lesson("flash-online-output"),
@@ -310,8 +310,10 @@ def perf_on_gpu(ctx: CheckContext) -> PhaseResult:
 USAGE = {
     "forward": "a model's attention layer: sequence lengths that are not a multiple of the tile, d = 64 and 128",
     "causal": "a decoder's prefill: whole tiles above the diagonal skipped, the diagonal tile masked",
-    "stability": "long contexts and unnormalised logits: the running maximum must shift every tile",
-    "strides": "q, k, v handed over as transposed views of (B, n, H, d) projections",
+    "stability": "long contexts and unnormalised logits in a causal decoder, several sequences and heads: the "
+                 "running maximum must start at -inf and shift every tile",
+    "strides": "q a transposed view of a (B, n, H, d) projection, K a slice of a fused buffer, V a view of a "
+               "feature-major cache: each tensor with its own strides",
     "float16": "inference in half precision, with the softmax and accumulator kept in float32",
 }
 
@@ -327,7 +329,7 @@ SPEC = ExerciseSpec(
         Check("forward", "out and log-sum-exp, ragged n, d = 64 and 128", check_forward),
         Check("causal", "causal: block skipping and the diagonal mask", check_causal),
         Check("stability", "numerical stability: logits in the hundreds", check_stability),
-        Check("strides", "strided inputs: every stride used", check_strides),
+        Check("strides", "q, k, v each in its own layout: every stride of each used", check_strides),
         Check("float16", "float16 inputs", check_half),
     ),
     perf=perf_on_gpu,

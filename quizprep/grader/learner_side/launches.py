@@ -42,10 +42,10 @@ class LaunchCounter:
         self.installed = True
 
     def _unmasked(self, access: Any) -> Any:
-        def method(builder: Any, *args: Any) -> Any:
+        def method(builder: Any, *args: Any, **kwargs: Any) -> Any:
             self.without_mask = True
             try:
-                return access(builder, *args)
+                return access(builder, *args, **kwargs)
             finally:
                 self.without_mask = False
 
@@ -55,7 +55,9 @@ class LaunchCounter:
         def run(kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
             if not warmup:
                 self.count += 1
-                pointers = [a for a in (*args, *kwargs.values()) if hasattr(a, "data_ptr")]
+                # a host-side TensorDescriptor addresses its base tensor's memory
+                values = [getattr(a, "base", a) for a in (*args, *kwargs.values())]
+                pointers = [a for a in values if hasattr(a, "data_ptr")]
                 tensors = [a for a in pointers if hasattr(a, "untyped_storage")]
                 # a wrapped tensor (triton.reinterpret) hides its memory: nothing is checked then
                 self.extents = [] if len(tensors) < len(pointers) else [
@@ -69,8 +71,9 @@ class LaunchCounter:
     def _checked(self, access: Any, kind: str, mask_at: int) -> Any:
         import numpy as np
 
-        def method(builder: Any, ptrs: Any, *rest: Any) -> Any:
-            mask = np.broadcast_to(rest[mask_at - 1].data, ptrs.data.shape)
+        def method(builder: Any, ptrs: Any, *rest: Any, **kwargs: Any) -> Any:
+            given = rest[mask_at - 1] if len(rest) >= mask_at else kwargs.get("mask")
+            mask = np.broadcast_to(given.data if given is not None else True, ptrs.data.shape)
             addresses = ptrs.data[mask]
             if addresses.size and self.extents:
                 size = np.dtype(_element_dtype(ptrs)).itemsize
@@ -83,7 +86,7 @@ class LaunchCounter:
                         f"{'writes' if kind == 'store' else 'reads'} {OUT_OF_BOUNDS}: "
                         f"{int((~inside).sum())} of {addresses.size} addresses (program {builder.grid_idx} "
                         f"of grid {builder.grid_dim}; tensors {', '.join(str(s) for s in self.shapes)})")
-            return access(builder, ptrs, *rest)
+            return access(builder, ptrs, *rest, **kwargs)
 
         return method
 

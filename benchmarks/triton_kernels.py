@@ -1,9 +1,10 @@
 """The Triton track's kernel catalogue graded as a learner would be, through Triton's interpreter
 without CUDA: each planted bug (tests/grader/triton_kernels.py) must fail and get exactly its one
 name; each correct style must pass. Prints the line each bug is on and seconds per kernel against
-`import torch` in the same script.
+`import torch` in the same script. With --heldout: the held-out set of issue 31
+(tests/grader/triton_heldout_kernels.py), slips planted in kernels adapted from public code.
 
-    python benchmarks/triton_kernels.py
+    python benchmarks/triton_kernels.py [--heldout]
 """
 from __future__ import annotations
 
@@ -16,12 +17,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "grader"))
 
 from grader_corpus import import_torch_seconds  # noqa: E402
+import triton_heldout_kernels  # noqa: E402
 from triton_kernels import BUGS, STYLES, KernelEdit  # noqa: E402
 
 
 def correct_file(path: Path) -> KernelEdit:
     """A correct kernel kept as a file (the example solution, the tensor-descriptor variant)."""
-    return KernelEdit(path.stem, "", "", ())
+    return KernelEdit(path.stem, "", "", (), path)
 
 
 def verdict(edit: KernelEdit, report) -> tuple[bool, str]:
@@ -29,9 +31,11 @@ def verdict(edit: KernelEdit, report) -> tuple[bool, str]:
     names = sorted({c.diagnosis_id for c in failing if c.diagnosis_id})
     if not edit.diagnosis:
         return report.passed, "pass" if report.passed else f"WRONGLY FAILED {[c.id for c in failing]}"
-    number, text = edit.line()
-    ok = not report.passed and names == [edit.diagnosis]
-    return ok, f"named {names or '-'} (want {edit.diagnosis}); line {number}: {text}"
+    if report.passed:
+        return False, f"ACCEPTED (want {edit.diagnosis})"
+    ok = names == [edit.diagnosis]
+    where = "; line {}: {}".format(*edit.line()) if edit.edits else ""
+    return ok, f"named {names or '-'} (want {edit.diagnosis}){where}"
 
 
 def main() -> None:
@@ -41,15 +45,18 @@ def main() -> None:
     baseline = import_torch_seconds()
     print(f"python -c 'import torch': {baseline:.2f} s (median of 3)")
     tally = {"bugs": 0, "named": 0, "styles": 0, "passed": 0}
+    heldout = "--heldout" in sys.argv
+    bugs, styles = (triton_heldout_kernels.BUGS, ()) if heldout else (BUGS, STYLES)
     with tempfile.TemporaryDirectory() as folder:
-        files = [ROOT / "tests" / "solutions" / "flash_triton.py",
-                 *sorted((ROOT / "tests" / "grader" / "triton_variants").glob("*.py"))]
+        files = list(triton_heldout_kernels.CORRECT) if heldout else [
+            ROOT / "tests" / "solutions" / "flash_triton.py",
+            *sorted((ROOT / "tests" / "grader" / "triton_variants").glob("*.py"))]
         paths = {path.stem: path for path in files}
-        for edit in BUGS + STYLES:
+        for edit in bugs + styles:
             paths[edit.name] = Path(folder) / f"flash_triton_{edit.name}.py"
             paths[edit.name].write_text(edit.source())
-        kernels = BUGS + STYLES + tuple(correct_file(path) for path in files)
-        session = WorkerSession(paths[BUGS[0].name], limits=Limits(check_seconds=60))
+        kernels = bugs + styles + tuple(correct_file(path) for path in files)
+        session = WorkerSession(paths[bugs[0].name], limits=Limits(check_seconds=60))
         started = time.perf_counter()
         try:
             for edit in kernels:

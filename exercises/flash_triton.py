@@ -23,7 +23,9 @@ Things the grader names when they go wrong, each on its own line of a kernel:
 - tl.exp2 with scores scaled by log2(e) is fine, but lse is stored in natural-log units.
 
 Without a GPU the grader runs your kernel through Triton's interpreter (TRITON_INTERPRET=1) on
-small shapes; on a GPU it is compiled and `quizprep grade --perf` times it against SDPA.
+small shapes; on a GPU it is compiled and `quizprep grade --perf` times it against SDPA. The output
+must come from your kernel's launches. tl.make_block_ptr (older tutorials) raises NotImplementedError
+in Triton 3.9: use pointer arithmetic or tl.make_tensor_descriptor.
 Triton is optional: pip install 'quizprep[triton]'. F.scaled_dot_product_attention and every
 softmax are off limits.
 

@@ -20,6 +20,7 @@ class Reply:
     grads: dict[str, Tensor | None] = field(default_factory=dict)
     grad_error: str = ""
     inputs_after: dict[str, Any] = field(default_factory=dict)
+    launches: int | None = None  # Triton kernels launched by the call, when asked (count_launches)
 
 
 @dataclass
@@ -93,4 +94,4 @@ class CheckContext:
         response = self.session.request(request)
         grads = response.get("grads") or {}
         return Reply(response.get("value"), grads.get("values", {}), grads.get("error", ""),
-                     response.get("inputs_after", {}))
+                     response.get("inputs_after", {}), response.get("launches"))

@@ -63,6 +63,46 @@ def _missing_triton(message: str, code: str, frames: list[Frame]) -> Diagnosis |
                      "without one the grader runs your kernel through Triton's interpreter.", "")
 
 
+def _block_pointers(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    """Triton 3.9 removed tl.make_block_ptr (older tutorials use it); its interpreter says so only as
+    a NotImplementedError from inside the launch."""
+    if "Block pointers have been removed" not in message:
+        return None
+    return Diagnosis("triton-block-ptr", "tl.make_block_ptr: Triton 3.9 removed block pointers (its interpreter "
+                     "raises NotImplementedError for them)",
+                     "Address the tiles with pointer arithmetic (base + rows[:, None] * stride_n + cols[None, :] * "
+                     "stride_d, masked at the ragged edge) or with tl.make_tensor_descriptor.",
+                     lesson("triton-strides"))
+
+
+def _kernel_out_of_bounds(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    """An interpreted tl.load/tl.store past every tensor of its launch (learner_side/launches.py):
+    a store with no mask, or a grid whose first axis counts batch·heads while the query tiles
+    are on the second, else the address arithmetic itself."""
+    if "outside every tensor passed to the kernel" not in message:
+        return None
+    grid = re.search(r"of grid \((\d+), (\d+), (\d+)\)", message)
+    shape = re.search(r"tensors \((\d+), (\d+), (\d+), \d+\)", message)
+    if "unmasked tl.store" in message:
+        return Diagnosis("triton-unmasked-store", "a tl.store without a mask writes past the output: the last query "
+                         "tile's rows beyond n land outside it (or over the next head's rows)",
+                         "Store with the rows' mask: tl.store(ptrs, acc, mask=offs_m[:, None] < N).",
+                         lesson("triton-ragged-edges"))
+    if grid and shape:
+        first, second = int(grid[1]), int(grid[2])
+        batch, heads, n = (int(size) for size in shape.groups())
+        tiles = {-(-n // block) for block in (16, 32, 64, 128)}
+        if first == batch * heads and second in tiles and second != first:
+            return Diagnosis("triton-grid-swapped", f"the launch grid ({first}, {second}, …) puts batch·heads on axis "
+                             "0 and the query tiles on axis 1, while the kernel reads them the other way round",
+                             "Launch grid = (triton.cdiv(N, BLOCK_M), B * H) when the kernel reads the query tile "
+                             "from tl.program_id(0) and batch·head from tl.program_id(1) (or swap both).",
+                             lesson("triton-tile-sram"))
+    return Diagnosis("triton-out-of-bounds", "a pointer offset reaches past the tensor it reads or writes",
+                     "Check this line's offsets: every stride from the right tensor, program ids within the grid, "
+                     "and a mask wherever a tile can run past n.", lesson("triton-strides"))
+
+
 def _thread_limit(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
     """The machine refused a thread before the grader's poll saw too many (a pids limit of the
     container, or memory for their stacks): the same cause as a worker stopped for its threads."""
@@ -302,5 +342,6 @@ def _source(frames: list[Frame]) -> str:
 
 
 RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (
-    _missing_triton, _thread_limit, _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _view_of_a_view,
-    _in_place_on_input, _mixed_dtypes, _transposed_weight, _unexpanded_heads, _reduction_without_keepdim)
+    _missing_triton, _block_pointers, _kernel_out_of_bounds, _thread_limit, _overflow, _cat_axis, _hard_coded_axis,
+    _full_transpose, _view_of_a_view, _in_place_on_input, _mixed_dtypes, _transposed_weight, _unexpanded_heads,
+    _reduction_without_keepdim)

@@ -117,7 +117,9 @@ def session_for(path: Path, options: GradeOptions) -> WorkerSession:
 
 
 def _checks_session(path: Path, spec: ExerciseSpec, device: str, limits: Limits) -> WorkerSession:
-    return WorkerSession(Path(path), forbidden=spec.forbidden, limits=limits_for(device, limits))
+    # A kernel track checks forward passes on real devices only: no gradient, no meta-device run.
+    return WorkerSession(Path(path), forbidden=spec.forbidden, limits=limits_for(device, limits),
+                         warm_up=not spec.gpu_kernels)
 
 
 def grade(path: Path, options: GradeOptions, session: WorkerSession | None = None, *,

@@ -312,13 +312,29 @@ def expect_no_leak(ctx: CheckContext, problem: Problem, case: Case, altered: Cas
 
 
 def describe_small(case: Case, actual: dict[str, Tensor]) -> str:
+    """The case and the outputs that differ in it: whole when small, else their first differing
+    element (an output that matches is left out, whatever its size)."""
     lines = [case.label]
     for name, expected in case.expected.items():
         got = actual[name]
+        same_shape = tuple(got.shape) == tuple(expected.shape)
+        if same_shape and name in case.tolerance:
+            wrong = ~close_elements(got, expected, case.tolerance[name])
+            if not bool(wrong.any()):
+                continue
         if expected.numel() <= 24 and got.numel() <= 24:
             lines.append(f"  {name} expected: {_fmt(expected)}")
             lines.append(f"  {name} got:      {_fmt(got)}")
+        elif same_shape and name in case.tolerance:
+            index = tuple(int(i) for i in wrong.nonzero()[0])
+            lines.append(f"  {name}{list(index)} expected {_fmt_value(expected[index])}, got {_fmt_value(got[index])} "
+                         f"(the first of {int(wrong.sum())} of {got.numel()} elements that differ)")
     return "\n".join(lines)
+
+
+def _fmt_value(value: Tensor) -> str:
+    number = float(value)
+    return "nan" if number != number else f"{number:.4g}"
 
 
 def _fmt(tensor: Tensor) -> str:

@@ -73,8 +73,9 @@ class WorkerSession:
 
     def __init__(self, path: Path, *, forbidden: tuple[str, ...] | None = (), limits: Limits = Limits(),
                  python: str = sys.executable, script: Path = WORKER_SCRIPT,
-                 fork_server: ForkServer | None = None) -> None:
+                 fork_server: ForkServer | None = None, warm_up: bool = True) -> None:
         self.path = Path(path).resolve()
+        self.warm_up = warm_up  # False: the worker skips torch's autograd and meta-device warm-ups
         self.forbidden = forbidden
         self.limits = limits
         self.python = python
@@ -134,6 +135,7 @@ class WorkerSession:
             "private_dir": self.private_dir,
             "file_bytes": self.limits.file_bytes,
             "gpu_memory_fraction": gpu_memory_share(),
+            "warm_up": self.warm_up,
             **self.jail.worker_config(os.getpid()),
         }
         sandbox.make_undumpable()

@@ -21,12 +21,13 @@ class KernelEdit:
     name: str
     check: str
     diagnosis: str  # "" for a correct kernel
-    edits: tuple[tuple[str, str], ...]  # (text of the solution, what it becomes)
+    edits: tuple[tuple[str, str], ...]  # (text of the base kernel, what it becomes)
+    base: Path = SOLUTION
 
     def source(self) -> str:
-        text = SOLUTION.read_text()
+        text = self.base.read_text()
         for old, new in self.edits:
-            assert text.count(old) == 1, f"{self.name}: {old!r} is not once in the solution"
+            assert text.count(old) == 1, f"{self.name}: {old!r} is not once in {self.base.name}"
             text = text.replace(old, new)
         return text
 
@@ -34,8 +35,8 @@ class KernelEdit:
         """Where the first edit happens in the edited kernel: its line number and text (for a
         deletion, the line that now stands there and what was removed)."""
         old, new = self.edits[0]
-        solution = SOLUTION.read_text()
-        number = solution[: solution.index(old) + len(old) - len(old.lstrip())].count("\n") + 1
+        base = self.base.read_text()
+        number = base[: base.index(old) + len(old) - len(old.lstrip())].count("\n") + 1
         text = self.source().splitlines()[number - 1].strip()
         return number, text if new else f"{text}  (removed above it: {old.strip().splitlines()[-1].strip()})"
 
@@ -61,7 +62,7 @@ BUGS = (
     KernelEdit("ragged_edge", "forward", "triton-ragged-edge", (
         ('        s = tl.where(cols[None, :] < N, s, float("-inf"))\n', ""),
     )),
-    KernelEdit("contiguous_strides", "strides", "triton-contiguous-strides", (
+    KernelEdit("contiguous_strides", "strides", "triton-wrong-strides", (
         ("*q.stride(), *k.stride(), *v.stride(), *out.stride()",
          "*out.stride(), *out.stride(), *out.stride(), *out.stride()"),
     )),

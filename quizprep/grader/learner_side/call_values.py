@@ -46,11 +46,17 @@ def wants_grad(value: Any) -> bool:
 class Preparer:
     """Moves tensors to the device and makes them non-contiguous or differentiable on request.
     `noncontiguous` is True (strided along the last axis), "transposed" (the last two axes stored
-    column-major, as after .transpose(-2, -1)) or "expanded" (an axis whose slices are all equal
-    handed over as a stride-0 expand(), as GQA's expanded KV heads are)."""
+    column-major, as after .transpose(-2, -1)), "expanded" (an axis whose slices are all equal
+    handed over as a stride-0 expand(), as GQA's expanded KV heads are) or "heads-major" (a
+    (B, H, n, d) tensor stored as (B, n, H, d), as after a projection's .transpose(1, 2)) or
+    "cache-transposed" (the first n key slots of a feature-major cache with room for 2n)."""
 
     def __init__(self, device: str, noncontiguous: bool | str, requires_grad: bool) -> None:
         self.device, self.noncontiguous, self.requires_grad = device, noncontiguous, requires_grad
+
+    def laid_out(self, layout: bool | str) -> Preparer:
+        """The same preparation with another layout: each input of a call may have its own."""
+        return Preparer(self.device, layout, self.requires_grad)
 
     def __call__(self, value: Any) -> Any:
         import torch
@@ -64,6 +70,13 @@ class Preparer:
             tensor = tensor.transpose(-2, -1).contiguous().transpose(-2, -1)
         elif self.noncontiguous == "expanded":
             tensor = _expanded(tensor)
+        elif self.noncontiguous == "heads-major" and tensor.dim() == 4:
+            tensor = tensor.transpose(1, 2).contiguous().transpose(1, 2)
+        elif self.noncontiguous == "cache-transposed" and tensor.dim() >= 2:
+            n = tensor.shape[-2]
+            cache = torch.zeros(*tensor.shape[:-2], tensor.shape[-1], 2 * n, dtype=tensor.dtype, device=tensor.device)
+            cache[..., :n] = tensor.transpose(-2, -1)
+            tensor = cache[..., :n].transpose(-2, -1)
         elif self.noncontiguous and tensor.dim() >= 1 and tensor.numel() > 1:
             wide = torch.zeros(*tensor.shape[:-1], tensor.shape[-1] * 2, dtype=tensor.dtype, device=tensor.device)
             wide[..., ::2] = tensor

@@ -6,12 +6,16 @@ from __future__ import annotations
 import os
 
 
-def import_torch(threads: int, *, before_fork: bool = False) -> None:
+def import_torch(threads: int, *, before_fork: bool = False, warm_up: bool = True) -> None:
     """Import torch and run its first kernels, before any limit or guard applies. `before_fork`:
-    in a fork server, which must leave CUDA untouched for its children."""
+    in a fork server, which must leave CUDA untouched for its children. Without `warm_up` (the
+    Triton track: forward kernels only, no gradient and no meta-device check) the warm-ups that
+    only those need are skipped, seconds of every start."""
     import torch
 
     torch.set_num_threads(threads)
+    if not warm_up:
+        return
     warm = torch.randn(8, 8, requires_grad=True)
     out = torch.softmax(warm @ warm, dim=-1)
     # The first autograd.grad imports torch.fx's symbolic shapes and sympy (about 1 s): done here,

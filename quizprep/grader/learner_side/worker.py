@@ -50,6 +50,7 @@ class Worker:
         self.values = _load_sibling("call_values.py")
         self.errors = _load_sibling("errors.py")
         self.memaudit = _load_sibling("memaudit.py")
+        self.launches = _load_sibling("launches.py").LaunchCounter()
         self.guards: Any = None
         self.trapped_libraries: list[str] = []
         self.gpu_in_use = False
@@ -63,7 +64,7 @@ class Worker:
         faulthandler.enable(file=sys.stderr, all_threads=True)
         faulthandler.register(signal.SIGUSR1, file=sys.stderr, all_threads=True)
         start = _load_sibling("torch_start.py")
-        start.import_torch(int(self.config.get("threads", 1)))
+        start.import_torch(int(self.config.get("threads", 1)), warm_up=bool(self.config.get("warm_up", True)))
         start.configure_triton(self.config.get("private_dir"))
         if self.config.get("forbidden") is None:  # launched before the grader knew the exercise
             self.config.update(self.channel.read_message(self.request_fd))
@@ -297,7 +298,9 @@ class Worker:
 
         prepare = self.values.Preparer(request.get("device", "cpu"), request.get("noncontiguous") or False,
                                        bool(request.get("requires_grad")))
-        args = [prepare(a) for a in request.get("args", [])]
+        layouts = request.get("layouts") or []  # one per positional input, where they differ
+        args = [prepare.laid_out(layouts[i])(a) if i < len(layouts) else prepare(a)
+                for i, a in enumerate(request.get("args", []))]
         kwargs = {k: prepare(v) for k, v in request.get("kwargs", {}).items()}
         grad_output = request.get("grad_output")
         context = torch.enable_grad() if grad_output is not None else torch.no_grad()
@@ -305,12 +308,16 @@ class Worker:
         call_args = [self.values.to_numpy(a) for a in args] if numpy_track else args
         call_kwargs = {k: self.values.to_numpy(v) for k, v in kwargs.items()} if numpy_track else kwargs
         memory = None
+        if request.get("count_launches"):
+            self.launches.start()
         with context, self.guards.mode:
             if request.get("memory_audit"):
                 value, memory = self.memaudit.audit(target, *call_args, **call_kwargs)
             else:
                 value = target(*call_args, **call_kwargs)
         response: dict[str, Any] = {"ok": True, "value": self.values.from_numpy(value) if numpy_track else value}
+        if request.get("count_launches"):
+            response["launches"] = self.launches.count
         if memory is not None:
             response["memory"] = self.values.memory_summary(memory)
         if grad_output is not None:

@@ -1,0 +1,97 @@
+"""Triton kernel launches made during one learner call, counted on the path every launch takes:
+`JITFunction.run` when compiled and `InterpretedFunction.run` under TRITON_INTERPRET=1 (autotuners,
+heuristics and `kernel[grid](...)` all end there). The Triton track's output must come from a
+kernel, and source text cannot say whether one ran.
+
+Interpreted, each tl.load and tl.store is also checked against the memory of the tensors passed to
+the launch: the interpreter dereferences raw addresses, so an address past a tensor (a swapped grid,
+an unmasked tail store) reads or corrupts the heap and kills the process at a line that changes
+between runs. Raised instead as an IndexError at the learner's own tl.load/tl.store line, with the
+launch's grid and program. Loaded by the worker from its file; imports nothing of quizprep."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+OUT_OF_BOUNDS = "outside every tensor passed to the kernel"
+
+
+class LaunchCounter:
+    def __init__(self) -> None:
+        self.count = 0
+        self.installed = False
+        self.extents: list[tuple[int, int]] = []  # [start, end) of each tensor argument's memory
+        self.shapes: list[tuple[int, ...]] = []
+        self.without_mask = False  # inside a tl.load/tl.store written without mask=
+
+    def start(self) -> None:
+        """Zero the count, wrapping Triton's launch methods once Triton is imported (by the learner's
+        file: a file that never imports it launches nothing)."""
+        self.count = 0
+        if self.installed or "triton" not in sys.modules:
+            return
+        from triton.runtime import interpreter, jit
+
+        for kind in (jit.JITFunction, interpreter.InterpretedFunction):
+            kind.run = self._counting(kind.run)
+        builder = interpreter.InterpreterBuilder
+        builder.create_masked_load = self._checked(builder.create_masked_load, "load", mask_at=1)
+        builder.create_masked_store = self._checked(builder.create_masked_store, "store", mask_at=2)
+        for name in ("create_load", "create_store"):  # tl.load/tl.store without mask= (they add one)
+            setattr(builder, name, self._unmasked(getattr(builder, name)))
+        self.installed = True
+
+    def _unmasked(self, access: Any) -> Any:
+        def method(builder: Any, *args: Any, **kwargs: Any) -> Any:
+            self.without_mask = True
+            try:
+                return access(builder, *args, **kwargs)
+            finally:
+                self.without_mask = False
+
+        return method
+
+    def _counting(self, launch: Any) -> Any:
+        def run(kernel: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+            if not warmup:
+                self.count += 1
+                # a host-side TensorDescriptor addresses its base tensor's memory
+                values = [getattr(a, "base", a) for a in (*args, *kwargs.values())]
+                pointers = [a for a in values if hasattr(a, "data_ptr")]
+                tensors = [a for a in pointers if hasattr(a, "untyped_storage")]
+                # a wrapped tensor (triton.reinterpret) hides its memory: nothing is checked then
+                self.extents = [] if len(tensors) < len(pointers) else [
+                    (t.untyped_storage().data_ptr(), t.untyped_storage().data_ptr() + t.untyped_storage().nbytes())
+                    for t in tensors]
+                self.shapes = [tuple(t.shape) for t in tensors]
+            return launch(kernel, *args, grid=grid, warmup=warmup, **kwargs)
+
+        return run
+
+    def _checked(self, access: Any, kind: str, mask_at: int) -> Any:
+        import numpy as np
+
+        def method(builder: Any, ptrs: Any, *rest: Any, **kwargs: Any) -> Any:
+            given = rest[mask_at - 1] if len(rest) >= mask_at else kwargs.get("mask")
+            mask = np.broadcast_to(given.data if given is not None else True, ptrs.data.shape)
+            addresses = ptrs.data[mask]
+            if addresses.size and self.extents:
+                size = np.dtype(_element_dtype(ptrs)).itemsize
+                inside = np.zeros(addresses.shape, dtype=bool)
+                for begin, end in self.extents:
+                    inside |= (addresses >= begin) & (addresses + size <= end)
+                if not inside.all():
+                    raise IndexError(
+                        f"{'an unmasked' if self.without_mask else 'a masked'} tl.{kind} "
+                        f"{'writes' if kind == 'store' else 'reads'} {OUT_OF_BOUNDS}: "
+                        f"{int((~inside).sum())} of {addresses.size} addresses (program {builder.grid_idx} "
+                        f"of grid {builder.grid_dim}; tensors {', '.join(str(s) for s in self.shapes)})")
+            return access(builder, ptrs, *rest, **kwargs)
+
+        return method
+
+
+def _element_dtype(ptrs: Any) -> Any:
+    from triton.runtime.interpreter import _get_np_dtype
+
+    return _get_np_dtype(ptrs.get_element_ty())

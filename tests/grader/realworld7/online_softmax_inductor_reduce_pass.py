@@ -1,6 +1,6 @@
 # quizprep: exercise=online-softmax
 # source: pytorch/pytorch torch/_inductor/runtime/triton_helpers.py (online_softmax_reduce, online_softmax_combine), tl.* rewritten as torch.*
-# style: Inductor's online softmax: the chunk max shifted by 0 where it is -inf (tl.where(max == -inf, 0, ...)), so an all -inf chunk leaves the state (-inf, chunk length); the merge rescales both sums by exp(max_i - max)
+# style: Inductor's online softmax: the chunk max shifted by 0 where it is -inf (tl.where(max == -inf, 0, ...)), so an all -inf chunk leaves the state (-inf, chunk length); the combine scales both sums by 1.0 where the merged max is -inf, by exp(max_i - max) elsewhere (online_softmax_combine_with_sum)
 # expect: pass
 import torch
 
@@ -13,10 +13,12 @@ def _reduce(chunk):
 
 
 def _combine(lhs_max, lhs_sum, rhs_max, rhs_sum):
-    # online_softmax_combine
+    # online_softmax_combine_with_sum: while the merged max is -inf both sums are kept as they are
     out_max = torch.maximum(lhs_max, rhs_max)
-    safe = torch.where(out_max == float("-inf"), torch.zeros_like(out_max), out_max)
-    return out_max, lhs_sum * torch.exp(lhs_max - safe) + rhs_sum * torch.exp(rhs_max - safe)
+    empty = out_max == float("-inf")
+    lhs_scale = torch.where(empty, torch.ones_like(out_max), torch.exp(lhs_max - out_max))
+    rhs_scale = torch.where(empty, torch.ones_like(out_max), torch.exp(rhs_max - out_max))
+    return out_max, lhs_sum * lhs_scale + rhs_sum * rhs_scale
 
 
 def online_update(row_max, row_sum, chunk):

@@ -65,7 +65,7 @@ def test_third_corpus_covers_every_exercise_and_issue_20_class():
     for cause in ("padding-width-from-lengths", "kv-chunk-ignores-cache", "fill-overflow", "cat-wrong-axis",
                   "repeat-wrong-axis", "transpose-all-axes", "hard-coded-axis", "weights-head-averaged",
                   "scale-one-side", "weight-transposed", "kept-dim", "causal-offset-sign", "weights-are-logits",
-                  "causal-flops-no-diagonal", "softmax-all-axes", "online-empty-chunk-counted"):
+                  "causal-flops-no-diagonal", "softmax-all-axes"):
         assert cause in named, cause
 
 

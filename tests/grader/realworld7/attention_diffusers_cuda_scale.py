@@ -1,7 +1,7 @@
 # quizprep: exercise=attention
 # source: huggingface/diffusers AttnProcessor (get_attention_scores: torch.baddbmm on an empty baddbmm_input with beta=0, alpha=scale), in notebooks that pin the device with .cuda()
 # style: heads already folded, baddbmm with beta=0, softmax then .to(dtype), the empty input allocated with .cuda()
-# expect: fail diagnosis=device-hard-coded
+# expect: fail diagnosis=device-hard-coded-cuda
 # bug: the empty baddbmm input is created with torch.empty(...).cuda(): on a machine without CUDA it raises, and on a GPU it pins the tensor to cuda:0 whatever device the inputs are on; torch.empty(..., device=q.device) follows the inputs
 import torch
 

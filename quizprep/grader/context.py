@@ -8,9 +8,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from quizprep.grader.learner_side import protocol
-from quizprep.grader.spec import FailureKind
-from quizprep.grader.worker_session import LearnerFailure, WorkerSession
+from quizprep.grader.worker_session import WorkerSession
 
 
 @dataclass
@@ -66,11 +64,8 @@ class CheckContext:
         """Construct the learner's class; with `state`, overwrite those parameters (and cast to dtype)."""
         reply = self.session.request({"op": "new_module", "target": target, "args": list(args),
                                       "seed": self.module_seed()})
-        try:
-            module = LearnerModule(*protocol.checked_module(reply["value"]))
-        except protocol.ProtocolError as error:
-            self.session.close()
-            raise LearnerFailure(FailureKind.PROTOCOL, f"the result could not be read back ({error})") from None
+        value = reply["value"]
+        module = LearnerModule(int(value["handle"]), dict(value["children"]), dict(value["parameters"]))
         if state is not None or dtype is not None:
             self.session.request({
                 "op": "set_state", "handle": module.handle, "state": state or {}, "device": self.device,

@@ -346,7 +346,7 @@ def expect_unchanged(reply: Reply, args: tuple[tuple[str, Tensor], ...], tried: 
     pairs = [(name, before, args_after[i] if i < len(args_after) else None) for i, (name, before) in enumerate(args)]
     pairs += [(name, before, kwargs_after.get(name)) for name, before in kwargs]
     for name, before, now in pairs:
-        if not isinstance(now, Tensor) or not torch.equal(before, now):
+        if now is None or not torch.equal(before, now):
             raise CheckFailure(f"`{name}` was modified in place", tried=tried, hint=hint, named=in_place_write(
                 f"your code wrote into its input `{name}`: an in-place op changed the caller's tensor"))
 

@@ -351,9 +351,6 @@ def check_memory(ctx: CheckContext) -> str:
     found = mismatches(case, actual)
     if found:
         raise failure_for(ctx, PROBLEM, case, actual, found, ctx.seed, None)
-    if "memory" not in response:
-        raise CheckFailure("the call's reply came back without the grader's memory audit", tried=case.label,
-                           hint="Leave torch's dispatch modes and the grader's process alone.")
     return judge_memory(response["memory"], case)
 
 

@@ -279,50 +279,7 @@ def checked_reply(message: Any) -> dict[str, Any]:
     if "forbidden" in reply:
         kept = _array(reply["forbidden"], "forbidden")[:FRAMES_KEPT]
         reply["forbidden"] = [_checked_violation(item) for item in kept]
-    if "grads" in reply:
-        reply["grads"] = _checked_grads(reply["grads"])
-    if "inputs_after" in reply:
-        inputs = _object(reply["inputs_after"], "inputs_after")
-        reply["inputs_after"] = {"args": _array(inputs.get("args", []), "inputs_after's args"),
-                                 "kwargs": _object(inputs.get("kwargs", {}), "inputs_after's kwargs")}
-    if "memory" in reply:
-        reply["memory"] = _checked_memory(reply["memory"])
     return reply
-
-
-def _checked_grads(grads: Any) -> dict[str, Any]:
-    grads = _object(grads, "grads")
-    values = _object(grads.get("values", {}), "grads' values")
-    for name, value in values.items():
-        if value is not None and not _is_tensor(value):
-            raise ProtocolError(f"the gradient {name[:80]!r} must be a tensor, not {type(value).__name__}")
-    return {"values": values, "error": _text(grads.get("error", ""), "grads' error")}
-
-
-def _checked_memory(memory: Any) -> dict[str, Any]:
-    memory = _object(memory, "memory")
-    largest = []
-    for item in _array(memory.get("largest", []), "memory's largest")[:FRAMES_KEPT]:
-        item = _object(item, "an allocation")
-        shape = [_count(size, "a size") for size in _array(item.get("shape"), "an allocation's shape")]
-        largest.append({"op": _text(item.get("op"), "op"), "shape": shape, "nbytes": _count(item.get("nbytes"), "nbytes")})
-    removed = memory.get("mode_removed", False)
-    if not isinstance(removed, bool):
-        raise ProtocolError(f"memory's mode_removed must be true or false, not {type(removed).__name__}")
-    return {"peak_live_bytes": _count(memory.get("peak_live_bytes"), "peak_live_bytes"), "mode_removed": removed,
-            "largest": largest}
-
-
-def checked_module(value: Any) -> tuple[int, dict[str, str], dict[str, Any]]:
-    """A new module's handle, its children's kinds and its parameters (tensors), from a reply's value."""
-    value = _object(value, "a new module")
-    children = _object(value.get("children", {}), "a module's children")
-    parameters = _object(value.get("parameters", {}), "a module's parameters")
-    for name, parameter in parameters.items():
-        if not _is_tensor(parameter):
-            raise ProtocolError(f"the parameter {name[:80]!r} must be a tensor, not {type(parameter).__name__}")
-    return (_count(value.get("handle"), "a module's handle"),
-            {name: _text(kind, "a child's kind") for name, kind in children.items()}, parameters)
 
 
 def _checked_error(error: Any) -> dict[str, Any]:

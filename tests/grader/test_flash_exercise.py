@@ -50,6 +50,24 @@ def test_memory_verdict_counts_tiles_kept_alive_together() -> None:
         flash.judge_memory({"peak_live_bytes": 0, "mode_removed": True, "largest": []}, case)
 
 
+def test_memory_that_grows_as_the_block_shrinks_is_partials_kept() -> None:
+    """Issue 31: a tiled loop that stacks every block's partial output passed at one block size."""
+    case = _audit_case()
+    small = flash.build({**flash.AUDIT_SIZES, "block": flash.SMALL_BLOCK}, {"dtype": torch.float32, "causal": True}, 0)
+    n, m, dv = (flash.AUDIT_SIZES[key] for key in ("n", "m", "dv"))
+    partial = 2 * n * dv * 4
+    blocks = [-(-m // size) for size in (flash.AUDIT_SIZES["block"], flash.SMALL_BLOCK)]
+
+    def audit(peak: int) -> dict:
+        return {"peak_live_bytes": peak, "mode_removed": False, "largest": []}
+
+    kept = [audit(blocks[0] * partial), audit(blocks[1] * partial)]
+    with pytest.raises(CheckFailure) as failure:
+        flash.judge_memory(kept[0], case, small=(kept[1], small))
+    assert failure.value.diagnosis_id == "flash-partials-kept" and "block_size=4" in failure.value.message
+    assert "peak" in flash.judge_memory(audit(150_000), case, small=(audit(120_000), small))  # a flash loop
+
+
 def test_the_worker_runs_the_learner_under_the_audit(tmp_path) -> None:
     from quizprep.grader.worker_session import WorkerSession
 

@@ -17,12 +17,13 @@ from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises._attention_problem import LOGIT_VARIANCE, draw_case
+from quizprep.grader.exercises._flash_memory import judge_memory
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, either, expect_unchanged, failure_for, first_output_checks, mismatches, verify,
 )
-from quizprep.grader.spec import Check, CheckFailure, Diagnosis, ExerciseSpec
+from quizprep.grader.spec import Check, ExerciseSpec
 
 TARGET = "flash_attention"
 F32, F64 = torch.float32, torch.float64
@@ -338,11 +339,20 @@ def check_not_mutated(ctx: CheckContext) -> None:
 
 
 AUDIT_SIZES = _sizes((2,), 128, 1031, 8, 8, 32)
+# The audit runs again at this block size: tiled code that keeps something per block (every block's
+# partial output, stacked at the end) grows as the block shrinks; a flash loop does not.
+SMALL_BLOCK = 4
 
 
 def check_memory(ctx: CheckContext) -> str:
-    """A correct answer that materialises the scores fails here, with that reason."""
-    case = build(AUDIT_SIZES, {"dtype": F32, "causal": True}, ctx.seed + 80)
+    """A correct answer that materialises the scores, or keeps every block's partial output,
+    fails here, with that reason."""
+    audits = [_audited(ctx, build({**AUDIT_SIZES, "block": block}, {"dtype": F32, "causal": True}, ctx.seed + 80))
+              for block in (AUDIT_SIZES["block"], SMALL_BLOCK)]
+    return judge_memory(*audits[0], small=audits[1])
+
+
+def _audited(ctx: CheckContext, case: Case) -> tuple[dict[str, Any], Case]:
     data = case.data
     response = ctx.session.request({"op": "call", "target": TARGET, "args": [data["q"], data["k"], data["v"]],
                                     "kwargs": {"causal": True, "block_size": data["block"]},
@@ -351,35 +361,7 @@ def check_memory(ctx: CheckContext) -> str:
     found = mismatches(case, actual)
     if found:
         raise failure_for(ctx, PROBLEM, case, actual, found, ctx.seed, None)
-    return judge_memory(response["memory"], case)
-
-
-def judge_memory(memory: dict[str, Any], case: Case) -> str:
-    lead, n, m = _lead(case.sizes), case.sizes["n"], case.sizes["m"]
-    full = math.prod(lead) * n * m * case.data["q"].element_size()
-    why = lesson("flash-tiling-memory")
-    if memory.get("mode_removed"):
-        raise CheckFailure("the call removed the grader's memory audit, so its memory cannot be checked",
-                           tried=case.label, hint="Leave torch's dispatch modes alone.")
-    held = [a for a in memory["largest"] if n in a["shape"] and m in _without(a["shape"], n)]
-    if held:
-        shape = "×".join(map(str, held[0]["shape"]))
-        reason = f"holds a {shape} tensor ({held[0]['op']}): all n×m = {n}×{m} scores at once"
-    elif memory["peak_live_bytes"] >= full:
-        reason = (f"{memory['peak_live_bytes']:,} bytes were alive at once, at least the {full:,} bytes of the "
-                  f"full n×m score matrix")
-    else:
-        return f"peak {memory['peak_live_bytes']:,} bytes alive at once, vs {full:,} for the full scores"
-    raise CheckFailure(f"the output is right, but the call {reason}", tried=case.label, named=Diagnosis(
-        "flash-materialised-scores", "the n×m score matrix is materialised: correct, but not FlashAttention",
-        "Compute scores one key block at a time (q @ k_block.T), fold each into the running max, sum and output, "
-        "and let it go before the next block.", why))
-
-
-def _without(shape: list[int], size: int) -> list[int]:
-    rest = list(shape)
-    rest.remove(size)
-    return rest
+    return response["memory"], case
 
 
 # The real-world use each check stands for.

@@ -52,20 +52,20 @@ def test_memory_verdict_counts_tiles_kept_alive_together() -> None:
 
 def test_memory_that_grows_as_the_block_shrinks_is_partials_kept() -> None:
     """Issue 31: a tiled loop that stacks every block's partial output passed at one block size."""
-    case = _audit_case()
-    small = flash.build({**flash.AUDIT_SIZES, "block": flash.SMALL_BLOCK}, {"dtype": torch.float32, "causal": True}, 0)
-    n, m, dv = (flash.AUDIT_SIZES[key] for key in ("n", "m", "dv"))
+    cases = [flash.build(sizes, {"dtype": torch.float32, "causal": True}, 0) for sizes in flash.GROWTH_SIZES]
+    n, m, dv = (flash.GROWTH_SIZES[0][key] for key in ("n", "m", "dv"))
     partial = 2 * n * dv * 4
-    blocks = [-(-m // size) for size in (flash.AUDIT_SIZES["block"], flash.SMALL_BLOCK)]
+    blocks = [-(-m // sizes["block"]) for sizes in flash.GROWTH_SIZES]
 
     def audit(peak: int) -> dict:
         return {"peak_live_bytes": peak, "mode_removed": False, "largest": []}
 
-    kept = [audit(blocks[0] * partial), audit(blocks[1] * partial)]
+    growth = ((audit(blocks[0] * partial), cases[0]), (audit(blocks[1] * partial), cases[1]))
     with pytest.raises(CheckFailure) as failure:
-        flash.judge_memory(kept[0], case, small=(kept[1], small))
-    assert failure.value.diagnosis_id == "flash-partials-kept" and "block_size=4" in failure.value.message
-    assert "peak" in flash.judge_memory(audit(150_000), case, small=(audit(120_000), small))  # a flash loop
+        flash.judge_memory(audit(150_000), _audit_case(), growth=growth)
+    assert failure.value.diagnosis_id == "flash-partials-kept" and "block_size=8" in failure.value.message
+    flat = ((audit(9_000), cases[0]), (audit(8_000), cases[1]))  # a flash loop: smaller blocks, smaller tiles
+    assert "peak" in flash.judge_memory(audit(150_000), _audit_case(), growth=flat)
 
 
 def test_the_worker_runs_the_learner_under_the_audit(tmp_path) -> None:

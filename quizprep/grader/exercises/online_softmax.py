@@ -185,6 +185,22 @@ def _merge_slip(kind: str):
     return predict
 
 
+def _smaller_max(case: Case) -> dict[str, Tensor] | None:
+    """The merge's comparison flipped: both sums brought to the smaller maximum (exp of a positive
+    gap for the other), in the merge and in an update that merges the chunk's own state."""
+    op, data = case.variant["op"], case.data
+    if op == "merge":
+        (max_a, sum_a), (max_b, sum_b) = ((t.double() for t in data[key]) for key in ("a", "b"))
+    elif op == "update":
+        (max_a, sum_a), (max_b, sum_b) = (t.double() for t in data["state"]), state_of(data["chunk"])
+    else:
+        return None
+    low = torch.minimum(max_a, max_b)
+    if not bool(torch.isfinite(low).all()):
+        return None
+    return {"max": low, "sum": sum_a * (max_a - low).exp() + sum_b * (max_b - low).exp()}
+
+
 def _unguarded(case: Case) -> dict[str, Tensor] | None:
     op, data = case.variant["op"], case.data
     if op == "softmax":
@@ -218,6 +234,10 @@ HYPOTHESES = (
     Hypothesis("merge-first-max", "the merge assumes the first state holds the larger maximum",
                "Take m = max(m_a, m_b) and rescale both sums to it: either half may hold the maximum.",
                lesson("serving-merge-partials"), _merge_slip("first max")),
+    Hypothesis("merge-min", "the comparison that picks the merged maximum is flipped: the state keeps the "
+               "smaller maximum, so the other sum is scaled by exp of a positive gap and overflows for large ones",
+               "m = max(m_a, m_b) (torch.maximum, or where(m_a > m_b, m_a, m_b)); each sum is then scaled by "
+               "exp(m_own − m) ≤ 1.", lesson("serving-merge-partials"), _smaller_max),
     Hypothesis("online-nan-masked-chunk", "a chunk whose logits are all −inf, seen before any finite logit, "
                "gives exp(−inf − (−inf)) = NaN", "While the running maximum is still −inf, use 0 in its place "
                "for the shift (or skip the rescale): exp(−inf − 0) = 0 is what the empty state needs.",

@@ -2,7 +2,7 @@
 # source: the "safe softmax" helper of many model zoos (e.g. tinygrad-style `x - x.max(-1, keepdim=True)`), made dim-aware on the sum only
 # style: subtract the max, exp, divide by the sum; keepdim everywhere
 # expect: fail diagnosis=max-over-last-axis
-# bug: the max is taken over the last axis whatever `dim` is, while the sum is over `dim`: the result is still a softmax over `dim` mathematically, but the shift no longer bounds the exponent along `dim`, so large logits overflow (inf/inf = NaN) when dim is not the last axis
+# bug: the max is taken over the last axis whatever `dim` is, while the sum is over `dim`: when dim is not the last axis that shift varies along `dim` and does not cancel, so the result is not a softmax (and large logits can overflow)
 import torch
 
 

@@ -1,7 +1,7 @@
 """The grader's verdicts on code in real-world styles, and its time per file against `import torch`.
 
-Grades every file of tests/grader/realworld, realworld2, realworld4, realworld5 and realworld6 (held
-out: written without reading the grader), realworld3 (issue 20's classes) and tests/grader/production,
+Grades every file of tests/grader/realworld, realworld2, realworld4, realworld5, realworld6 and
+realworld7 (held out: written without reading the grader), realworld3 (issue 20's classes) and tests/grader/production,
 each with its `# expect:` header, in one worker as a coach would, and prints per corpus and per
 exercise: correct files that pass (accepted), buggy files that fail (caught), buggy files named
 correctly with no other name anywhere in the report (named), files whose report carries a wrong name
@@ -9,7 +9,7 @@ correctly with no other name anywhere in the report (named), files whose report 
 the right name.
 
     python benchmarks/grader_corpus.py [--corpus realworld realworld2 realworld3 realworld4 realworld5 realworld6
-                                        production]
+                                        realworld7 production]
                                        [--verbose]
 """
 from __future__ import annotations
@@ -91,7 +91,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", nargs="+",
                         default=["realworld", "realworld2", "realworld3", "realworld4", "realworld5",
-                                 "realworld6", "production"])
+                                 "realworld6", "realworld7", "production"])
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     baseline = import_torch_seconds()

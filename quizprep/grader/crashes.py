@@ -58,7 +58,7 @@ def crash_diagnosis(message: str, frames: list[Frame], mask_layout: str = "") ->
         found = rule(message, code, frames)
         if found is not None:
             return found
-    return _shape_mismatch(message, code, mask_layout)
+    return _mask_extra_axis(message, code, frames, mask_layout) or _shape_mismatch(message, code, mask_layout)
 
 
 def _missing_triton(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
@@ -147,24 +147,31 @@ def _device(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
     return placement(message, code)
 
 
-def _mask_extra_axis(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+def _mask_extra_axis(message: str, code: str, frames: list[Frame], mask_layout: str) -> Diagnosis | None:
     """A mask that does not broadcast because the learner's code gave it an axis of its own
-    (OpenNMT's `mask.unsqueeze(1)` for its (B, 1, m) masks, on a (B, 1, n, m) one)."""
+    (OpenNMT's and the Annotated Transformer's `mask.unsqueeze(1)`, on a mask that has its head axis)."""
     operands = _operands(code) if SHAPE_ERROR.search(message) else None
     if not operands:
         return None
-    names = [re.sub(r"^[~(\s]+|[)\s]+$", "", operand) for operand in operands[:2]]
-    mask = next((name for name in names if "mask" in name.lower() and name.isidentifier()), None)
-    if mask is None:
-        return None
-    given = re.compile(rf"\b{re.escape(mask)}\s*=\s*{re.escape(mask)}\b[^\n]*")
-    line = next((m.group(0) for m in given.finditer(_source(frames)) if EXTRA_AXIS.search(m.group(0))), None)
-    if line is None:
-        return None
-    return Diagnosis("mask-extra-axis", f"`{line.strip()}` gives the mask an axis of its own, but the mask arrives "
-                     "already broadcastable to the scores (B, heads, n, m): the extra axis no longer lines up",
-                     "Use the mask as given: masked_fill(~mask, ...) broadcasts it over the heads; add an axis only "
-                     "to a mask that lacks the head axis.", lesson("masking-before-softmax"))
+    names = {node.id for operand in operands[:2] for node in ast.walk(_parsed(operand)) if isinstance(node, ast.Name)}
+    for mask in sorted(name for name in names if "mask" in name.lower()):
+        given = re.compile(rf"\b{re.escape(mask)}\s*=\s*{re.escape(mask)}\b[^\n]*")
+        line = next((m.group(0) for m in given.finditer(_source(frames)) if EXTRA_AXIS.search(m.group(0))), None)
+        if line is not None:
+            layout = f" The checks pass {mask_layout}." if mask_layout else ""
+            return Diagnosis("mask-extra-axis", f"`{line.strip()}` gives the mask an axis of its own, but the mask "
+                             "arrives already broadcastable to the scores (B, heads, n, m): the extra axis no longer "
+                             "lines up", "Use the mask as given: masked_fill(~mask, ...) broadcasts it over the heads; "
+                             "add an axis only to a mask that lacks the head axis." + layout,
+                             lesson("masking-before-softmax"))
+    return None
+
+
+def _parsed(expression: str) -> ast.AST:
+    try:
+        return ast.parse(expression)
+    except SyntaxError:
+        return ast.Module(body=[], type_ignores=[])
 
 
 def _full_transpose(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
@@ -340,5 +347,4 @@ def _source(frames: list[Frame]) -> str:
 
 RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (
     _missing_triton, _thread_limit, _device, _overflow, _cat_axis, _hard_coded_axis, _full_transpose, _view_of_a_view,
-    _in_place_on_input, _mixed_dtypes, _transposed_weight, _unexpanded_heads, _reduction_without_keepdim,
-    _mask_extra_axis)
+    _in_place_on_input, _mixed_dtypes, _transposed_weight, _unexpanded_heads, _reduction_without_keepdim)

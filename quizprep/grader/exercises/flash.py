@@ -100,7 +100,8 @@ def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
 
 
 def tiled(case: Case, *, rescale_sum: bool = True, rescale_acc: bool = True, normalise: str = "end",
-          mask: Tensor | None = None, shift: bool = True, dtype: torch.dtype = F64) -> dict[str, Tensor]:
+          mask: Tensor | None = None, shift: bool = True, dtype: torch.dtype = F64,
+          block_max: bool = False) -> dict[str, Tensor]:
     """The online-softmax loop over key blocks, with the named slip switched on.
 
     normalise: "end" (divide once), "loop" (divide inside the loop without re-multiplying the
@@ -122,7 +123,9 @@ def tiled(case: Case, *, rescale_sum: bool = True, rescale_acc: bool = True, nor
         if shift:
             new_max = torch.maximum(row_max, scores.amax(dim=-1, keepdim=True))
             finite = new_max.masked_fill(torch.isneginf(new_max), 0.0)
-            weights, alpha = (scores - finite).exp(), (row_max - finite).exp()
+            own = scores.amax(dim=-1, keepdim=True)  # block_max: exp against the block's own maximum
+            base = own.masked_fill(torch.isneginf(own), 0.0) if block_max else finite
+            weights, alpha = (scores - base).exp(), (row_max - finite).exp()
         else:
             new_max, weights, alpha = row_max, scores.exp(), torch.ones_like(row_max)
         new_sum = row_sum * (alpha if rescale_sum else 1.0) + weights.sum(dim=-1, keepdim=True)
@@ -231,6 +234,11 @@ def _offset_sign(case: Case) -> list[dict[str, Tensor]] | None:
 
 
 HYPOTHESES = (
+    Hypothesis("flash-exp-block-max", "the block's scores are exponentiated against the block's own maximum, "
+               "while ℓ and the accumulator are rescaled to the running one: a block below the running maximum "
+               "weighs exp(m_run − m_block) times too much", "P = exp(S − m_new) with m_new the new running "
+               "maximum, the same value the rescale exp(m_old − m_new) uses.", lesson("flash-online-softmax-bug"),
+               _slip(block_max=True)),
     Hypothesis("flash-no-rescale", "the running max is updated without rescaling the accumulator and the "
                "denominator by exp(m_old − m_new)",
                "When a block raises the row maximum, multiply both ℓ and the output accumulator by "

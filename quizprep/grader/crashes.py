@@ -16,6 +16,7 @@ from typing import Callable
 
 import torch
 
+from quizprep.grader.device import placement
 from quizprep.grader.lessons import lesson
 from quizprep.grader.output import Frame
 from quizprep.grader.spec import Diagnosis
@@ -40,6 +41,11 @@ SHAPE_ERROR = re.compile(f"{BROADCAST.pattern}|{NUMPY_BROADCAST.pattern}|{NUMPY_
                          r"size mismatch|cannot reshape array")
 SHAPE_INDEX = re.compile(r"\.shape\[(-?\d+)\]")
 FULL_TRANSPOSE = re.compile(r"\b\w+\.T\b")
+# A permutation that names every axis from the front: it fits one rank only.
+FIXED_PERMUTATION = re.compile(r"\.(?:transpose|permute)\(\s*\d+\s*(?:,\s*\d+\s*){2,}\)")
+PERMUTATION_RANK = re.compile(r"axes don't match array|does not match the length of the desired ordering of dimensions")
+# A mask given an axis of its own: `mask.unsqueeze(1)`, `mask[:, None]`.
+EXTRA_AXIS = re.compile(r"\.unsqueeze\(|\[[^\]]*\bNone\b[^\]]*\]")
 EXPANSION = re.compile(r"\brepeat_interleave\(|\.repeat\(|\.expand\(")
 MIXED_DTYPES = re.compile(r"same dtype, but got: (\S+) != (\S+)|expected scalar type (\w+) but found (\w+)|"
                           r"scalar type (\w+) but got scalar type (\w+)|(?:to|must) have the same dtype(?!, but got)")
@@ -52,7 +58,7 @@ def crash_diagnosis(message: str, frames: list[Frame], mask_layout: str = "") ->
         found = rule(message, code, frames)
         if found is not None:
             return found
-    return _shape_mismatch(message, code, mask_layout)
+    return _mask_extra_axis(message, code, frames, mask_layout) or _shape_mismatch(message, code, mask_layout)
 
 
 def _missing_triton(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
@@ -162,12 +168,50 @@ def _hard_coded_axis(message: str, code: str, frames: list[Frame]) -> Diagnosis 
         axis, rank = torch_axis.group(3), f"{int(torch_axis.group(2)) + 1} dimension(s)"
     elif index:
         axis, rank = index.group(1), "fewer dimensions"
+    elif PERMUTATION_RANK.search(message) and (fixed := FIXED_PERMUTATION.search(code)):
+        axes = fixed.group(0).count(",") + 1
+        return Diagnosis("hard-coded-axis", f"`{fixed.group(0).lstrip('.')}` names {axes} axes from the front: it "
+                         f"fits {axes}-D inputs only, and the contract allows any number of leading dimensions",
+                         "Swap the last two axes only: np.swapaxes(k, -1, -2), or k.transpose(-2, -1) in torch.",
+                         lesson("multihead-split-transpose"))
     else:
         return None
     return Diagnosis("hard-coded-axis", f"axis {axis} is hard-coded, but this input has {rank}: the "
                      "contract allows any number of leading dimensions", "Count axes from the end (-1 is the last, "
                      "-2 the one before) or use the dim argument you were given, never a fixed index from the front.",
                      lesson("softmax-axis"))
+
+
+def _device(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
+    """A hard-coded .cuda() on a machine without CUDA crashes every check: the device bug, named here."""
+    return placement(message, code)
+
+
+def _mask_extra_axis(message: str, code: str, frames: list[Frame], mask_layout: str) -> Diagnosis | None:
+    """A mask that does not broadcast because the learner's code gave it an axis of its own
+    (OpenNMT's and the Annotated Transformer's `mask.unsqueeze(1)`, on a mask that has its head axis)."""
+    operands = _operands(code) if SHAPE_ERROR.search(message) else None
+    if not operands:
+        return None
+    names = {node.id for operand in operands[:2] for node in ast.walk(_parsed(operand)) if isinstance(node, ast.Name)}
+    for mask in sorted(name for name in names if "mask" in name.lower()):
+        given = re.compile(rf"\b{re.escape(mask)}\s*=\s*{re.escape(mask)}\b[^\n]*")
+        line = next((m.group(0) for m in given.finditer(_source(frames)) if EXTRA_AXIS.search(m.group(0))), None)
+        if line is not None:
+            layout = f" The checks pass {mask_layout}." if mask_layout else ""
+            return Diagnosis("mask-extra-axis", f"`{line.strip()}` gives the mask an axis of its own, but the mask "
+                             "arrives already broadcastable to the scores (B, heads, n, m): the extra axis no longer "
+                             "lines up", "Use the mask as given: masked_fill(~mask, ...) broadcasts it over the heads; "
+                             "add an axis only to a mask that lacks the head axis." + layout,
+                             lesson("masking-before-softmax"))
+    return None
+
+
+def _parsed(expression: str) -> ast.AST:
+    try:
+        return ast.parse(expression)
+    except SyntaxError:
+        return ast.Module(body=[], type_ignores=[])
 
 
 def _full_transpose(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
@@ -342,6 +386,6 @@ def _source(frames: list[Frame]) -> str:
 
 
 RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (
-    _missing_triton, _block_pointers, _kernel_out_of_bounds, _thread_limit, _overflow, _cat_axis, _hard_coded_axis,
-    _full_transpose, _view_of_a_view, _in_place_on_input, _mixed_dtypes, _transposed_weight, _unexpanded_heads,
-    _reduction_without_keepdim)
+    _missing_triton, _block_pointers, _kernel_out_of_bounds, _thread_limit, _device, _overflow, _cat_axis,
+    _hard_coded_axis, _full_transpose, _view_of_a_view, _in_place_on_input, _mixed_dtypes, _transposed_weight,
+    _unexpanded_heads, _reduction_without_keepdim)

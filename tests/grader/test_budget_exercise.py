@@ -199,6 +199,14 @@ MUTANTS = [
      "def attention_flops(b, h, n, m, d, causal):\n"
      "    pairs = sum(min(i + 1, m) for i in range(n)) if causal else n * m\n    return 4 * b * h * d * pairs\n",
      "top-left", "complexity-flops-vs-macs"),
+    ("attention-flops", "attention_flops",  # Chinchilla's table: 3 softmax FLOPs per pair (issue 31)
+     "def attention_flops(b, h, n, m, d, causal):\n"
+     "    pairs = sum(m - n + i + 1 for i in range(n)) if causal else n * m\n"
+     "    return 4 * b * h * d * pairs + 3 * b * h * pairs\n",
+     "softmax (3 FLOPs", "complexity-flops-vs-macs"),
+    ("kv-cache-bytes", "kv_cache_bytes",  # a cache module's int64 position buffer summed in (issue 31)
+     "def kv_cache_bytes(L, g, d, s, b, t):\n    return 2 * L * g * d * s * b * BYTES[t] + 8 * s * b\n",
+     "int64 position index", "memory-kv-cache-k-and-v"),
 ]
 
 

@@ -29,6 +29,12 @@ def frames(code: str, file: str = "/nonexistent/learner.py") -> list[Frame]:
     ("raised IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
      "shifted = x - x.amax(dim=1, keepdim=True)", "hard-coded-axis", ("axis 1", "1 dimension")),
     ("raised IndexError: tuple index out of range", "d = q.shape[3]", "hard-coded-axis", ("axis 3",)),
+    ("raised ValueError: axes don't match array",  # tinygrad-style NumPy attention (issue 31)
+     "scores = np.matmul(q, k.transpose(0, 1, 3, 2)) / np.sqrt(q.shape[-1])", "hard-coded-axis",
+     ("`transpose(0, 1, 3, 2)` names 4 axes", "np.swapaxes(k, -1, -2)")),
+    ("raised RuntimeError: permute(sparse_coo): number of dimensions in the tensor input does not match the length "
+     "of the desired ordering of dimensions i.e. input.dim() = 3 is not equal to len(dims) = 4",
+     "kt = k.permute(0, 1, 3, 2)", "hard-coded-axis", ("names 4 axes",)),
     ("raised ValueError: matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
      "(n?,k),(k,m?)->(n?,m?) (size 6 is different from 8)", "scores = q @ k.T / np.sqrt(q.shape[-1])",
      "transpose-all-axes", ("`.T`", "swapaxes")),
@@ -55,6 +61,26 @@ def test_a_crash_gets_its_cause(message, code, cause, says):
     assert found.hint and found.quiz
     for words in says:
         assert words in found.title + found.hint, (words, found.title)
+
+
+def test_a_hard_coded_cuda_on_a_machine_without_cuda_is_the_device_bug():
+    found = crash_diagnosis("raised AssertionError: Torch not compiled with CUDA enabled",
+                            frames("baddbmm_input = torch.empty(b, n, m, dtype=q.dtype).cuda()"))
+    assert found is not None and found.id == "device-hard-coded-cuda", found
+
+
+def test_a_mask_given_an_axis_of_its_own_is_named_from_the_learners_line(tmp_path):
+    learner = tmp_path / "mha.py"
+    learner.write_text("def forward(scores, mask):\n    mask = mask.unsqueeze(1)  # [B, 1, 1, T_values]\n"
+                       "    return scores.masked_fill(~mask, -1e18)\n")
+    message = ("raised RuntimeError: The size of tensor a (5) must match the size of tensor b (3) at non-singleton "
+               "dimension 1")
+    found = crash_diagnosis(message, frames("scores = scores.masked_fill(~mask, -1e18)", str(learner)))
+    assert found is not None and found.id == "mask-extra-axis", found
+    assert "`mask = mask.unsqueeze(1)" in found.title and found.hint and found.quiz
+    learner.write_text("def forward(scores, mask):\n    return scores.masked_fill(~mask, -1e18)\n")
+    plain = crash_diagnosis(message, frames("scores = scores.masked_fill(~mask, -1e18)", str(learner)))
+    assert plain is not None and not plain.id  # without the added axis: where the shapes part, no name
 
 
 def test_an_in_place_write_to_an_input_is_named_as_the_no_mutation_check_names_it():

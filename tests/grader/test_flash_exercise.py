@@ -50,6 +50,24 @@ def test_memory_verdict_counts_tiles_kept_alive_together() -> None:
         flash.judge_memory({"peak_live_bytes": 0, "mode_removed": True, "largest": []}, case)
 
 
+def test_memory_that_grows_as_the_block_shrinks_is_partials_kept() -> None:
+    """Issue 31: a tiled loop that stacks every block's partial output passed at one block size."""
+    cases = [flash.build(sizes, {"dtype": torch.float32, "causal": True}, 0) for sizes in flash.GROWTH_SIZES]
+    n, m, dv = (flash.GROWTH_SIZES[0][key] for key in ("n", "m", "dv"))
+    partial = 2 * n * dv * 4
+    blocks = [-(-m // sizes["block"]) for sizes in flash.GROWTH_SIZES]
+
+    def audit(peak: int) -> dict:
+        return {"peak_live_bytes": peak, "mode_removed": False, "largest": []}
+
+    growth = ((audit(blocks[0] * partial), cases[0]), (audit(blocks[1] * partial), cases[1]))
+    with pytest.raises(CheckFailure) as failure:
+        flash.judge_memory(audit(150_000), _audit_case(), growth=growth)
+    assert failure.value.diagnosis_id == "flash-partials-kept" and "block_size=8" in failure.value.message
+    flat = ((audit(9_000), cases[0]), (audit(8_000), cases[1]))  # a flash loop: smaller blocks, smaller tiles
+    assert "peak" in flash.judge_memory(audit(150_000), _audit_case(), growth=flat)
+
+
 def test_the_worker_runs_the_learner_under_the_audit(tmp_path) -> None:
     from quizprep.grader.worker_session import WorkerSession
 

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from quizprep.grader import reference
-from quizprep.grader.compare import find_mismatch
+from quizprep.grader.compare import Mismatch, find_mismatch
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises._attention_problem import PROBLEM, TARGET, build, case_sizes, run
 from quizprep.grader.lessons import lesson
@@ -138,14 +138,19 @@ def _unchanged(ctx: CheckContext, case: Case, before: Tensor, after: Tensor, wha
                quiz: str) -> None:
     mismatch = find_mismatch("out", after, before, case.tolerance["out"], case.dims["out"])
     if mismatch:
-        actual = run(ctx, case)
-        found = mismatches(case, actual)
-        failure = failure_for(ctx, PROBLEM, case, actual, found, ctx.seed, None, message=what) if found else \
-            CheckFailure(what, tried=case.label, hint=hint, quiz=quiz)
-        failure.mismatches.insert(0, mismatch)
-        failure.hint = failure.hint or hint
-        failure.quiz = failure.quiz or quiz
-        raise failure
+        raise _failure(ctx, case, what, hint, quiz, mismatch)
+
+
+def _failure(ctx: CheckContext, case: Case, what: str, hint: str, quiz: str, mismatch: Mismatch) -> CheckFailure:
+    """A metamorphic check's failure, named as the case's own comparison names it."""
+    actual = run(ctx, case)
+    found = mismatches(case, actual)
+    failure = failure_for(ctx, PROBLEM, case, actual, found, ctx.seed, None, message=what) if found else \
+        CheckFailure(what, tried=case.label, hint=hint, quiz=quiz)
+    failure.mismatches.insert(0, mismatch)
+    failure.hint = failure.hint or hint
+    failure.quiz = failure.quiz or quiz
+    return failure
 
 
 def check_masked_keys_replaced(ctx: CheckContext) -> str:
@@ -171,6 +176,10 @@ def check_permutation(ctx: CheckContext) -> str:
     after = _learner_outputs(ctx, data["q"], data["k"][..., order, :], data["v"][..., order, :], None)
     _unchanged(ctx, case, before["out"], after["out"], "permuting key/value rows together changed the output",
                "Attention is a weighted sum over keys: it must not depend on their order.", lesson("softmax-axis"))
+    if tuple(before["weights"].shape) != tuple(case.expected["weights"].shape):  # `order` indexes its key axis
+        raise _failure(ctx, case, "the weights do not have one column per key", "weights are (..., n, m).",
+                       lesson("softmax-axis"), Mismatch("weights", tuple(before["weights"].shape),
+                                                        tuple(case.expected["weights"].shape)))
     mismatch = find_mismatch("weights", after["weights"], before["weights"][..., order], case.tolerance["weights"])
     if mismatch:
         raise CheckFailure("permuting keys did not permute the weights' key axis the same way", tried=case.label,

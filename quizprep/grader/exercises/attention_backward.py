@@ -19,7 +19,7 @@ from torch import Tensor
 from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
-from quizprep.grader.exercises.flash import judge_memory
+from quizprep.grader.exercises._flash_memory import judge_memory
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,

@@ -106,6 +106,25 @@ def _params_random(rng: random.Random) -> tuple[Any, ...]:
     return (heads * rng.choice((32, 64, 128)), heads, kv_heads, rng.random() < 0.5)
 
 
+def _softmax_counted(per_pair: int) -> Callable[..., int]:
+    """The two matmuls plus `per_pair` FLOPs of softmax per attended pair (Chinchilla's table
+    counts 3: exp, sum, divide; max and subtract make 5)."""
+    def predict(batch: int, heads: int, n: int, m: int, d: int, causal: bool) -> int:
+        matmuls = budget.attention_flops(batch, heads, n, m, d, causal)
+        return matmuls + per_pair * matmuls // (4 * d)
+
+    return predict
+
+
+def _positions_counted(per_layer: bool) -> Callable[..., int]:
+    """K and V plus an int64 position index per token and sequence (per layer, or once)."""
+    def predict(layers: int, kv_heads: int, d: int, seq_len: int, batch: int, dtype: str) -> int:
+        index = 8 * seq_len * batch * (layers if per_layer else 1)
+        return budget.kv_cache_bytes(layers, kv_heads, d, seq_len, batch, dtype) + index
+
+    return predict
+
+
 def _flops_random(rng: random.Random) -> tuple[Any, ...]:
     n = rng.randint(1, 4096)
     m = n + rng.choice((0, 0, rng.randint(1, 4096)))
@@ -197,6 +216,10 @@ FORMULAS = (
             Slip(lambda L, g, d, s, b, t: None if L == 1 else budget.kv_cache_bytes(1, g, d, s, b, t),
                  "counted one layer: every layer has its own K and V", "Multiply by the layers.", QUIZ_KV,
                  "kv-one-layer"),
+            *(Slip(_positions_counted(per_layer), "counted an int64 position index (8 bytes per token and "
+                   "sequence) into the cache: it is one implementation's bookkeeping, not K or V",
+                   "The formula is K and V only: 2 · layers · kv_heads · head_dim · tokens · batch · bytes.",
+                   QUIZ_KV, "kv-position-buffer") for per_layer in (False, True)),
         ),
         quiz=QUIZ_KV,
     ),
@@ -253,6 +276,10 @@ FORMULAS = (
                  "A causal query attends only the keys at or before its position.", QUIZ_FLOPS, "causal-ignored"),
             Slip(_top_left, "aligned the causal mask top-left: with a cache, the queries are the last n positions",
                  "Query i (0-based) sees m - n + i + 1 keys when m ≥ n.", QUIZ_FLOPS, "causal-top-left"),
+            *(Slip(_softmax_counted(per_pair), f"counted the softmax ({per_pair} FLOPs per attended pair) on top "
+                   "of the two matmuls", "Count Q·Kᵀ and P·V only: the softmax, scaling and masking are "
+                   "O(n·m), a factor d smaller, and the exercise leaves them out.", QUIZ_FLOPS,
+                   "flops-softmax-counted") for per_pair in range(1, 6)),
         ),
         quiz=QUIZ_FLOPS,
     ),

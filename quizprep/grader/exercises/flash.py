@@ -17,12 +17,13 @@ from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises._attention_problem import LOGIT_VARIANCE, draw_case
+from quizprep.grader.exercises._flash_memory import judge_memory
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, either, expect_unchanged, failure_for, first_output_checks, mismatches, verify,
 )
-from quizprep.grader.spec import Check, CheckFailure, Diagnosis, ExerciseSpec
+from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
 TARGET = "flash_attention"
 F32, F64 = torch.float32, torch.float64
@@ -99,7 +100,8 @@ def alternatives(sizes: dict[str, int]) -> list[dict[str, int]]:
 
 
 def tiled(case: Case, *, rescale_sum: bool = True, rescale_acc: bool = True, normalise: str = "end",
-          mask: Tensor | None = None, shift: bool = True, dtype: torch.dtype = F64) -> dict[str, Tensor]:
+          mask: Tensor | None = None, shift: bool = True, dtype: torch.dtype = F64,
+          block_max: bool = False) -> dict[str, Tensor]:
     """The online-softmax loop over key blocks, with the named slip switched on.
 
     normalise: "end" (divide once), "loop" (divide inside the loop without re-multiplying the
@@ -121,7 +123,9 @@ def tiled(case: Case, *, rescale_sum: bool = True, rescale_acc: bool = True, nor
         if shift:
             new_max = torch.maximum(row_max, scores.amax(dim=-1, keepdim=True))
             finite = new_max.masked_fill(torch.isneginf(new_max), 0.0)
-            weights, alpha = (scores - finite).exp(), (row_max - finite).exp()
+            own = scores.amax(dim=-1, keepdim=True)  # block_max: exp against the block's own maximum
+            base = own.masked_fill(torch.isneginf(own), 0.0) if block_max else finite
+            weights, alpha = (scores - base).exp(), (row_max - finite).exp()
         else:
             new_max, weights, alpha = row_max, scores.exp(), torch.ones_like(row_max)
         new_sum = row_sum * (alpha if rescale_sum else 1.0) + weights.sum(dim=-1, keepdim=True)
@@ -230,6 +234,11 @@ def _offset_sign(case: Case) -> list[dict[str, Tensor]] | None:
 
 
 HYPOTHESES = (
+    Hypothesis("flash-exp-block-max", "the block's scores are exponentiated against the block's own maximum, "
+               "while ℓ and the accumulator are rescaled to the running one: a block below the running maximum "
+               "weighs exp(m_run − m_block) times too much", "P = exp(S − m_new) with m_new the new running "
+               "maximum, the same value the rescale exp(m_old − m_new) uses.", lesson("flash-online-softmax-bug"),
+               _slip(block_max=True)),
     Hypothesis("flash-no-rescale", "the running max is updated without rescaling the accumulator and the "
                "denominator by exp(m_old − m_new)",
                "When a block raises the row maximum, multiply both ℓ and the output accumulator by "
@@ -338,11 +347,21 @@ def check_not_mutated(ctx: CheckContext) -> None:
 
 
 AUDIT_SIZES = _sizes((2,), 128, 1031, 8, 8, 32)
+# Memory that grows as the block shrinks (something kept per block, e.g. every block's partial
+# output stacked at the end) is measured on few queries, so that code tiling the queries as well
+# stays fast at the small block: a flash loop's memory does not grow.
+GROWTH_SIZES = (_sizes((2,), 8, 1031, 8, 8, 32), _sizes((2,), 8, 1031, 8, 8, 8))
 
 
 def check_memory(ctx: CheckContext) -> str:
-    """A correct answer that materialises the scores fails here, with that reason."""
-    case = build(AUDIT_SIZES, {"dtype": F32, "causal": True}, ctx.seed + 80)
+    """A correct answer that materialises the scores, or keeps every block's partial output,
+    fails here, with that reason."""
+    audits = [_audited(ctx, build(sizes, {"dtype": F32, "causal": True}, ctx.seed + 80))
+              for sizes in (AUDIT_SIZES, *GROWTH_SIZES)]
+    return judge_memory(*audits[0], growth=(audits[1], audits[2]))
+
+
+def _audited(ctx: CheckContext, case: Case) -> tuple[dict[str, Any], Case]:
     data = case.data
     response = ctx.session.request({"op": "call", "target": TARGET, "args": [data["q"], data["k"], data["v"]],
                                     "kwargs": {"causal": True, "block_size": data["block"]},
@@ -354,35 +373,7 @@ def check_memory(ctx: CheckContext) -> str:
     if "memory" not in response:
         raise CheckFailure("the call's reply came back without the grader's memory audit", tried=case.label,
                            hint="Leave torch's dispatch modes and the grader's process alone.")
-    return judge_memory(response["memory"], case)
-
-
-def judge_memory(memory: dict[str, Any], case: Case) -> str:
-    lead, n, m = _lead(case.sizes), case.sizes["n"], case.sizes["m"]
-    full = math.prod(lead) * n * m * case.data["q"].element_size()
-    why = lesson("flash-tiling-memory")
-    if memory.get("mode_removed"):
-        raise CheckFailure("the call removed the grader's memory audit, so its memory cannot be checked",
-                           tried=case.label, hint="Leave torch's dispatch modes alone.")
-    held = [a for a in memory["largest"] if n in a["shape"] and m in _without(a["shape"], n)]
-    if held:
-        shape = "×".join(map(str, held[0]["shape"]))
-        reason = f"holds a {shape} tensor ({held[0]['op']}): all n×m = {n}×{m} scores at once"
-    elif memory["peak_live_bytes"] >= full:
-        reason = (f"{memory['peak_live_bytes']:,} bytes were alive at once, at least the {full:,} bytes of the "
-                  f"full n×m score matrix")
-    else:
-        return f"peak {memory['peak_live_bytes']:,} bytes alive at once, vs {full:,} for the full scores"
-    raise CheckFailure(f"the output is right, but the call {reason}", tried=case.label, named=Diagnosis(
-        "flash-materialised-scores", "the n×m score matrix is materialised: correct, but not FlashAttention",
-        "Compute scores one key block at a time (q @ k_block.T), fold each into the running max, sum and output, "
-        "and let it go before the next block.", why))
-
-
-def _without(shape: list[int], size: int) -> list[int]:
-    rest = list(shape)
-    rest.remove(size)
-    return rest
+    return response["memory"], case
 
 
 # The real-world use each check stands for.

@@ -111,7 +111,7 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
 def simulate(case: Case, *, prompt_causal: bool = True, offset: bool = True, use_cache: str = "always",
              expand: str = "interleave", scale_by: str = "d_head", diagonal: bool = True,
              values: str = "cache_v", out_projection: bool = True,
-             transposed_weights: bool = False) -> dict[str, Tensor]:
+             transposed_weights: bool = False, prepend: bool = False) -> dict[str, Tensor]:
     """The generation loop in float64 with one mistake."""
     data, sizes = case.data, case.sizes
     heads, group = sizes["heads"], sizes["heads"] // sizes["kv_heads"]
@@ -125,7 +125,8 @@ def simulate(case: Case, *, prompt_causal: bool = True, offset: bool = True, use
     for start, stop in data["chunks"]:
         own_only = use_cache == "never" or (use_cache == "single_tokens" and stop - start > 1)
         first = start if own_only else 0
-        k, v = (cache[name][:, :, first:stop] for name in ("cache_k", values))
+        positions = _prepended(data["chunks"], stop) if prepend else torch.arange(first, stop)
+        k, v = (cache[name][:, :, positions] for name in ("cache_k", values))
         if expand == "interleave":
             k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
         else:
@@ -143,6 +144,11 @@ def simulate(case: Case, *, prompt_causal: bool = True, offset: bool = True, use
     return {"out": torch.cat(outs, dim=1)}
 
 
+def _prepended(chunks: list[tuple[int, int]], stop: int) -> Tensor:
+    """The cache's positions when each call puts its new tokens in front: the latest chunk first."""
+    return torch.cat([torch.arange(start, end) for start, end in reversed(chunks) if end <= stop])
+
+
 def _mistake(**mistake: Any):
     def predict(case: Case) -> dict[str, Tensor] | None:
         if mistake.get("expand") and case.sizes["kv_heads"] in (1, case.sizes["heads"]):
@@ -153,6 +159,11 @@ def _mistake(**mistake: Any):
 
     return predict
 
+
+PREPENDED = Diagnosis("kv-prepended", "the new keys and values go in front of the cache (torch.cat((k, cache_k))): "
+                      "positions are out of order, so the causal mask hides the wrong keys",
+                      "Append after the cached positions: torch.cat((cache_k, k), dim=-2).",
+                      lesson("kv-cache-prefill-vs-decode"))
 
 HYPOTHESES = (
     Hypothesis("kv-prompt-not-causal", "the prompt's tokens attend to each other without a causal mask: the "
@@ -186,6 +197,7 @@ HYPOTHESES = (
                "layout, on weights given in nn.Linear's (out, in) layout", "q = x @ W_q.T: the weights are "
                "(out_features, in_features), as nn.Linear stores them.", lesson("multihead-output-projection"),
                _mistake(transposed_weights=True)),
+    Hypothesis("kv-prepended", PREPENDED.title, PREPENDED.hint, PREPENDED.quiz, _mistake(prepend=True)),
     Hypothesis("no-output-projection", "the output projection W_o is missing",
                "Merge the heads back to (B, t, H·d_head), then multiply by W_o.T.",
                lesson("multihead-output-projection"), _mistake(out_projection=False)),
@@ -213,6 +225,10 @@ def check_append(ctx: CheckContext) -> str:
             want = torch.cat([before, added], dim=-2)
             mismatch = find_mismatch(name, got[name], want, Tolerance(0.0))
             if mismatch:
+                in_front = torch.cat([added, before], dim=-2)
+                if cached and not find_mismatch(name, got[name], in_front, Tolerance(0.0)):
+                    raise CheckFailure(f"append_kv: {mismatch.summary}", tried=label, mismatches=[mismatch],
+                                       named=PREPENDED)
                 raise CheckFailure(f"append_kv: {mismatch.summary}", tried=label, mismatches=[mismatch],
                                    hint="Concatenate along the sequence axis, dim=-2 of (B, G, T, d): the cache "
                                         "grows by exactly the new positions.", quiz=lesson("kv-cache-prefill-vs-decode"))
@@ -255,6 +271,10 @@ def check_cache_growth(ctx: CheckContext) -> str:
                                    named=_shape_cause(shape, case))
             mismatch = find_mismatch(name, step[name], want[name][:, :, :stop], case.tolerance["out"],
                                      ("batch", "kv head", "position", "feature"))
+            in_front = want[name][:, :, _prepended(case.data["chunks"], stop)]
+            if mismatch and not find_mismatch(name, step[name], in_front, case.tolerance["out"]):
+                raise CheckFailure(f"{name} holds the tokens so far, latest call first: {mismatch.summary}",
+                                   tried=case.label, mismatches=[mismatch], named=PREPENDED)
             if mismatch:
                 raise CheckFailure(f"{name} does not hold the projections of the tokens so far: {mismatch.summary}",
                                    tried=case.label, mismatches=[mismatch],

@@ -104,7 +104,25 @@ def _self_attention_only(case: Case) -> dict[str, Tensor] | None:
     return {"out": out, "weights": weights}
 
 
+def _mask_heads_tiled(case: Case) -> dict[str, Tensor] | None:
+    """Heads folded into the batch as b·H + h, the mask spread over them with .repeat(H, 1, 1): row
+    b·H + h reads sample (b·H + h) mod B's mask."""
+    data = case.data
+    batch, n, m, heads = data["query"].shape[0], data["query"].shape[1], data["key"].shape[1], data["layout"].n_heads
+    if data["mask"] is None or batch == 1:
+        return None
+    full = torch.broadcast_to(data["mask"], (batch, 1, n, m))[:, 0]
+    tiled = full[(torch.arange(batch)[:, None] * heads + torch.arange(heads)) % batch]
+    out, weights = reference.multi_head_attention(data["query"], data["key"], data["value"], data["params"], heads,
+                                                  tiled)
+    return {"out": out, "weights": weights}
+
+
 HYPOTHESES = shared.attention_hypotheses(predict) + (
+    Hypothesis("mask-heads-tiled", "the mask is spread over the heads with .repeat, which tiles the batch "
+               "([M0, M1, M0, M1]) while the scores are laid out b·H + h: heads read another sample's mask",
+               "Use mask.repeat_interleave(n_heads, dim=0) for a (B·H, n, m) layout, or keep the heads as an axis "
+               "and let (B, 1, n, m) broadcast.", lesson("masking-padding-keys"), _mask_heads_tiled),
     Hypothesis("kv-ignored", "key and value are ignored: the module attends over `query` only (self-attention)",
                "Project `key` with W_k and `value` with W_v; they may come from another sequence.",
                lesson("multihead-output-projection"), _self_attention_only),

@@ -114,7 +114,19 @@ def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) ->
     else:
         args = (*data["a"], *data["b"])
     reply = ctx.call(TARGETS[op], *args, options=options)
-    return first_output_checks(reply.value, OUTPUTS[op], TARGETS[op])
+    outputs = first_output_checks(reply.value, OUTPUTS[op], TARGETS[op])
+    return outputs if op == "softmax" else _meaning(outputs)
+
+
+def _meaning(state: dict[str, Tensor]) -> dict[str, Tensor]:
+    """A state compared by what it means: with its max at −inf, a finite sum is wiped by the
+    exp(−inf − m) = 0 of the next finite logit, so (−inf, c) is the empty state whatever c
+    (Inductor's online_softmax_reduce leaves (−inf, chunk length)). NaN and inf sums survive that
+    product as NaN, so they stay as they are."""
+    row_max, row_sum = state["max"], state["sum"]
+    if row_max.shape != row_sum.shape or not (row_max.is_floating_point() and row_sum.is_floating_point()):
+        return state
+    return {"max": row_max, "sum": row_sum.masked_fill(torch.isneginf(row_max) & torch.isfinite(row_sum), 0.0)}
 
 
 def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
@@ -173,6 +185,22 @@ def _merge_slip(kind: str):
     return predict
 
 
+def _smaller_max(case: Case) -> dict[str, Tensor] | None:
+    """The merge's comparison flipped: both sums brought to the smaller maximum (exp of a positive
+    gap for the other), in the merge and in an update that merges the chunk's own state."""
+    op, data = case.variant["op"], case.data
+    if op == "merge":
+        (max_a, sum_a), (max_b, sum_b) = ((t.double() for t in data[key]) for key in ("a", "b"))
+    elif op == "update":
+        (max_a, sum_a), (max_b, sum_b) = (t.double() for t in data["state"]), state_of(data["chunk"])
+    else:
+        return None
+    low = torch.minimum(max_a, max_b)
+    if not bool(torch.isfinite(low).all()):
+        return None
+    return {"max": low, "sum": sum_a * (max_a - low).exp() + sum_b * (max_b - low).exp()}
+
+
 def _unguarded(case: Case) -> dict[str, Tensor] | None:
     op, data = case.variant["op"], case.data
     if op == "softmax":
@@ -183,19 +211,6 @@ def _unguarded(case: Case) -> dict[str, Tensor] | None:
         return {"max": new_max, "sum": old_sum * (old_max - new_max).exp()
                 + (data["chunk"].double() - new_max.unsqueeze(-1)).exp().sum(dim=-1)}
     return None
-
-
-def _masked_counted(case: Case) -> dict[str, Tensor] | None:
-    """A guard that shifts by 0 while the maximum is −inf, applied to the logits too: each masked
-    logit of an all −inf chunk adds exp(0) = 1 to a sum that should stay 0."""
-    if case.variant["op"] != "update":
-        return None
-    expected = case.expected
-    blind = torch.isneginf(expected["max"])
-    if not bool(blind.any()):
-        return None
-    counted = torch.isneginf(case.data["chunk"].double()).sum(dim=-1).double()
-    return {"max": expected["max"], "sum": torch.where(blind, expected["sum"] + counted, expected["sum"])}
 
 
 def _no_shift(case: Case) -> dict[str, Tensor] | None:
@@ -219,16 +234,14 @@ HYPOTHESES = (
     Hypothesis("merge-first-max", "the merge assumes the first state holds the larger maximum",
                "Take m = max(m_a, m_b) and rescale both sums to it: either half may hold the maximum.",
                lesson("serving-merge-partials"), _merge_slip("first max")),
+    Hypothesis("merge-min", "the comparison that picks the merged maximum is flipped: the state keeps the "
+               "smaller maximum, so the other sum is scaled by exp of a positive gap and overflows for large ones",
+               "m = max(m_a, m_b) (torch.maximum, or where(m_a > m_b, m_a, m_b)); each sum is then scaled by "
+               "exp(m_own − m) ≤ 1.", lesson("serving-merge-partials"), _smaller_max),
     Hypothesis("online-nan-masked-chunk", "a chunk whose logits are all −inf, seen before any finite logit, "
                "gives exp(−inf − (−inf)) = NaN", "While the running maximum is still −inf, use 0 in its place "
                "for the shift (or skip the rescale): exp(−inf − 0) = 0 is what the empty state needs.",
                lesson("masking-before-softmax"), _unguarded, nonfinite_must_match=True),
-    Hypothesis("online-empty-chunk-counted", "on a chunk of all −inf logits the state's sum counts exp(0) = 1 "
-               "per masked logit: the contract's empty state is (−inf, 0), and the sum stays 0 until a finite "
-               "logit arrives", "The −inf guard belongs to the shift only: exp(−inf − 0) = 0 for a masked logit. "
-               "Your softmax can still come out right, since the next finite chunk rescales the sum by "
-               "exp(−inf) = 0, but a merge or a caller reading the state sees the count.",
-               lesson("masking-before-softmax"), _masked_counted),
     Hypothesis("no-max-shift", "exp of the logits without the max shift: they overflow to inf and NaN",
                "Keep the running maximum and subtract it before exp.", lesson("softmax-max-shift"), _no_shift,
                nonfinite_must_match=True),

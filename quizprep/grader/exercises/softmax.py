@@ -99,6 +99,11 @@ HYPOTHESES = (
     Hypothesis("global-max", "shifted by the maximum of the whole tensor, not of each row: rows far below it "
                "underflow to 0/0", "Take the max along `dim` with keepdim=True.", lesson("softmax-max-shift"),
                _in_dtype(lambda x, dim: _shift_by(x.amax(), x, dim)), nonfinite_must_match=True),
+    Hypothesis("max-over-last-axis", "shifted by the maximum over the last axis, but summed over `dim`: that shift "
+               "varies along `dim`, so it does not cancel", "Take the max along the same axis as the sum: "
+               "x.amax(dim=dim, keepdim=True).", lesson("softmax-axis"),
+               lambda case: _in_dtype(lambda x, dim: _shift_by(x.amax(dim=-1, keepdim=True), x, dim))(case)
+               if case.data["dim"] not in (-1, case.data["x"].dim() - 1) else None, nonfinite_must_match=True),
     Hypothesis("dim-ignored", "the `dim` argument is ignored: always normalised over the last axis",
                "Use `dim` everywhere: amax(dim=dim, keepdim=True) and sum(dim=dim, keepdim=True).",
                lesson("softmax-axis"), lambda case: {"out": reference.softmax(case.data["x"], -1)}

@@ -1,0 +1,66 @@
+"""The flash exercise's memory verdict, from the worker's memory audit of one call at two block
+sizes: the n×m scores held at once, or a per-block result kept for every block."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from quizprep.grader.lessons import lesson
+from quizprep.grader.problem import Case
+from quizprep.grader.spec import CheckFailure, Diagnosis
+
+
+Audit = tuple[dict[str, Any], Case]  # the worker's memory report of one call, and its case
+
+
+def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit] | None = None) -> str:
+    """The verdict on `case`'s audit; `growth` holds two audits of one case at a large and a small block."""
+    n, m = case.sizes["n"], case.sizes["m"]
+    full = _rows(case) * m * case.data["q"].element_size()
+    why = lesson("flash-tiling-memory")
+    if memory.get("mode_removed") or any(audit[0].get("mode_removed") for audit in growth or ()):
+        raise CheckFailure("the call removed the grader's memory audit, so its memory cannot be checked",
+                           tried=case.label, hint="Leave torch's dispatch modes alone.")
+    held = [a for a in memory["largest"] if n in a["shape"] and m in _without(a["shape"], n)]
+    if held:
+        shape = "×".join(map(str, held[0]["shape"]))
+        reason = f"holds a {shape} tensor ({held[0]['op']}): all n×m = {n}×{m} scores at once"
+    elif growth and (kept := _kept_per_block(*growth)):
+        raise CheckFailure(f"the output is right, but {kept}", tried=case.label, named=Diagnosis(
+            "flash-partials-kept", "every key block's partial result stays alive until the end: the extra "
+            "memory grows with m / block_size, and at small blocks passes the n×m scores it was meant to avoid",
+            "Fold each block into one running max, sum and output as you go, instead of collecting per-block "
+            "results (a list, torch.stack) and combining them at the end.", why))
+    elif memory["peak_live_bytes"] >= full:
+        reason = (f"{memory['peak_live_bytes']:,} bytes were alive at once, at least the {full:,} bytes of the "
+                  f"full n×m score matrix")
+    else:
+        return f"peak {memory['peak_live_bytes']:,} bytes alive at once, vs {full:,} for the full scores"
+    raise CheckFailure(f"the output is right, but the call {reason}", tried=case.label, named=Diagnosis(
+        "flash-materialised-scores", "the n×m score matrix is materialised: correct, but not FlashAttention",
+        "Compute scores one key block at a time (q @ k_block.T), fold each into the running max, sum and output, "
+        "and let it go before the next block.", why))
+
+
+def _kept_per_block(large: Audit, small: Audit) -> str:
+    """What grew when the block shrank, if it is at least half a partial output (n × d_v) per added block."""
+    (memory, case), (small_memory, small_case) = large, small
+    blocks = [math.ceil(c.sizes["m"] / c.sizes["block"]) for c in (case, small_case)]
+    partial = _rows(case) * case.sizes["dv"] * case.data["q"].element_size()
+    grown = small_memory["peak_live_bytes"] - memory["peak_live_bytes"]
+    if grown < (blocks[1] - blocks[0]) * partial / 2:
+        return ""
+    return (f"its memory grows as the block shrinks: {small_memory['peak_live_bytes']:,} bytes alive at once with "
+            f"block_size={small_case.sizes['block']} ({blocks[1]} blocks), {memory['peak_live_bytes']:,} with "
+            f"block_size={case.sizes['block']} ({blocks[0]} blocks)")
+
+
+def _without(shape: list[int], size: int) -> list[int]:
+    rest = list(shape)
+    rest.remove(size)
+    return rest
+
+
+def _rows(case: Case) -> int:
+    """Query rows over every batch-head: q is (..., n, d)."""
+    return math.prod(case.data["q"].shape[:-1])

@@ -85,8 +85,14 @@ def _exercism_payload(row: CohortRow) -> dict[str, Any]:
     return exercism.results(row.report)
 
 
+# A cell starting with one of these is a formula to a spreadsheet (OWASP's "CSV injection"): a file
+# named "=HYPERLINK(…).py" would run in the instructor's grade book.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
 def write_csv(rows: list[CohortRow], target: Path) -> None:
-    """One line per submission; lists of ids are space-separated."""
+    """One line per submission; lists of ids are space-separated; text that a spreadsheet would
+    read as a formula is quoted with a leading apostrophe."""
     with target.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
         writer.writeheader()
@@ -94,7 +100,12 @@ def write_csv(rows: list[CohortRow], target: Path) -> None:
             data = row.summary()
             data["failed"] = " ".join(row.failed)
             data["diagnoses"] = " ".join(row.diagnoses)
-            writer.writerow(data)
+            writer.writerow({key: spreadsheet_text(value) for key, value in data.items()})
+
+
+def spreadsheet_text(value: Any) -> Any:
+    """`value` as a spreadsheet shows it and never runs it."""
+    return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
 
 
 def table(rows: list[CohortRow], exercise: str, results: dict[str, str] | None = None) -> Table:

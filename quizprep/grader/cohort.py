@@ -219,10 +219,14 @@ class Cohort:
 
     def _grade_one(self, path: Path, session: TrackedSession) -> CohortRow:
         name = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
-        if path.is_symlink() and not path.resolve().is_relative_to(self.root.resolve()):
-            # the grader may run as root: followed, a link would show another user's file
-            return CohortRow(name, 0.0, False, [], [], 0.0, None, "not graded: a symbolic link to a file outside "
-                                                                  "the class folder (copy the file in instead)")
+        if path.is_symlink():
+            # the grader may run as root: followed, a link out of the folder would show another user's
+            # file, and a link to a classmate's file would pass as this learner's own work
+            inside = path.resolve().is_relative_to(self.root.resolve())
+            target = (f"to {path.resolve().name}, another file of the class" if inside
+                      else "to a file outside the class folder")
+            return CohortRow(name, 0.0, False, [], [], 0.0, None,
+                             f"not graded: a symbolic link {target} (each submission must be a file of its own)")
         started = time.monotonic()
         options = self.options if self.seed is not None else \
             dataclasses.replace(self.options, seed=secrets.randbits(31))  # each file its own secret inputs

@@ -224,6 +224,18 @@ def test_csv_rows_and_table(small_class, tmp_path, capsys):
     assert "softmax: 1 of 2 submissions pass" in printed and "Not proctored" in printed
 
 
+def test_csv_cells_a_spreadsheet_would_run_are_quoted(tmp_path):
+    # the red team's file "=HYPERLINK(...)+cmd.py" became a formula in the instructor's grade book
+    from quizprep.cli.cohort_command import write_csv
+    from quizprep.grader.cohort import CohortRow
+
+    target = tmp_path / "grades.csv"
+    names = ['=HYPERLINK("http://x","y")+cmd.py', "+1.py", "-2.py", "@sum.py", "plain.py"]
+    write_csv([CohortRow(name, 0.0, False, [], [], 0.0) for name in names], target)
+    cells = [row["file"] for row in csv.DictReader(target.open())]
+    assert cells == [f"'{name}" for name in names[:4]] + ["plain.py"]
+
+
 @pytest.mark.parametrize("argv, named", [
     (("--json",), "--exercise"),
     (("--exercise", "softmax", "--json", "--csv", "x.csv"), "--csv"),

@@ -94,3 +94,15 @@ def test_a_link_out_of_the_class_folder_is_not_followed(tmp_path):
                   fresh=True).run()
     assert [row.file for row in rows] == ["mallory.py"]
     assert "symbolic link" in rows[0].error and rows[0].report is None and not rows[0].passed
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the sandbox is Linux-only")
+def test_a_link_to_a_classmates_file_is_not_graded_as_ones_own(tmp_path):
+    # the red team's "bob_copies_alice.py -> alice.py" scored 100 % with no sign in the table
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "alice.py").write_text("this line is not reached: alice is not graded here\n")
+    (folder / "bob.py").symlink_to(folder / "alice.py")
+    rows = Cohort([folder / "bob.py"], GradeOptions(exercise="softmax"), jobs=1, root=folder, seed=0,
+                  fresh=True).run()
+    assert "symbolic link to alice.py, another file of the class" in rows[0].error and not rows[0].passed

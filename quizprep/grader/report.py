@@ -51,7 +51,10 @@ def render(report: GradeReport, console: Console) -> None:
         mark, style = MARKS[check.status]
         line = Text.assemble((f" {mark} ", f"bold {style}"), check.title)
         if check.message and check.message != check.title:
-            line.append(f"  — {printable(check.message)}", style="dim" if check.status == Status.PASS else style)
+            # one line each: a learner's message with line breaks could otherwise draw fake check lines
+            # and a fake verdict; the details below show it whole, inside their box
+            line.append(f"  — {printable(check.message, one_line=True)}",
+                        style="dim" if check.status == Status.PASS else style)
         console.print(line)
     for group in _by_cause([c for c in report.checks if c.status in {Status.FAIL, Status.ERROR}]):
         console.print(_details(group[0], [c.id for c in group[1:]]))

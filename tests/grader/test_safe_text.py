@@ -67,6 +67,16 @@ def test_the_text_report_escapes_control_characters_from_the_learners_side():
     assert "\\x1b[2J\\x1b[H" in text and "\\r\\x07\\x9b31m\\u202e" in text
 
 
+def test_a_message_with_line_breaks_draws_no_check_line_or_verdict_of_its_own():
+    # the red team's exception message "\n ✓ values against the float64 reference\n\nall checks pass …"
+    forged = "x\n ✓ values against the float64 reference\n\nall checks pass  (score 100%; seed 1)"
+    failing = CheckResult("values", "values", "fail", f"raised Weird: {forged}", hint="h")
+    text = rendered(GradeReport("softmax", "Stable softmax", "/class/a.py",
+                                [CheckResult("load", "file loads", "pass"), failing], {"seed": 0}))
+    starts = [line for line in text.splitlines() if line.startswith(("all checks pass", " ✓ values"))]
+    assert starts == [], text
+
+
 def test_the_class_table_escapes_file_names_and_takes_no_markup_from_them():
     rows = [CohortRow(f"bob{FAKE}.py", 0.0, False, ["values"], [], 1.0, error=f"ValueError {FAKE}"),
             CohortRow("[green]yes[/].py", 1.0, True, [], [], 1.0)]

@@ -295,8 +295,19 @@ def learner_access(private_dir: str, hidden: Iterable[str], dev: str = "/dev") -
               if (path := sysconfig.get_path(name))]
     roots += [path for path in sys.path if os.path.basename(path.rstrip(os.sep)) in ("site-packages", "dist-packages")]
     roots += [os.path.dirname(os.path.dirname(module.__file__)) for module in _loaded_packages()]
-    return AccessRules(private_dir, tuple(readable_roots([*roots, *SYSTEM_READS], hidden)),
+    return AccessRules(private_dir, tuple(readable_roots([*roots, *SYSTEM_READS], [*hidden, *_other_site_packages()])),
                        tuple(gpu_device_nodes(dev)))
+
+
+def _other_site_packages() -> list[str]:
+    """The base Python's and the user's site-packages when this interpreter does not import from
+    them (a virtual environment): a learner would find SciPy and the like there."""
+    import site
+
+    used = {os.path.realpath(path) for path in sys.path if path}
+    used |= {os.path.realpath(os.path.dirname(os.path.dirname(module.__file__))) for module in _loaded_packages()}
+    candidates = site.getsitepackages([sys.base_prefix, sys.base_exec_prefix]) + [site.getusersitepackages()]
+    return [path for path in candidates if os.path.realpath(path) not in used]
 
 
 def _loaded_packages() -> list[Any]:

@@ -240,8 +240,11 @@ class WorkerSession:
             raise LearnerFailure(FailureKind.TIMEOUT, OVERALL_MESSAGE.format(seconds=self.limits.total_seconds))
         if not self.alive:
             self.start()
-        assert self.output is not None
+        assert self.output is not None and self.process is not None
         mark = self.output.mark()
+        # The in-process memory audit can be replaced by the code it audits, and sees only torch:
+        # the process's peak resident size is read from outside too.
+        baseline = usage.reset_peak(self.process.pid) if payload.get("memory_audit") else None
         try:
             protocol.write_message(self.request_w, payload)
         except (BrokenPipeError, OSError):
@@ -257,6 +260,8 @@ class WorkerSession:
             raise self._failure_from(response.get("error", {}), mark, response.get("forbidden", []))
         if response.get("forbidden"):
             raise self._failure_from({"kind": "forbidden", "message": "", "frames": []}, mark, response["forbidden"])
+        if payload.get("memory_audit") and self.process is not None:
+            response["resident_growth_bytes"] = usage.peak_growth(self.process.pid, baseline)
         return response
 
     def _receive(self, deadline: float, mark: int, during: str) -> dict[str, Any]:

@@ -205,7 +205,7 @@ def _refusing_code(free_variables: int) -> types.CodeType:
               + (f"        {', '.join(names)}\n" if names else "")
               + "        raise _quizprep_refusal()\n    return refused\n")
     namespace: dict[str, Any] = {}
-    exec(compile(source, "<quizprep guard>", "exec"), namespace)  # noqa: S102 - fixed source, built above
+    exec(compile(source, "<quizprep guard>", "exec"), namespace)  # a fixed source, built above
     code: types.CodeType = namespace["_outer"]().__code__
     return code
 

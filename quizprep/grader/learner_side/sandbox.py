@@ -131,26 +131,27 @@ def drop_ptrace_capability() -> bool:
     return libc.capset(ctypes.byref(header), data) == 0
 
 
-def install_syscall_filter(*, no_new_code: bool = False) -> str:
+def install_syscall_filter(*, no_new_code: bool = False,
+                           extra: Iterable[tuple[str, int, list[tuple[int, int, int, int]]]] = ()) -> str:
     """Deny new processes and programs, tracing, and signals outside the worker's group, and
-    with `no_new_code` memory turning executable. Returns "" when installed, else why not (the
-    report's environment records it)."""
-    name = ctypes.util.find_library("seccomp")
-    if not name:
+    with `no_new_code` memory turning executable; `extra` rules ((syscall, action, [(argument,
+    operator, datum, datum)])) on top. Returns "" when installed, else why not (the report's
+    environment records it)."""
+    rules = _rules(os.getpid(), no_new_code)
+    rules += [(name, action, [_ArgCmp(*compare) for compare in comparisons]) for name, action, comparisons in extra]
+    return load_filter(SCMP_ACT_ALLOW, rules)
+
+
+def load_filter(default: int, rules: list[tuple[str, int, list[_ArgCmp]]]) -> str:
+    """One seccomp filter through libseccomp: `default` for every syscall no rule names. Filters
+    stack: a syscall passes only if every filter loaded lets it. Returns "" or why not."""
+    lib = _libseccomp()
+    if lib is None:
         return "libseccomp is not installed"
-    lib = ctypes.CDLL(name)
-    lib.seccomp_init.restype = ctypes.c_void_p
-    lib.seccomp_init.argtypes = [ctypes.c_uint32]
-    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
-                                           ctypes.POINTER(_ArgCmp)]
-    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
-    lib.seccomp_load.argtypes = [ctypes.c_void_p]
-    lib.seccomp_release.argtypes = [ctypes.c_void_p]
-    context = lib.seccomp_init(SCMP_ACT_ALLOW)
+    context = lib.seccomp_init(default)
     if not context:
         return "seccomp_init failed"
     try:
-        rules = _rules(os.getpid(), no_new_code)
         for syscall, action, comparisons in rules:
             number = lib.seccomp_syscall_resolve_name(syscall.encode())
             if number < 0:
@@ -163,6 +164,23 @@ def install_syscall_filter(*, no_new_code: bool = False) -> str:
     finally:
         lib.seccomp_release(context)
     return ""
+
+
+@functools.cache
+def _libseccomp() -> ctypes.CDLL | None:
+    """Found once, before any filter: find_library runs ldconfig, which a loaded filter refuses."""
+    name = ctypes.util.find_library("seccomp")
+    if not name:
+        return None
+    lib = ctypes.CDLL(name)
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                                           ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    return lib
 
 
 def _rules(pid: int, no_new_code: bool = False) -> list[tuple[str, int, list[_ArgCmp]]]:

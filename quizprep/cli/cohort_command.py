@@ -17,7 +17,7 @@ from quizprep.grader.cohort import CohortRow, default_jobs, grade_folder, submis
 from quizprep.grader.grade import GradeOptions, exit_on_termination_signals
 from quizprep.grader.worker_session import Limits
 
-CSV_COLUMNS = ("file", "score", "passed", "failed", "diagnoses", "seconds", "seed", "error")
+CSV_COLUMNS = ("file", "score", "passed", "failed", "diagnoses", "seconds", "seed", "error", "read_this")
 
 # What no grade can vouch for (README, "Reliability of the grader"): a pass is a pass of the
 # checks, not proof that the code did not reach a forbidden kernel by these routes.
@@ -82,6 +82,7 @@ def write_csv(rows: list[CohortRow], target: Path) -> None:
             data = row.summary()
             data["failed"] = " ".join(row.failed)
             data["diagnoses"] = " ".join(row.diagnoses)
+            data["read_this"] = "; ".join(row.read_this)
             writer.writerow(data)
 
 
@@ -94,8 +95,9 @@ def table(rows: list[CohortRow], exercise: str) -> Table:
         grid.add_column(name, justify=justify)  # type: ignore[arg-type]
     for row in rows:
         failed = row.error or ", ".join(row.failed)
+        read = [f"read this one: {'; '.join(row.read_this)}"] if row.read_this else []
         grid.add_row(row.file, f"{row.score:.0%}", "[green]yes[/]" if row.passed else "[red]no[/]", failed,
-                     ", ".join(row.diagnoses), f"{row.seconds:.1f}")
+                     ", ".join([*row.diagnoses, *read]), f"{row.seconds:.1f}")
     return grid
 
 

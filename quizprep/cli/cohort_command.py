@@ -22,7 +22,7 @@ from quizprep.grader.jail import launch as jail_launch
 from quizprep.grader.jail.applied import fallback_note
 from quizprep.grader.worker_session import Limits
 
-CSV_COLUMNS = ("file", "score", "passed", "failed", "diagnoses", "seconds", "seed", "error")
+CSV_COLUMNS = ("file", "score", "passed", "failed", "diagnoses", "seconds", "seed", "error", "read_this")
 
 # What no grade can vouch for (README, "Reliability of the grader"): a pass is a pass of the
 # checks, not proof that the code did not reach a forbidden kernel by these routes.
@@ -100,6 +100,7 @@ def write_csv(rows: list[CohortRow], target: Path) -> None:
             data = row.summary()
             data["failed"] = " ".join(row.failed)
             data["diagnoses"] = " ".join(row.diagnoses)
+            data["read_this"] = "; ".join(row.read_this)
             writer.writerow({key: spreadsheet_text(value) for key, value in data.items()})
 
 
@@ -122,11 +123,12 @@ def table(rows: list[CohortRow], exercise: str, results: dict[str, str] | None =
         failed = row.error or ", ".join(row.failed)
         folder = (results or {}).get(row.file, Path(row.file).stem)
         file = row.file if folder == Path(row.file).stem else f"{row.file} → {folder}/"
+        read = [f"read this one: {'; '.join(row.read_this)}"] if row.read_this else []
         # learner-derived cells as Text: a file named "[green]yes[/].py" is not markup, and its
         # control characters show as escapes
         grid.add_row(Text(printable(file, one_line=True)), f"{row.score:.0%}",
                      "[green]yes[/]" if row.passed else "[red]no[/]", Text(printable(failed, one_line=True)),
-                     ", ".join(row.diagnoses), f"{row.seconds:.1f}")
+                     Text(", ".join([*row.diagnoses, *read])), f"{row.seconds:.1f}")
     return grid
 
 

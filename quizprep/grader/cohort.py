@@ -25,10 +25,12 @@ from typing import Any, Callable
 from quizprep.grader.jail import launch as jail_launch
 from quizprep.grader.learner_side.forkserver import ForkServer, ForkServerError
 from quizprep.grader.grade import GradeOptions, GradeReport, grade
+from quizprep.grader.source_scan import reaches_around
 from quizprep.grader.spec import Status
 from quizprep.grader.worker_session import LearnerFailure, WorkerSession
 
 STOP_WAIT_SECONDS = 10.0  # for jobs to close their workers once the run is stopped
+SCAN_BYTES = 1 << 20  # of a submission's source, for source_scan
 
 
 @dataclass
@@ -44,10 +46,12 @@ class CohortRow:
     seed: int | None = None
     error: str = ""
     report: GradeReport | None = field(default=None, repr=False, compare=False)
+    read_this: list[str] = field(default_factory=list)  # routes its source names (source_scan)
 
     def summary(self) -> dict[str, Any]:
         return {"file": self.file, "score": self.score, "passed": self.passed, "failed": self.failed,
-                "diagnoses": self.diagnoses, "seconds": round(self.seconds, 3), "seed": self.seed, "error": self.error}
+                "diagnoses": self.diagnoses, "seconds": round(self.seconds, 3), "seed": self.seed, "error": self.error,
+                "read_this": self.read_this}
 
 
 def submissions(folder: Path) -> list[Path]:
@@ -59,7 +63,15 @@ def row_from(report: GradeReport, file: str, seconds: float) -> CohortRow:
     failed = [c.id for c in report.checks if c.status in {Status.FAIL, Status.ERROR}]
     diagnoses = list(dict.fromkeys(c.diagnosis_id for c in report.checks if c.diagnosis_id))
     return CohortRow(file, report.score, report.passed, failed, diagnoses, seconds,
-                     report.environment.get("seed"), report=report)
+                     report.environment.get("seed"), report=report, read_this=_scan(Path(report.file)))
+
+
+def _scan(path: Path) -> list[str]:
+    try:
+        with path.open("rb") as source:
+            return reaches_around(source.read(SCAN_BYTES).decode("utf-8", "replace"))
+    except OSError:
+        return []
 
 
 class TrackedSession(WorkerSession):

@@ -1,4 +1,5 @@
-"""What the learner's process uses that no kernel limit of its own caps, watched from the grader.
+"""What the learner's process uses that no kernel limit of its own caps, or that code inside it
+could misreport, watched from the grader.
 
 RLIMIT_NPROC counts every process of the user (and does not bind root), and the private
 directory is on a shared file system, so its threads and the bytes it stores are read here, from
@@ -28,6 +29,35 @@ def threads_of(pid: int) -> int:
     except (OSError, ValueError):
         pass
     return 0
+
+
+def _status_bytes(pid: int, field: bytes) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as status:
+            for line in status:
+                if line.startswith(field):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def reset_peak(pid: int) -> int | None:
+    """Set process `pid`'s peak resident size (VmHWM) back to its current size, which is returned;
+    None where the kernel does not allow it. Read from here, the peak counts every page the
+    process touches, whatever allocated it (NumPy, a C extension, a module the learner replaced)."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as clear_refs:
+            clear_refs.write("5")
+    except OSError:
+        return None
+    return _status_bytes(pid, b"VmRSS:")
+
+
+def peak_growth(pid: int, baseline: int | None) -> int | None:
+    """How far the resident size rose above `baseline` (from reset_peak) at its highest since."""
+    peak = _status_bytes(pid, b"VmHWM:") if baseline is not None else None
+    return None if peak is None or baseline is None else max(peak - baseline, 0)
 
 
 def stored_bytes(folder: str) -> tuple[int, int]:

@@ -14,7 +14,9 @@ Audit = tuple[dict[str, Any], Case]  # the worker's memory report of one call, a
 
 
 def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit] | None = None) -> str:
-    """The verdict on `case`'s audit; `growth` holds two audits of one case at a large and a small block."""
+    """The verdict on `case`'s audit; `growth` holds two audits of one case at a large and a small block.
+    `memory["resident_growth_bytes"]`, where the grader could read it, is how far the process grew
+    during the call, whatever allocated it: NumPy's arrays and a replaced audit show only there."""
     n, m = case.sizes["n"], case.sizes["m"]
     full = _rows(case) * m * case.data["q"].element_size()
     why = lesson("flash-tiling-memory")
@@ -34,8 +36,12 @@ def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit]
     elif memory["peak_live_bytes"] >= full:
         reason = (f"{memory['peak_live_bytes']:,} bytes were alive at once, at least the {full:,} bytes of the "
                   f"full n×m score matrix")
+    elif (resident := memory.get("resident_growth_bytes")) is not None and resident >= full:
+        reason = (f"made the process's memory grow by {resident:,} bytes (measured by the grader, whatever "
+                  f"allocated it), at least the {full:,} bytes of the full n×m score matrix")
     else:
-        return f"peak {memory['peak_live_bytes']:,} bytes alive at once, vs {full:,} for the full scores"
+        grown = "" if resident is None else f"; the process grew by {resident:,} bytes"
+        return f"peak {memory['peak_live_bytes']:,} bytes alive at once, vs {full:,} for the full scores{grown}"
     raise CheckFailure(f"the output is right, but the call {reason}", tried=case.label, named=Diagnosis(
         "flash-materialised-scores", "the n×m score matrix is materialised: correct, but not FlashAttention",
         "Compute scores one key block at a time (q @ k_block.T), fold each into the running max, sum and output, "

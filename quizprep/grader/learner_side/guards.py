@@ -6,6 +6,10 @@ Three layers, from the friendliest report to the one learner code cannot take do
   report names the call the learner wrote (``torch.nn.functional.scaled_dot_product_attention``);
 * a TorchFunctionMode, entered around each graded call, names the same kernels reached by other
   Python routes (``torch.ops.aten``, ``torch._C._VariableFunctions``);
+* the original Python functions behind those names, and PyTorch's own Python implementations of
+  the same kernels (``torch._decomp``, ``torch._refs``), have their code replaced in place: a
+  reference to the original found through ``gc``, ``__wrapped__`` or a decomposition table runs
+  the refusal, not the kernel;
 * every ATen (and quantized) operator whose name matches the forbidden group gets a kernel that
   raises, registered in PyTorch's dispatcher for every backend and composite key that computes
   it. Popping the mode, emptying Python state found through ``gc`` or frames, or scripting the call
@@ -19,6 +23,9 @@ by the worker from its file and imports nothing of quizprep.
 from __future__ import annotations
 
 import ctypes
+import functools
+import sys
+import types
 import warnings
 from typing import Any, Callable, Iterable
 
@@ -27,8 +34,12 @@ FORBIDDEN_NAME_PARTS = {
     "sdpa": ("scaled_dot_product", "scaled_dot_attention", "flash_attention", "efficient_attention",
              "cudnn_attention", "flex_attention"),
     "mha": ("multi_head_attention", "transformer_encoder_layer"),
-    "softmax": ("softmax",),
+    # An attention kernel computes a softmax (SDPA with q = 0, v = I and the logits as its mask).
+    "softmax": ("softmax", "scaled_dot_product", "scaled_dot_attention", "flash_attention", "efficient_attention",
+                "cudnn_attention", "flex_attention", "multi_head_attention", "transformer_encoder_layer"),
 }
+# PyTorch's Python implementations of ATen operators, loaded with torch.
+PYTHON_KERNEL_MODULES = ("torch._decomp", "torch._refs", "torch._prims")
 # The keys where a kernel computes values. Autograd kernels redispatch to these; Meta computes
 # shapes only.
 VALUE_KEYS = (
@@ -59,6 +70,7 @@ class Guards:
     def install(self) -> None:
         self.mode = _forbidden_mode(self)
         self._patch_public_routes()
+        self._disarm_python_kernels()
         self._register_dispatcher_kernels()
 
     def forbids(self, name: str) -> bool:
@@ -114,11 +126,36 @@ class Guards:
         getattr(operator, "_dispatch_cache", {}).clear()
 
     def _patch(self, owner: Any, name: str, label: str) -> None:
-        if getattr(owner, name, None) is None:
+        original = getattr(owner, name, None)
+        if original is None:
             return
         forbidden = self.refusing(label)
         forbidden.__name__ = name
         setattr(owner, name, forbidden)
+        self._disarm(original, label)
+
+    def _disarm_python_kernels(self) -> None:
+        """torch._decomp's and torch._refs' versions of a forbidden kernel compute it from allowed
+        operators (exp, amax, bmm), so the dispatcher never sees the forbidden one."""
+        if not self.parts:
+            return
+        for module in [module for name, module in list(sys.modules.items())
+                       if name.startswith(PYTHON_KERNEL_MODULES) and module is not None]:
+            for value in list(vars(module).values()):
+                if isinstance(value, types.FunctionType) and self.forbids(value.__name__):
+                    self._disarm(value, f"{value.__module__}.{value.__name__}")
+
+    def _disarm(self, function: Any, label: str) -> None:
+        """The function object itself (and each one it wraps) refuses: replacing the name is not
+        enough where a reference to the original is reachable."""
+        seen = set()
+        while isinstance(function, types.FunctionType) and id(function) not in seen:
+            seen.add(id(function))
+            wrapped = getattr(function, "__wrapped__", None)
+            function.__code__ = _refusing_code(len(function.__code__.co_freevars))
+            function.__defaults__ = None
+            function.__kwdefaults__ = {"_quizprep_refusal": functools.partial(self.refuse, label)}
+            function = wrapped
 
     def _patch_class(self, owner: Any, name: str, label: str) -> None:
         original = getattr(owner, name, None)
@@ -156,6 +193,21 @@ class Guards:
         for library in libraries.values():
             # One reference that no Python object holds: the registrations last as long as the process.
             ctypes.pythonapi.Py_IncRef(ctypes.py_object(library))
+
+
+@functools.cache
+def _refusing_code(free_variables: int) -> types.CodeType:
+    """The code of a function that only raises what its keyword default makes, with as many free
+    variables as the function it goes into has closure cells (CPython requires the counts to match)."""
+    names = [f"_cell{i}" for i in range(free_variables)]
+    source = ("def _outer():\n" + "".join(f"    {name} = None\n" for name in names)
+              + "    def refused(*args, _quizprep_refusal, **kwargs):\n"
+              + (f"        {', '.join(names)}\n" if names else "")
+              + "        raise _quizprep_refusal()\n    return refused\n")
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<quizprep guard>", "exec"), namespace)  # a fixed source, built above
+    code: types.CodeType = namespace["_outer"]().__code__
+    return code
 
 
 def _forbidden_mode(guards: Guards) -> Any:

@@ -21,7 +21,8 @@ The fill is ``ud2`` (x86-64) or ``udf #0`` (AArch64): a caught SIGILL that retur
 the same trap, so a handler cannot step over it. The pages holding them become anonymous memory
 (``madvise(MADV_DONTNEED)`` on them gives zeros, not the file's code), on a machine without a GPU
 the syscall filter refuses making memory executable again (``mprotect``/``pkey_mprotect`` with
-PROT_EXEC; sandbox.py), and Landlock hides the library files themselves (the worker adds them to
+PROT_EXEC; sandbox.py) and unmapping, moving, discarding or remapping over any page of a trapped
+library (syscall_policy.protect_ranges), and Landlock hides the library files themselves (the worker adds them to
 what it hides), so putting the code back needs its bytes brought in by the submission and mapped
 over the page. Not covered, and said in the README: a learner who maps such bytes (``mmap`` must
 stay open for loading libraries), calls unexported code at addresses found by disassembling this
@@ -87,6 +88,20 @@ def mapped_libraries(maps: str = "/proc/self/maps") -> dict[str, int]:
                 if LIBRARY.match(os.path.basename(path)) and path not in found:
                     found[path] = int(fields[0].split("-")[0], 16)
     return found
+
+
+def mapped_span(path: str, maps: str = "/proc/self/maps") -> tuple[int, int] | None:
+    """[start, end) from the first to the last mapping of the library at `path`: the trapped
+    pages (anonymous now) lie between."""
+    starts, ends = [], []
+    with open(maps) as lines:
+        for line in lines:
+            fields = line.split(maxsplit=5)
+            if len(fields) == 6 and fields[5].strip() == path:
+                start, end = (int(x, 16) for x in fields[0].split("-"))
+                starts.append(start)
+                ends.append(end)
+    return (min(starts), max(ends)) if starts else None
 
 
 def forbidden_ranges(path: str, base: int, parts: tuple[str, ...]) -> list[tuple[int, int]]:

@@ -131,26 +131,27 @@ def drop_ptrace_capability() -> bool:
     return libc.capset(ctypes.byref(header), data) == 0
 
 
-def install_syscall_filter(*, no_new_code: bool = False) -> str:
+def install_syscall_filter(*, no_new_code: bool = False,
+                           extra: Iterable[tuple[str, int, list[tuple[int, int, int, int]]]] = ()) -> str:
     """Deny new processes and programs, tracing, and signals outside the worker's group, and
-    with `no_new_code` memory turning executable. Returns "" when installed, else why not (the
-    report's environment records it)."""
-    name = ctypes.util.find_library("seccomp")
-    if not name:
+    with `no_new_code` memory turning executable; `extra` rules ((syscall, action, [(argument,
+    operator, datum, datum)])) on top. Returns "" when installed, else why not (the report's
+    environment records it)."""
+    rules = _rules(os.getpid(), no_new_code)
+    rules += [(name, action, [_ArgCmp(*compare) for compare in comparisons]) for name, action, comparisons in extra]
+    return load_filter(SCMP_ACT_ALLOW, rules)
+
+
+def load_filter(default: int, rules: list[tuple[str, int, list[_ArgCmp]]]) -> str:
+    """One seccomp filter through libseccomp: `default` for every syscall no rule names. Filters
+    stack: a syscall passes only if every filter loaded lets it. Returns "" or why not."""
+    lib = _libseccomp()
+    if lib is None:
         return "libseccomp is not installed"
-    lib = ctypes.CDLL(name)
-    lib.seccomp_init.restype = ctypes.c_void_p
-    lib.seccomp_init.argtypes = [ctypes.c_uint32]
-    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
-                                           ctypes.POINTER(_ArgCmp)]
-    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
-    lib.seccomp_load.argtypes = [ctypes.c_void_p]
-    lib.seccomp_release.argtypes = [ctypes.c_void_p]
-    context = lib.seccomp_init(SCMP_ACT_ALLOW)
+    context = lib.seccomp_init(default)
     if not context:
         return "seccomp_init failed"
     try:
-        rules = _rules(os.getpid(), no_new_code)
         for syscall, action, comparisons in rules:
             number = lib.seccomp_syscall_resolve_name(syscall.encode())
             if number < 0:
@@ -163,6 +164,23 @@ def install_syscall_filter(*, no_new_code: bool = False) -> str:
     finally:
         lib.seccomp_release(context)
     return ""
+
+
+@functools.cache
+def _libseccomp() -> ctypes.CDLL | None:
+    """Found once, before any filter: find_library runs ldconfig, which a loaded filter refuses."""
+    name = ctypes.util.find_library("seccomp")
+    if not name:
+        return None
+    lib = ctypes.CDLL(name)
+    lib.seccomp_init.restype = ctypes.c_void_p
+    lib.seccomp_init.argtypes = [ctypes.c_uint32]
+    lib.seccomp_rule_add_array.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_int, ctypes.c_uint,
+                                           ctypes.POINTER(_ArgCmp)]
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    lib.seccomp_load.argtypes = [ctypes.c_void_p]
+    lib.seccomp_release.argtypes = [ctypes.c_void_p]
+    return lib
 
 
 def _rules(pid: int, no_new_code: bool = False) -> list[tuple[str, int, list[_ArgCmp]]]:
@@ -295,8 +313,19 @@ def learner_access(private_dir: str, hidden: Iterable[str], dev: str = "/dev") -
               if (path := sysconfig.get_path(name))]
     roots += [path for path in sys.path if os.path.basename(path.rstrip(os.sep)) in ("site-packages", "dist-packages")]
     roots += [os.path.dirname(os.path.dirname(module.__file__)) for module in _loaded_packages()]
-    return AccessRules(private_dir, tuple(readable_roots([*roots, *SYSTEM_READS], hidden)),
+    return AccessRules(private_dir, tuple(readable_roots([*roots, *SYSTEM_READS], [*hidden, *_other_site_packages()])),
                        tuple(gpu_device_nodes(dev)))
+
+
+def _other_site_packages() -> list[str]:
+    """The base Python's and the user's site-packages when this interpreter does not import from
+    them (a virtual environment): a learner would find SciPy and the like there."""
+    import site
+
+    used = {os.path.realpath(path) for path in sys.path if path}
+    used |= {os.path.realpath(os.path.dirname(os.path.dirname(module.__file__))) for module in _loaded_packages()}
+    candidates = site.getsitepackages([sys.base_prefix, sys.base_exec_prefix]) + [site.getusersitepackages()]
+    return [path for path in candidates if os.path.realpath(path) not in used]
 
 
 def _loaded_packages() -> list[Any]:

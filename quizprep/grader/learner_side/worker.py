@@ -84,8 +84,7 @@ class Worker:
         if ptxas:
             protections["ptxas"] = ptxas
         # Before Landlock: finding libseccomp runs ldconfig.
-        refused = self.sandbox.install_syscall_filter(no_new_code=self._no_new_code(protections))
-        protections["syscall_filter"] = "installed" if not refused else f"not installed: {refused}"
+        protections["syscall_filter"] = self._filter_syscalls(self._no_new_code(protections))
         protections.update(self._confine_files())
         return protections
 
@@ -126,6 +125,18 @@ class Worker:
         traps = _load_sibling("native_traps.py").trap_forbidden_code(self.guards.parts)
         self.trapped_libraries = traps.pop("trapped_libraries", [])
         return traps
+
+    def _filter_syscalls(self, no_new_code: bool) -> str:
+        """Two stacked filters: the refusals that read arguments (sandbox.py, and no page of a
+        trapped library unmapped, moved or remapped over), then the allowlist."""
+        policy, spans = _load_sibling("syscall_policy.py"), map(_load_sibling("native_traps.py").mapped_span,
+                                                                 self.trapped_libraries)
+        refused = self.sandbox.install_syscall_filter(no_new_code=no_new_code,
+                                                      extra=policy.protect_ranges(filter(None, spans)))
+        if not refused:
+            rules, default = policy.allowlist(gpu=bool(self.sandbox.gpu_device_nodes()))
+            refused = self.sandbox.load_filter(default, [(name, action, []) for name, action, _ in rules])
+        return "installed" if not refused else f"not installed: {refused}"
 
     def _no_new_code(self, protections: dict[str, Any]) -> bool:
         """Refuse memory turning executable where traps hold code that mprotect would restore,
@@ -190,7 +201,6 @@ class Worker:
 
     def describe(self, error: BaseException) -> dict[str, Any]:
         return self.errors.describe(error, self.learner_path, forbidden=self.guard_module.ForbiddenCall)
-
 
     # ---- serving ------------------------------------------------------------------------
     def send(self, payload: Any) -> None:

@@ -1,0 +1,48 @@
+"""Files whose source reaches for a route the worker cannot close from inside are flagged
+"read this one" in class tables (issue 30): ctypes, mmap, gc walks, /proc/self/maps,
+torch._decomp/_refs, SciPy."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import HERE, SOLUTIONS
+from test_native_routes import HEAD, RESET
+from test_python_kernel_routes import MHA_FROM_GC
+
+from quizprep.cli.cohort_command import table, write_csv
+from quizprep.grader.cohort import row_from
+from quizprep.grader.grade import GradeReport
+from quizprep.grader.source_scan import reaches_around
+
+CORRECT = sorted(SOLUTIONS.glob("*.py")) + sorted((HERE / "variants").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", CORRECT, ids=[p.stem for p in CORRECT])
+def test_correct_files_are_not_flagged(path: Path) -> None:
+    assert reaches_around(path.read_text()) == []
+
+
+@pytest.mark.parametrize("source, expected", [
+    (HEAD + RESET, ["native code (ctypes)", "the object graph (gc)", "torch._C", "/proc/self/maps (read)"]),
+    (MHA_FROM_GC, ["the object graph (gc)", "torch._C"]),
+    ("import torch._decomp.decompositions as d\nd._softmax", ["torch._decomp"]),
+    ("from torch import _refs\n", ["torch._refs"]),
+    ("import torch\ntorch._refs.softmax(x, 0)\n", ["torch._refs"]),
+    ("from scipy.special import softmax\n", ["SciPy"]),
+    ("m = __import__('mmap')\n", ["memory mapping (mmap)"]),
+    ("def f(:\n", []),
+])
+def test_routes_are_named_from_the_source(source: str, expected: list[str]) -> None:
+    assert reaches_around(source) == expected
+
+
+def test_the_class_table_and_csv_say_read_this_one(tmp_path: Path) -> None:
+    path = tmp_path / "alice.py"
+    path.write_text("import ctypes\n")
+    row = row_from(GradeReport("softmax", "Softmax", str(path), [], {}), "alice.py", 1.0)
+    assert row.read_this == ["native code (ctypes)"] and row.summary()["read_this"] == row.read_this
+    assert "read this one: native code (ctypes)" in str(table([row], "softmax").columns[4]._cells)
+    write_csv([row], tmp_path / "class.csv")
+    assert "native code (ctypes)" in (tmp_path / "class.csv").read_text()

@@ -86,6 +86,25 @@ SOFTMAX_ROUTES = {
 }
 
 
+# The red team's probe (tests/grader/redteam_2026_11_28/f1_flex_math.py.txt): FlexAttention's eager
+# body, called directly, did all 20 checks' attention.
+FLEX_BODY = '''import math
+import torch
+from torch._higher_order_ops.flex_attention import math_attention
+
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    lead, (n, d), m = q.shape[:-2], q.shape[-2:], k.shape[-2]
+    q4, k4 = q.reshape(-1, 1, n, d), k.expand(*lead, m, d).reshape(-1, 1, m, d)
+    v4 = v.expand(*lead, m, v.shape[-1]).reshape(-1, 1, m, v.shape[-1])
+    keep = torch.ones((), dtype=torch.bool)
+    out = math_attention(q4, k4, v4, lambda s, b, h, i, j: s, (lambda b, h, i, j: keep,), 1 / math.sqrt(d), {})[0]
+    eye = torch.eye(m, dtype=q.dtype).expand(q4.shape[0], 1, m, m)
+    weights = math_attention(q4, k4, eye, lambda s, b, h, i, j: s, (lambda b, h, i, j: keep,), 1 / math.sqrt(d), {})[0]
+    return out.reshape(*lead, n, -1), weights.reshape(*lead, n, m)
+'''
+
+
 def _values(path: Path, check: str = "values") -> tuple[bool, str]:
     report = grade(path, GradeOptions(only=(check,)))  # a fresh worker: some attacks change its state
     failed = next((c for c in report.checks if c.status == "fail"), report.checks[-1])
@@ -98,6 +117,14 @@ def test_the_original_mha_function_found_through_gc_is_refused(tmp_path: Path) -
     passed, message = _values(path, "self-attention")
     assert not passed, "forged pass"
     assert "uses torch.nn.functional.multi_head_attention_forward, which this exercise asks" in message, message
+
+
+def test_flex_attentions_python_body_called_directly_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "attention.py"
+    path.write_text(FLEX_BODY)
+    passed, message = _values(path)
+    assert not passed, "forged pass"
+    assert "uses torch._higher_order_ops.flex_attention.math_attention, which this exercise asks" in message, message
 
 
 @pytest.mark.parametrize("route", sorted(SOFTMAX_ROUTES))

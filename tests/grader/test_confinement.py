@@ -176,3 +176,13 @@ def test_the_kernel_holds_to_the_device_rule(tmp_path):
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["denied,denied,denied"]
     assert device.read_bytes() == b"granted"
+
+
+def test_the_cpu_backstop_cannot_be_lifted_by_the_process_it_limits():
+    # a red team's submission raised RLIMIT_CPU's soft limit from 96 s to unlimited: the hard one was left open
+    script = ("import resource\nfrom quizprep.grader.learner_side import sandbox\nsandbox.limit_cpu(60)\n"
+              "soft, hard = resource.getrlimit(resource.RLIMIT_CPU)\nprint(hard - soft)\n"
+              "try:\n    resource.setrlimit(resource.RLIMIT_CPU, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))\n"
+              "except ValueError:\n    print('refused')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.stdout.split() == ["1", "refused"], done.stdout + done.stderr

@@ -95,13 +95,16 @@ def die_with_parent(parent: int) -> bool:
 
 
 def limit_cpu(seconds: float) -> None:
-    """A CPU-time backstop from now on: SIGXCPU ends a process whose grader could not."""
+    """A CPU-time backstop from now on: SIGXCPU ends a process whose grader could not, and SIGKILL
+    a second later. The hard limit comes down too: under it, the learner's code could lift the
+    soft one again (a red team's did, to unlimited)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     soft = int(usage.ru_utime + usage.ru_stime + seconds) + 1
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
     if hard != resource.RLIM_INFINITY:
         soft = min(soft, hard)
-    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+    ceiling = soft + 1 if hard == resource.RLIM_INFINITY else min(hard, soft + 1)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, ceiling))
 
 
 def limit_file_size(size: int) -> None:

@@ -160,6 +160,14 @@ UNDO_STEPS = {  # the step, and what the verdict must say (a step that did not f
     "make the trapped page writable and executable":
         ("    if libc.mprotect(page, 4096, 7) != 0:\n        raise PermissionError(os.strerror(ctypes.get_errno()))",
          ("PermissionError",)),
+    "map fresh memory writable and executable":  # a red team's probe was granted this
+        ("    libc.mmap.restype = ctypes.c_void_p\n"
+         "    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t] + [ctypes.c_int] * 3 + [ctypes.c_long]\n"
+         "    if libc.mmap(None, 4096, 7, 0x22, -1, 0) in (None, ctypes.c_void_p(-1).value):\n"
+         "        raise PermissionError(os.strerror(ctypes.get_errno()))", ("PermissionError",)),
+    "make a memory file to map as code":
+        ("    if libc.memfd_create(b'code', 0) < 0:\n        raise PermissionError(os.strerror(ctypes.get_errno()))",
+         ("PermissionError",)),
     "discard the trapped page so it is read again from the file":
         ("    libc.madvise(page, 8192, 4)", ("SIGILL", "SIGSEGV")),
 }

@@ -43,6 +43,7 @@ CAP_SYS_ADMIN = 21
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
 CLONE_THREAD = 0x00010000
 PROT_EXEC = 0x4
+MAP_ANONYMOUS = 0x20
 SCMP_ACT_ALLOW = 0x7FFF0000
 SCMP_ACT_ERRNO_EPERM = 0x00050000 | 1
 SCMP_ACT_ERRNO_ENOSYS = 0x00050000 | 38
@@ -202,9 +203,13 @@ def _rules(pid: int, no_new_code: bool = False) -> list[tuple[str, int, list[_Ar
     # wrote into memory. New libraries still load (mmap maps them executable, not mprotect), but
     # oneDNN's JIT cannot: the worker turns mkldnn off first (convolutions fall back to im2col).
     # Only where no GPU is present: whether a GPU driver needs it was not measured.
+    # Nor is new code mapped in: anonymous memory mapped executable, or a memory file to map so
+    # (a red team's probe had both granted).
     executable = [_ArgCmp(2, SCMP_CMP_MASKED_EQ, PROT_EXEC, PROT_EXEC)]
-    rules += [] if not no_new_code else [(name, SCMP_ACT_ERRNO_EPERM, executable)
-                                         for name in ("mprotect", "pkey_mprotect")]
+    anonymous = [*executable, _ArgCmp(3, SCMP_CMP_MASKED_EQ, MAP_ANONYMOUS, MAP_ANONYMOUS)]
+    rules += [] if not no_new_code else [
+        *[(name, SCMP_ACT_ERRNO_EPERM, executable) for name in ("mprotect", "pkey_mprotect")],
+        ("mmap", SCMP_ACT_ERRNO_EPERM, anonymous), ("memfd_create", SCMP_ACT_ERRNO_EPERM, [])]
     return rules
 
 

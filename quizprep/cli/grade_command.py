@@ -87,6 +87,10 @@ def _usage_problem(args: argparse.Namespace) -> str:
     folder = args.path.is_dir()
     if args.json and args.format not in ("text", "json"):
         return f"--json and --format {args.format} ask for two outputs; choose one"
+    if not folder and args.path.is_symlink() and not args.path.resolve().is_relative_to(args.path.absolute().parent):
+        # the grader may run as root: followed, a learner's link would show another user's file's lines
+        return (f"{args.path} is a symbolic link to a file outside its folder; grade the file itself "
+                f"({args.path.resolve()})")
     if not folder:
         extra = [flag for flag, value in (("--jobs", args.jobs), ("--csv", args.csv),
                                           ("--fresh-workers", args.fresh_workers)) if value]

@@ -50,6 +50,19 @@ def test_usage_errors_exit_2(argv, capsys):
     assert "quizprep grade:" in capsys.readouterr().err
 
 
+def test_a_link_to_a_file_outside_its_folder_is_not_graded(capsys, tmp_path):
+    # a red team's submission linked to a fake /etc/shadow: the root grader printed its line in the report
+    secret = tmp_path / "elsewhere" / "shadow"
+    secret.parent.mkdir()
+    secret.write_text("root:$6$salt$hash:19000:0:99999:7:::\n")
+    (tmp_path / "class").mkdir()
+    link = tmp_path / "class" / "attention.py"
+    link.symlink_to(secret)
+    assert run_cli("grade", str(link)) == 2
+    captured = capsys.readouterr()
+    assert "is a symbolic link to a file outside its folder" in captured.err and "$6$" not in captured.out
+
+
 def test_init_copies_stubs_but_not_the_package_marker(tmp_path, capsys):
     assert run_cli("init", str(tmp_path / "ex")) == 0
     copied = {p.name for p in (tmp_path / "ex").iterdir()}

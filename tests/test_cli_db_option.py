@@ -7,7 +7,7 @@ from pathlib import Path
 
 from quizprep import cli
 
-COMMANDS_WITH_DB = {"quiz", "grade", "check", "stats", "report", "flags"}
+COMMANDS_WITH_DB = {"quiz", "grade", "check", "stats", "report", "flags", "serve"}
 
 
 def db_options() -> dict[str, argparse.Action]:
@@ -28,5 +28,6 @@ def test_every_command_with_a_database_has_the_one_db_option() -> None:
 def test_the_db_value_is_a_path_for_every_command(tmp_path: Path) -> None:
     parser = cli.build_parser()
     given = tmp_path / "p.sqlite3"
-    for argv in (["quiz"], ["grade", "x.py"], ["check"], ["stats"], ["report", "--out", "r.md"], ["flags"]):
+    for argv in (["quiz"], ["grade", "x.py"], ["check"], ["stats"], ["report", "--out", "r.md"], ["flags"],
+                 ["serve"]):
         assert parser.parse_args([*argv, "--db", str(given)]).db == given, argv

@@ -45,7 +45,7 @@ class ProgressCharts:
     def due_title(self) -> str:
         first, last = self.due[0][0], self.due[-1][0]
         until = "the interview" if self.forecast is not None else f"{len(self.due)} days"
-        return f"Reviews due each day until {until} ({first:%b %d} – {last:%b %d})"
+        return f"Reviews due each day until {until} ({first:%b %d} to {last:%b %d})"
 
     @property
     def retention_title(self) -> str:

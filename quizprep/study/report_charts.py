@@ -2,6 +2,7 @@
 and in a saved or printed page, with no script to load (pygal's tooltip script is left out)."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from quizprep.study.charts import ProgressCharts
@@ -35,7 +36,16 @@ def svg_charts(charts: ProgressCharts) -> list[tuple[str, str]]:
         recall.x_labels = [short_title(t.title) for t in reversed(topics)]  # pygal draws the first at the bottom
         recall.add("recall %", [round(100 * (t.recall or 0.0)) for t in reversed(topics)])
         pictures.append((charts.recall_title, recall))
-    return [(title, chart.render(is_unicode=True)) for title, chart in pictures]
+    return [(title, _steady(chart.render(is_unicode=True), f"progress-{number}"))
+            for number, (title, chart) in enumerate(pictures)]
+
+
+def _steady(svg: str, name: str) -> str:
+    """pygal's SVG with a fixed id in place of its random one and without its dated comments, so a
+    report is the same for the same progress (and its snapshot stable)."""
+    drawn = re.search(r'id="chart-([0-9a-f-]+)"', svg)
+    svg = svg.replace(drawn.group(1), name) if drawn else svg
+    return re.sub(r"<!--.*?-->", "", svg)
 
 
 def _config(color: str, height: int = HEIGHT) -> dict[str, Any]:

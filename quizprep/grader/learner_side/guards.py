@@ -127,7 +127,9 @@ class Guards:
         # Its Python bodies too: math_attention and sdpa_dense compute the whole attention from
         # allowed operators when called directly (a red team's forged pass).
         bodies = sys.modules.get("torch._higher_order_ops.flex_attention")
-        for name, value in list(vars(bodies).items()) if bodies is not None else []:
+        if bodies is None:
+            return
+        for name, value in list(vars(bodies).items()):
             if isinstance(value, types.FunctionType) and value.__module__ == bodies.__name__ and \
                     ("attention" in name or "sdpa" in name):
                 self._disarm(value, f"{bodies.__name__}.{name}")

@@ -60,7 +60,8 @@ def _capped(check: CheckResult, text_chars: int, frame_chars: int) -> CheckResul
     def capped(text: str) -> str:
         return cut(text, text_chars)
 
-    output = check.output if len(check.output) <= text_chars else "…" + check.output[-text_chars + 1:]
+    output = check.output if len(check.output) <= text_chars else \
+        f"[… {len(check.output) - text_chars} earlier characters not shown]\n" + check.output[-text_chars:]
     return dataclasses.replace(
         check, message=capped(check.message), diagnosis=capped(check.diagnosis), hint=capped(check.hint),
         tried=capped(check.tried), smallest=capped(check.smallest), where=capped(check.where), output=output,

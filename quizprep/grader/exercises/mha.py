@@ -251,7 +251,7 @@ SPEC = ExerciseSpec(
     title="Multi-head attention",
     entry_points=(CLASS,),
     lessons=("scaling-why-sqrt-dk", "softmax-axis", "multihead-output-projection", "multihead-split-transpose",
-             "masking-before-softmax"),
+             "masking-before-softmax", "masking-padding-keys"),
     forbidden=("sdpa", "mha"),
     mask_layout="boolean masks of shape (n, m) (causal) or (B, 1, 1, m) (padding), which broadcast against "
                 "the scores (B, n_heads, n, m)",

@@ -63,6 +63,11 @@ def _is_tensor(value: Any) -> bool:
     return type(value).__module__.startswith("torch") and type(value).__name__ in {"Tensor", "Parameter"}
 
 
+def _is_tensor_or_shape(value: Any) -> bool:
+    """A tensor, or a meta tensor (the device check's), which crosses the channel as its shape only."""
+    return _is_tensor(value) or (isinstance(value, Opaque) and value.description.startswith("meta tensor"))
+
+
 def describe_type(value: Any) -> str:
     kind = type(value)
     name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
@@ -294,7 +299,7 @@ def _checked_grads(grads: Any) -> dict[str, Any]:
     grads = _object(grads, "grads")
     values = _object(grads.get("values", {}), "grads' values")
     for name, value in values.items():
-        if value is not None and not _is_tensor(value):
+        if value is not None and not _is_tensor_or_shape(value):
             raise ProtocolError(f"the gradient {name[:80]!r} must be a tensor, not {type(value).__name__}")
     return {"values": values, "error": _text(grads.get("error", ""), "grads' error")}
 
@@ -320,7 +325,7 @@ def checked_module(value: Any) -> tuple[int, dict[str, str], dict[str, Any]]:
     children = _object(value.get("children", {}), "a module's children")
     parameters = _object(value.get("parameters", {}), "a module's parameters")
     for name, parameter in parameters.items():
-        if not _is_tensor(parameter):
+        if not _is_tensor_or_shape(parameter):
             raise ProtocolError(f"the parameter {name[:80]!r} must be a tensor, not {type(parameter).__name__}")
     return (_count(value.get("handle"), "a module's handle"),
             {name: _text(kind, "a child's kind") for name, kind in children.items()}, parameters)

@@ -40,6 +40,13 @@ def _escape(match: re.Match[str]) -> str:
     return named or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
 
+def tail(text: str, limit: int) -> str:
+    """The last `limit` characters of printed output, after a note of how many earlier ones are left out."""
+    if len(text) <= limit:
+        return text
+    return f"[… {len(text) - limit} earlier characters not shown]\n" + text[-limit:]
+
+
 def cut(text: str, limit: int) -> str:
     """At most `limit` characters, the cut marked with '…'."""
     return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
@@ -60,8 +67,7 @@ def _capped(check: CheckResult, text_chars: int, frame_chars: int) -> CheckResul
     def capped(text: str) -> str:
         return cut(text, text_chars)
 
-    output = check.output if len(check.output) <= text_chars else \
-        f"[… {len(check.output) - text_chars} earlier characters not shown]\n" + check.output[-text_chars:]
+    output = tail(check.output, text_chars)
     return dataclasses.replace(
         check, message=capped(check.message), diagnosis=capped(check.diagnosis), hint=capped(check.hint),
         tried=capped(check.tried), smallest=capped(check.smallest), where=capped(check.where), output=output,

@@ -9,6 +9,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from quizprep.grader.bounds import tail
 from quizprep.grader.learner_side import protocol
 
 
@@ -69,11 +70,7 @@ class OutputCapture:
         with self.changed:
             fresh = min(self.total - mark, len(self.buffer))
             data = bytes(self.buffer[len(self.buffer) - fresh :]) if fresh > 0 else b""
-        text = data.decode("utf-8", "replace")
-        if len(text) > self.limit:
-            dropped = len(text) - self.limit
-            text = f"[… {dropped} earlier characters not shown]\n" + text[-self.limit :]
-        return text
+        return tail(data.decode("utf-8", "replace"), self.limit)
 
 
 def _token_start_at_end(data: bytes) -> bytes:

@@ -23,6 +23,9 @@ MERGED = {
     "gqa-which-kv-head": "gqa-head-mapping",
     "shrink-interleave-fraction": "long-gemma3-hybrid-cache",
     "long-attention-sinks": "beyond-sinks-why-first",
+    "masking-fully-masked-row": "sdpa-fully-masked-row",
+    "mla-tokens-fit": "mla-v3-bytes-per-token",
+    "shrink-mla-vs-gqa-layer": "mla-gqa-equivalent",
 }
 
 

@@ -26,6 +26,7 @@ MERGED = {
     "masking-fully-masked-row": "sdpa-fully-masked-row",
     "mla-tokens-fit": "mla-v3-bytes-per-token",
     "shrink-mla-vs-gqa-layer": "mla-gqa-equivalent",
+    "shrink-local-global-tradeoffs": "long-hybrid-patterns",
 }
 
 

@@ -27,6 +27,7 @@ MERGED = {
     "mla-tokens-fit": "mla-v3-bytes-per-token",
     "shrink-mla-vs-gqa-layer": "mla-gqa-equivalent",
     "shrink-local-global-tradeoffs": "long-hybrid-patterns",
+    "mla-mha-equivalent-ratio": "mla-what-is-cached",
 }
 
 

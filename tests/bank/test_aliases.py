@@ -18,6 +18,16 @@ MERGED = {
     "sdpa-forward-flops": "multihead-attention-flops",
     "kv-cache-free-decode-bandwidth": "kv-cache-decode-step-time",
     "kv-cache-offset-mask-code": "masking-kv-cache-offset",  # issue 33: the same rule read from code
+    # issue 33's overlap clusters: each asked its cluster's fact again and was rewritten under a new id
+    "sdpa-causal-lower-right": "masking-kv-cache-offset",
+    "gqa-which-kv-head": "gqa-head-mapping",
+    "shrink-interleave-fraction": "long-gemma3-hybrid-cache",
+    "long-attention-sinks": "beyond-sinks-why-first",
+    "masking-fully-masked-row": "sdpa-fully-masked-row",
+    "mla-tokens-fit": "mla-v3-bytes-per-token",
+    "shrink-mla-vs-gqa-layer": "mla-gqa-equivalent",
+    "shrink-local-global-tradeoffs": "long-hybrid-patterns",
+    "mla-mha-equivalent-ratio": "mla-what-is-cached",
 }
 
 

@@ -18,7 +18,8 @@ BY_ID = {question.id: question for question in RESULT.questions}
 
 
 @pytest.mark.parametrize(("question_id", "slip"), [
-    ("gqa-which-kv-head", "h % kv_heads"),  # the tiled `repeat` layout
+    # a KV head split across GPUs (past tp = G each GPU keeps a whole one)
+    ("gqa-tp-kv-per-gpu", "per_kv_head * kv_heads / tp if tp > kv_heads else per_kv_head * kv_heads"),
     ("kv-cache-paged-blocks", "tokens * per_token"),  # not rounded up to whole blocks
     ("kv-cache-no-cache-passes", "g * p + g * (g + 1) / 2"),  # one step too many
 ])

@@ -8,6 +8,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
+from quizprep import budget
 from quizprep.grader.learner_side.perf_clocks import L2_FLUSH_BYTES
 from quizprep.grader.learner_side.perf_runner import Measured
 from quizprep.grader.perf.plan import PROBE_TOLERANCE, PerfCase, PerfPlan
@@ -39,6 +40,9 @@ BRACKET_ROUNDING = 0.01  # the two clocks read the same counter; this only absor
 # desktop GPU beats, and the launches and the event synchronisation around the call.
 GPU_FLUSH_BYTES_PER_SECOND = 1e12
 GPU_RUN_SLACK_SECONDS = 1e-4
+# The backward's refill also runs the forward pass whose o and lse it is handed (untimed, inside the
+# grader's clock), allowed at a FLOP rate below what one loaded CPU core or any GPU does in fp32.
+SAVED_FORWARD_FLOPS_PER_SECOND = {"cpu": 2e9, "cuda": 1e13}
 
 
 def check_probes(
@@ -125,6 +129,9 @@ def per_run_cost(case: PerfCase, device: str) -> float:
     cost = moved / BRACKET_BYTES_PER_SECOND.get(device, 1e8)
     if device == "cuda":
         cost += L2_FLUSH_BYTES / GPU_FLUSH_BYTES_PER_SECOND + GPU_RUN_SLACK_SECONDS
+    if case.kind == "backward":
+        forward = budget.attention_flops(case.batch, case.heads, case.n, case.n, case.head_dim, case.causal)
+        cost += forward / SAVED_FORWARD_FLOPS_PER_SECOND.get(device, 2e9)
     return cost
 
 

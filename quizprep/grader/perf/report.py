@@ -173,9 +173,15 @@ def _compare(row: CaseRow) -> None:
     row.tied = row.yours.stats.overlaps(stats)
 
 
-def _backend_name(who: str) -> str:
-    return {"FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "memory-efficient",
-            "CUDNN_ATTENTION": "cuDNN", "MATH": "math"}.get(who, who)
+_SDPA_NAMES = {"FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "memory-efficient",
+               "CUDNN_ATTENTION": "cuDNN", "MATH": "math"}
+
+
+def _baseline_name(contender: Contender) -> str:
+    """"SDPA flash" for an SDPA backend (by the kernel that ran), else the baseline's own name."""
+    if contender.who not in _SDPA_NAMES:
+        return contender.who
+    return f"SDPA {contender.ran or _SDPA_NAMES[contender.who]}"
 
 
 def describe_memory(report: PerfReport) -> list[str]:
@@ -203,16 +209,16 @@ def describe_memory(report: PerfReport) -> list[str]:
     for backend in row.backends:
         if backend.score_tensors is None:
             continue
-        name = backend.ran or _backend_name(backend.who)
+        name = _baseline_name(backend)
         extra = (backend.peak_bytes or 0) - case.qkv_bytes() - case.output_bytes()
         if backend.score_tensors == 0:
             sentences.append(
-                f"SDPA {name} keeps O(n) extra memory: {budget.format_bytes(max(extra, 0))} "
+                f"{name} keeps O(n) extra memory: {budget.format_bytes(max(extra, 0))} "
                 f"beyond inputs and output at n={case.n}."
             )
         else:
             sentences.append(
-                f"SDPA {name} materialises {backend.score_tensors} score-sized tensor(s), "
+                f"{name} materialises {backend.score_tensors} score-sized tensor(s), "
                 f"{budget.format_bytes(backend.score_bytes or 0)} at n={case.n}."
             )
     skipped = [r for r in report.rows if r.yours.skipped]
@@ -282,11 +288,11 @@ def headline(report: PerfReport) -> str:
         return "no size could be timed"
     row, stats = max(timed, key=lambda pair: (pair[0].case.n, not pair[0].case.causal))
     best = next(b for b in row.backends if b.who == row.best)
-    name = best.ran or _backend_name(best.who)
+    name = _baseline_name(best)
     where = "CPU" if report.device == "cpu" else report.device_name
     ratio = row.ratio or 0.0  # set on every timed row
     comparison = (
-        f"tied with SDPA {name}" if row.tied
-        else f"{ratio:.2f}× {'slower' if ratio > 1 else 'faster'} than SDPA {name}"
+        f"tied with {name}" if row.tied
+        else f"{ratio:.2f}× {'slower' if ratio > 1 else 'faster'} than {name}"
     )
     return f"{where}, {row.case.label}: {format_seconds(stats.median)}, {comparison}"

@@ -88,3 +88,48 @@ def test_run_perf_times_the_file_in_the_learners_process(exercise: str) -> None:
     assert all(row.check == RECHECK_OK or row.timings_forged for row in report.rows), [r.check for r in report.rows]
     assert any(row.yours.stats and row.yours.stats.runs == 2 for row in report.rows)
     assert ("rotate_half" if exercise == "rope" else "SDPA") in perf.headline(report)
+
+
+# The example backward, slowed so that a whole call stands out from the machine's noise, under the
+# name a file moving its work into the refill calls it by.
+FIRST_LINE = "    n, m = q.shape[-2], k.shape[-2]\n"
+SLOW_BACKWARD = (SOLUTIONS / "attention_backward.py").read_text().replace(
+    "def attention_backward(", "def slow_backward(").replace(FIRST_LINE, "    time.sleep(0.05)\n" + FIRST_LINE, 1)
+HONEST_BACKWARD = SLOW_BACKWARD + """
+import time
+
+def attention_backward(*given, **options):
+    return slow_backward(*given, **options)
+"""
+# The refill (which also runs the forward pass the backward starts from) computes the gradients the
+# timed call then hands back.
+BACKWARD_IN_THE_REFILL = SLOW_BACKWARD + """
+import gc
+import time
+
+runner_class = next(o for o in gc.get_objects() if isinstance(o, type) and o.__name__ == "CaseRunner")
+real_fill, ready = runner_class.fill, {}
+
+
+def fill(self, seed):
+    real_fill(self, seed)
+    ready["grads"] = slow_backward(*self.inputs.given, causal=self.mask is not None, block_size=128)
+
+
+runner_class.fill = fill
+
+
+def attention_backward(*given, **options):
+    return ready.pop("grads", None) or slow_backward(*given, **options)
+"""
+
+
+def test_a_backward_done_in_the_refill_is_seen_but_the_refills_forward_is_allowed(tmp_path) -> None:
+    plan = PerfPlan("cpu", (PerfCase(1, 2, 128, 64, False, "float32", "backward"),), runs=4, warmup=1)
+    verdicts = {}
+    for name, source in {"honest": HONEST_BACKWARD, "moved": BACKWARD_IN_THE_REFILL}.items():
+        (tmp_path / f"{name}.py").write_text(source)
+        report = perf.run_perf(tmp_path / f"{name}.py", "attention-backward", plan=plan, timeout=300)
+        verdicts[name] = report.rows[0].check
+    assert verdicts["honest"] == RECHECK_OK, verdicts
+    assert verdicts["moved"].startswith("timing:"), verdicts

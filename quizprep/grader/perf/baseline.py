@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import sys
+import time
 from dataclasses import asdict
 from typing import Any, Callable
 
@@ -167,6 +169,31 @@ def measure_sdpa(plan: PerfPlan) -> list[Measured]:
     return results
 
 
+# Forward passes timed per backward case; their median is the allowance.
+FORWARD_TIMINGS = 3
+
+
+def forward_seconds(plan: PerfPlan) -> list[float]:
+    """Per case, the median seconds of the forward pass a backward case's refill runs (o and lse
+    for the learner, untimed by the runner but inside the grader's clock); 0 for other kinds."""
+    import torch
+
+    found = []
+    for index, case in enumerate(plan.cases):
+        if case.kind != "backward":
+            found.append(0.0)
+            continue
+        inputs, samples = Inputs(case, plan.device), []
+        for run in range(FORWARD_TIMINGS):
+            started = time.perf_counter()
+            inputs.refill(run_seed(plan.seed, index, f"forward:{run}"))
+            if plan.device == "cuda":
+                torch.cuda.synchronize()
+            samples.append(time.perf_counter() - started)
+        found.append(statistics.median(samples))
+    return found
+
+
 def sdpa_worker(plan: PerfPlan) -> dict[str, Any]:
     import torch
 
@@ -175,7 +202,7 @@ def sdpa_worker(plan: PerfPlan) -> dict[str, Any]:
     measured = measure_sdpa(plan)
     name = torch.cuda.get_device_name() if plan.device == "cuda" else "CPU"
     return {"measured": [asdict(m) for m in measured], "references": rows, "fingerprints": marks,
-            "device_name": name, "flags": numerics_flags()}
+            "device_name": name, "flags": numerics_flags(), "forward_seconds": forward_seconds(plan)}
 
 
 def main(argv: list[str]) -> int:

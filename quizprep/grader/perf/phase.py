@@ -96,7 +96,7 @@ def run_perf(
     yours, warnings = measure_learner(Path(path), exercise, plan, deadline, forbidden, limits)
     return build_report(
         plan, yours, [Measured(**m) for m in baseline["measured"]], baseline["references"],
-        baseline["device_name"], warnings, baseline["fingerprints"],
+        baseline["device_name"], warnings, baseline["fingerprints"], baseline["forward_seconds"],
     )
 
 

@@ -8,7 +8,6 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from quizprep import budget
 from quizprep.grader.learner_side.perf_clocks import L2_FLUSH_BYTES
 from quizprep.grader.learner_side.perf_runner import Measured
 from quizprep.grader.perf.plan import PROBE_TOLERANCE, PerfCase, PerfPlan
@@ -40,9 +39,6 @@ BRACKET_ROUNDING = 0.01  # the two clocks read the same counter; this only absor
 # desktop GPU beats, and the launches and the event synchronisation around the call.
 GPU_FLUSH_BYTES_PER_SECOND = 1e12
 GPU_RUN_SLACK_SECONDS = 1e-4
-# The backward's refill also runs the forward pass whose o and lse it is handed (untimed, inside the
-# grader's clock), allowed at a FLOP rate below what one loaded CPU core or any GPU does in fp32.
-SAVED_FORWARD_FLOPS_PER_SECOND = {"cpu": 2e9, "cuda": 1e13}
 
 
 def check_probes(
@@ -84,12 +80,16 @@ def check_fingerprints(case: PerfCase, got: list[float | None] | None, want: lis
     return RECHECK_OK
 
 
-def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tuple[float, str]) -> str | None:
+def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tuple[float, str],
+                   forward_seconds: float = 0.0) -> str | None:
     """Why the times the learner's process reported cannot be true, or None.
 
     Each must be a positive finite number of seconds, none may beat the FLOP/s the device can do
     (``bound``), and none may be longer than the request as the grader's clock saw it; nor may
     they be far below what that clock saw (the clock inside the learner's process was changed).
+    ``forward_seconds``: what the backward's refill spends on its forward pass, as the clean
+    process timed it; a FLOP rate would either reject honest runs on a loaded machine or leave
+    room to do the whole backward in the refill.
     """
     samples = measured.samples
     if len(samples) != plan.runs:
@@ -115,8 +115,9 @@ def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tu
         outside = statistics.median(batch.outside / batch.size for batch in checked)
         wait = BRACKET_SLACK_SECONDS.get(plan.device, 5e-3)
         requests = statistics.median(batch.requests * wait / batch.size for batch in checked)
-        slack = requests + per_run_cost(case, plan.device)
-        if inside * BRACKET_FACTOR.get(plan.device, 2.0) + slack < outside:
+        factor = BRACKET_FACTOR.get(plan.device, 2.0)
+        slack = requests + per_run_cost(case, plan.device) + factor * forward_seconds
+        if inside * factor + slack < outside:
             return (f"timing: your process reported {format_seconds(inside)} per run (median), but the grader's own "
                     f"clock saw {format_seconds(outside)}")
     return None
@@ -129,9 +130,6 @@ def per_run_cost(case: PerfCase, device: str) -> float:
     cost = moved / BRACKET_BYTES_PER_SECOND.get(device, 1e8)
     if device == "cuda":
         cost += L2_FLUSH_BYTES / GPU_FLUSH_BYTES_PER_SECOND + GPU_RUN_SLACK_SECONDS
-    if case.kind == "backward":
-        forward = budget.attention_flops(case.batch, case.heads, case.n, case.n, case.head_dim, case.causal)
-        cost += forward / SAVED_FORWARD_FLOPS_PER_SECOND.get(device, 2e9)
     return cost
 
 

@@ -135,6 +135,7 @@ def build_report(
     device_name: str,
     warnings: Sequence[str] = (),
     fingerprints: list[list[list[float] | None]] | None = None,
+    forward_seconds: Sequence[float] = (),
 ) -> PerfReport:
     """``references`` and ``fingerprints``: per case and timed run, what the clean process
     computed for the checked runs (None elsewhere); without ``fingerprints`` only rows are checked."""
@@ -143,7 +144,8 @@ def build_report(
     rows = []
     for index, case in enumerate(plan.cases):
         mine = next(m for m in yours if m.case == index)
-        forged = timing_problem(case, mine, plan, bound) if mine.samples else None
+        forward = forward_seconds[index] if index < len(forward_seconds) else 0.0
+        forged = timing_problem(case, mine, plan, bound, forward) if mine.samples else None
         if forged:  # no statistics of times that cannot be true
             mine = dataclasses.replace(mine, samples=[], error="timings rejected, see the re-check")
         row = CaseRow(

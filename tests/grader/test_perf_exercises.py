@@ -71,7 +71,10 @@ def test_each_exercise_is_timed_against_its_own_baseline(exercise: str) -> None:
 def test_plans_and_flops_follow_the_case_kind() -> None:
     forward = PerfCase(2, 4, 256, 64, False, "float32")
     assert PerfCase(2, 4, 256, 64, False, "float32", "backward").flops == 5 * forward.flops // 2
-    assert PerfCase(2, 4, 256, 64, False, "float32", "rope").flops == 3 * 2 * 4 * 256 * 64
+    rope = PerfCase(2, 4, 256, 64, False, "float32", "rope")
+    assert rope.flops == 3 * 2 * 4 * 256 * 64
+    assert rope.qkv_bytes() == rope.output_bytes()  # q alone is filled for every run
+    assert perf.Inputs(rope, "cpu").k.numel() == 0
     assert {case.kind for case in default_plan("rope", "cpu").cases} == {"rope"}
     assert {case.kind for case in default_plan("attention-backward", "cuda").cases} == {"backward"}
     paged = default_plan("paged-decode", "cuda")

@@ -85,7 +85,11 @@ class Inputs:
 
         self.case = case
         dtype = getattr(torch, case.dtype)
-        self.q, self.k, self.v = (torch.empty(case.shape, dtype=dtype, device=device) for _ in range(3))
+        self.q = torch.empty(case.shape, dtype=dtype, device=device)
+        # RoPE rotates q alone: k and v stay empty (0 elements) rather than be filled for nothing.
+        rows = 0 if case.kind == "rope" else case.n
+        self.k, self.v = (torch.empty(case.shape[:2] + (rows, case.head_dim), dtype=dtype, device=device)
+                          for _ in range(2))
         self.d_o = torch.empty(case.shape, dtype=dtype, device=device) if case.kind == "backward" else None
         self.o: Any = None
         self.lse: Any = None

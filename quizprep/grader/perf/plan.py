@@ -76,8 +76,8 @@ class PerfCase(CaseShape):
         return 5 * forward // 2 if self.kind == "backward" else forward
 
     def qkv_bytes(self) -> int:
-        """Every input shaped like q: q, k, v, and for the backward also o and dO."""
-        return (5 if self.kind == "backward" else 3) * self.output_bytes()
+        """Every input shaped like q: q, k, v, and for the backward also o and dO; RoPE's q alone."""
+        return {"rope": 1, "backward": 5}.get(self.kind, 3) * self.output_bytes()
 
     def output_bytes(self) -> int:
         return self.batch * self.heads * self.n * self.head_dim * budget.dtype_bytes(self.dtype)

@@ -136,3 +136,19 @@ def test_a_backward_done_in_the_refill_is_seen_but_the_refills_forward_is_allowe
         verdicts[name] = report.rows[0].check
     assert verdicts["honest"] == RECHECK_OK, verdicts
     assert verdicts["moved"].startswith("timing:"), verdicts
+
+
+@pytest.mark.parametrize(("exercise", "note"), [("rope", "3 per rotated element"),
+                                                ("attention-backward", "2.5 × the forward's")])
+def test_the_table_says_how_the_kinds_flops_are_counted(exercise: str, note: str) -> None:
+    import io
+
+    from rich.console import Console
+
+    plan = tiny_plan(exercise, runs=2)
+    measured = timed(exercise, SOLUTIONS / f"{EXERCISES[exercise][0]}.py", plan)
+    report = perf.build_report(plan, measured, [], [[None] * plan.runs] * len(plan.cases), "CPU")
+    console = Console(file=io.StringIO(), width=200, color_system=None)
+    console.print(perf.render(report))
+    text = console.file.getvalue()
+    assert note in text and "FLOPs: 4·B·H·d per attended pair" not in text, text

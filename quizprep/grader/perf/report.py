@@ -230,6 +230,15 @@ def describe_memory(report: PerfReport) -> list[str]:
     return sentences
 
 
+# How each case kind's FLOPs are counted (PerfCase.flops), as the table's note says it.
+FLOP_NOTES = {
+    "attention": "FLOPs: 4·B·H·d per attended pair (causal counts only allowed pairs).",
+    "backward": "FLOPs: 2.5 × the forward's 4·B·H·d per attended pair, as FlashAttention-2 counts the backward "
+                "(SDPA's time also holds the forward autograd needs).",
+    "rope": "FLOPs: 3 per rotated element.",
+}
+
+
 def render(report: PerfReport):
     """A Rich renderable: one line per size at the console's width (:mod:`.table`), then the
     re-check's findings and the memory story in words."""
@@ -246,9 +255,10 @@ def render(report: PerfReport):
         notes.append(Text("CPU numbers: no GPU claim can be read from them.", style="dim"))
     elif report.peak:
         notes.append(Text(f"Peak: {report.peak[1]}, {report.peak[0] / 1e12:.0f} TFLOP/s.", style="dim"))
+    kind = report.rows[0].case.kind if report.rows else "attention"
     notes.append(Text(
         "Ratios of medians; 'tied' (≈) when the confidence intervals overlap; ✓ timed outputs re-checked. "
-        "FLOPs: 4·B·H·d per attended pair (causal counts only allowed pairs).", style="dim"))
+        + FLOP_NOTES[kind], style="dim"))
     return Group(title, table.TextTable(report), *notes)
 
 

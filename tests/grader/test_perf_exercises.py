@@ -87,10 +87,11 @@ def test_plans_and_flops_follow_the_case_kind() -> None:
 def test_run_perf_times_the_file_in_the_learners_process(exercise: str) -> None:
     plan = tiny_plan(exercise, runs=2)
     report = perf.run_perf(SOLUTIONS / f"{EXERCISES[exercise][0]}.py", exercise, plan=plan, timeout=300)
-    # A row whose times the loaded machine made implausible is rejected before its values are read.
+    # A row whose times a loaded machine made implausible is rejected before its values are read
+    # (the values are judged without the clock above); no row may fail any other way.
     assert all(row.check == RECHECK_OK or row.timings_forged for row in report.rows), [r.check for r in report.rows]
-    assert any(row.yours.stats and row.yours.stats.runs == 2 for row in report.rows)
-    assert ("rotate_half" if exercise == "rope" else "SDPA") in perf.headline(report)
+    baselines = {backend.who for row in report.rows for backend in row.backends if backend.stats}
+    assert BASELINES[exercise] <= baselines, baselines
 
 
 # The example backward, slowed so that a whole call stands out from the machine's noise, under the

@@ -17,7 +17,8 @@ from quizprep.grader.device import DeviceUnavailable, decide, placement
 DEVICE_MUTANTS = sorted((HERE / "device_mutants").glob("*.py"))
 DEVICE_AWARE = [HERE / "variants" / name for name in
                 ("softmax_device_aware.py", "flash_query_tiles.py", "kv_cache_grouped_einsum.py",
-                 "online_softmax_logsumexp.py")] + [SOLUTIONS / "masking.py", SOLUTIONS / "mha.py"]
+                 "online_softmax_logsumexp.py")] + [SOLUTIONS / "masking.py", SOLUTIONS / "mha.py",
+                                                     HERE / "public" / "paged_decode_vllm_reference_pass.py"]
 
 
 @pytest.mark.parametrize(("requested", "cuda", "numpy_track", "checks", "probes", "perf"), [
@@ -51,6 +52,11 @@ def test_cuda_asked_for_without_one_is_refused_whatever_the_track(numpy_track):
     ("NotImplementedError: Cannot copy out of meta tensor; no data!", "x = x.cuda()", "device-hard-coded-cuda"),
     ("NotImplementedError: Cannot copy out of meta tensor; no data!", "return out.cpu()", "device-hard-coded-cpu"),
     ("RuntimeError: Tensor.item() cannot be called on meta tensors", "if m.any():", None),
+    # An index tensor's values read on the host (vLLM's block table) are correct on any real device.
+    ("NotImplementedError: Cannot copy out of meta tensor; no data!", "tables = block_tables.cpu().tolist()", None),
+    ("NotImplementedError: Cannot copy out of meta tensor; no data!", "for n in seq_lens.tolist():", None),
+    ("NotImplementedError: Cannot copy out of meta tensor; no data!", "last = int(lengths.cpu()[-1])", None),
+    ("NotImplementedError: Cannot copy out of meta tensor; no data!", "out = out.cpu() + b", "device-hard-coded-cpu"),
     ("RuntimeError: The size of tensor a (5) must match the size of tensor b (6)", "x + y", None),
 ])
 def test_placement_is_read_from_the_error_and_its_line(message, code, named):

@@ -5,6 +5,7 @@ relative property. CUDA runs are marked `cuda`."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import re
 
@@ -12,7 +13,7 @@ import pytest
 import torch
 from rich.console import Console
 
-from conftest import HERE, SOLUTIONS
+from conftest import HERE, SOLUTIONS, expectation
 
 from quizprep.grader.exercises import available, load_spec
 from quizprep.grader.exercises.rope import HALF, INTERLEAVED, reference_rope
@@ -85,3 +86,33 @@ def test_example_solutions_pass_on_cuda(name: str) -> None:
     report = grade(SOLUTIONS / f"{name}.py", GradeOptions(device="cuda"))
     failing = [(c.id, c.message) for c in report.checks if c.status != "pass"]
     assert report.passed and not failing, failing
+
+
+# One planted bug per exercise: the class table and Exercism's results.json must name it.
+CLASS_MUTANTS = {"rope": "rope_offset_ignored", "attention_backward": "attention_backward_no_delta",
+                 "paged_decode": "paged_decode_tail_unmasked"}
+
+
+def hypothesis(name: str, diagnosis: str):
+    module = importlib.import_module(f"quizprep.grader.exercises.{name}")
+    return next(h for h in module.PROBLEM.hypotheses if h.id == diagnosis)
+
+
+@pytest.mark.parametrize("name", NEW)
+def test_class_mode_writes_exercism_results_for_each_submission(name: str, tmp_path) -> None:
+    import json
+
+    from test_exercism import run_cli
+
+    mutant = HERE / "mutants" / f"{CLASS_MUTANTS[name]}.py"
+    folder, out = tmp_path / "class", tmp_path / "out"
+    folder.mkdir()
+    (folder / "alice.py").write_text((SOLUTIONS / f"{name}.py").read_text())
+    (folder / "bob.py").write_text(mutant.read_text())
+    assert run_cli("grade", str(folder), "--exercise", name.replace("_", "-"), "--format", "exercism",
+                   "--output-dir", str(out), "--seed", "0") == 0
+    alice, bob = (json.loads((out / who / "results.json").read_text()) for who in ("alice", "bob"))
+    assert alice["status"] == "pass" and all(test["status"] == "pass" for test in alice["tests"])
+    named = hypothesis(name, expectation(mutant)[1])
+    failed = [test for test in bob["tests"] if test["status"] == "fail"]
+    assert bob["status"] == "fail" and any(named.title in test["message"] for test in failed), failed

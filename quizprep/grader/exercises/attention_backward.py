@@ -21,6 +21,7 @@ from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises._flash_memory import judge_memory
 from quizprep.grader.lessons import lesson
+from quizprep.grader.perf import perf_phase
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
 )
@@ -277,4 +278,5 @@ SPEC = ExerciseSpec(
         Check("tiled", "block_size: the tiled backward", check_tiled),
         Check("memory", "a tiled call never holds the n × m scores", check_memory),
     ),
+    perf=perf_phase("attention-backward"),
 )

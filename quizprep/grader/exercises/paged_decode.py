@@ -20,6 +20,7 @@ from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
+from quizprep.grader.perf import perf_phase
 from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, first_output_checks, verify
 from quizprep.grader.spec import Check, ExerciseSpec
 
@@ -209,4 +210,5 @@ SPEC = ExerciseSpec(
         Check("heads", "GQA, MQA and MHA", check_heads),
         Check("dtypes", "bfloat16 and float16 pools", check_dtypes),
     ),
+    perf=perf_phase("paged-decode"),
 )

@@ -18,6 +18,7 @@ from torch import Tensor
 from quizprep.grader.compare import SAFETY, UNIT_ROUNDOFF, WORKING_PRECISION, Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
+from quizprep.grader.perf import perf_phase
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
 )
@@ -267,4 +268,5 @@ SPEC = ExerciseSpec(
         Check("partial", "a partial rotary_dim leaves the other features alone", check_partial),
         Check("relative", "q·k depends only on the positions' difference", check_relative),
     ),
+    perf=perf_phase("rope"),
 )

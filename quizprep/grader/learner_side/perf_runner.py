@@ -41,6 +41,9 @@ class CaseShape:
     head_dim: int
     causal: bool
     dtype: str
+    # What is timed: "attention" (q, k, v -> the attention output), "rope" (q rotated at positions
+    # 0..n-1) or "backward" (q, k, v, o, lse, dO -> dq + dk + dv). Every output is shaped like q.
+    kind: str = "attention"
 
     @property
     def shape(self) -> tuple[int, int, int, int]:
@@ -74,24 +77,65 @@ class Measured:
 
 
 class Inputs:
-    """q, k, v for one case, refilled in place from a seed, so every process given it agrees."""
+    """q, k, v for one case, refilled in place from a seed, so every process given it agrees; for
+    the backward, also dO and what a forward pass saves (o and the rows' log-sum-exp)."""
 
     def __init__(self, case: CaseShape, device: str) -> None:
         import torch
 
         self.case = case
         dtype = getattr(torch, case.dtype)
-        self.q, self.k, self.v = (torch.empty(case.shape, dtype=dtype, device=device) for _ in range(3))
+        self.q = torch.empty(case.shape, dtype=dtype, device=device)
+        # RoPE rotates q alone: k and v stay empty (0 elements) rather than be filled for nothing.
+        rows = 0 if case.kind == "rope" else case.n
+        self.k, self.v = (torch.empty(case.shape[:2] + (rows, case.head_dim), dtype=dtype, device=device)
+                          for _ in range(2))
+        self.d_o = torch.empty(case.shape, dtype=dtype, device=device) if case.kind == "backward" else None
+        self.o: Any = None
+        self.lse: Any = None
         self.generator = torch.Generator(device=device)
+
+    @property
+    def given(self) -> tuple[Any, ...]:
+        """The tensors a contender is called with, before the mask."""
+        if self.d_o is None:
+            return self.q, self.k, self.v
+        return self.q, self.k, self.v, self.o, self.lse, self.d_o
 
     def refill(self, seed: int) -> None:
         self.generator.manual_seed(seed)
-        for tensor in (self.q, self.k, self.v):
-            tensor.normal_(generator=self.generator)
+        for tensor in (self.q, self.k, self.v, self.d_o):
+            if tensor is not None:
+                tensor.normal_(generator=self.generator)
+        if self.d_o is not None:  # not timed: the backward starts from what the forward saved
+            self.o, self.lse = saved_forward(self.q, self.k, self.v, self.case.causal)
+
+
+# Queries per block of the untimed forward, so its scores never take more than block·m floats.
+_FORWARD_QUERY_BLOCK = 256
+
+
+def saved_forward(q: Any, k: Any, v: Any, causal: bool) -> tuple[Any, Any]:
+    """o and the float32 log-sum-exp of each query's scaled scores, a block of queries at a time."""
+    import torch
+
+    n = q.shape[-2]
+    o = torch.empty_like(q)
+    lse = torch.empty(q.shape[:-1], dtype=torch.float32, device=q.device)
+    keys, values = k.float().transpose(-2, -1), v.float()
+    for start in range(0, n, _FORWARD_QUERY_BLOCK):
+        stop = min(start + _FORWARD_QUERY_BLOCK, n)
+        scores = (q[..., start:stop, :].float() @ keys) * q.shape[-1] ** -0.5
+        if causal:
+            rows = torch.arange(start, stop, device=q.device).unsqueeze(-1)
+            scores.masked_fill_(torch.arange(n, device=q.device) > rows, float("-inf"))
+        lse[..., start:stop] = torch.logsumexp(scores, dim=-1)
+        o[..., start:stop, :] = (torch.softmax(scores, dim=-1) @ values).to(q.dtype)
+    return o, lse
 
 
 class CaseRunner:
-    """One contender on one case: ``attend(q, k, v, mask)`` audited once, then timed call by call.
+    """One contender on one case: ``attend(*inputs.given, mask)`` audited once, then timed call by call.
 
     For the learner, ``mask`` is a bool (n, m) lower-triangular tensor on causal cases and None
     otherwise; for SDPA (``sdpa=True``) it is just True or None. ``audit`` is `memaudit.audit`,
@@ -111,7 +155,7 @@ class CaseRunner:
 
     def _call(self) -> Any:
         assert self.inputs is not None
-        return self.attend(self.inputs.q, self.inputs.k, self.inputs.v, self.mask)
+        return self.attend(*self.inputs.given, self.mask)
 
     def _step(self) -> None:
         self.held = self._call()
@@ -146,7 +190,7 @@ class CaseRunner:
         result.score_tensors = len(scores)
         result.score_bytes = sum(allocation.nbytes for allocation in scores)
         result.peak_live_bytes = report.peak_live_bytes
-        given = (self.inputs.q, self.inputs.k, self.inputs.v, self.mask)  # SDPA's mask is a flag, no tensor
+        given = (*self.inputs.given, self.mask)  # SDPA's mask is a flag, no tensor
         input_bytes = sum(tensor.nbytes for tensor in given if isinstance(tensor, torch.Tensor))
         if self.device == "cuda":
             result.peak_bytes = _peak_gpu_bytes(self._call, input_bytes)

@@ -29,10 +29,12 @@ WORKER_SCRIPT = Path(__file__).resolve().with_name("worker.py")
 
 @dataclass(frozen=True)
 class Target:
-    """How the perf phase calls an exercise's function: ``adapt(fn)(q, k, v, mask) -> out``."""
+    """How the perf phase calls an exercise's function: ``adapt(fn)(*inputs, mask) -> out``, the
+    inputs and output of the case's ``kind`` (see `perf_runner.CaseShape`)."""
 
     function: str
     adapt: Callable[[Callable], Callable]
+    kind: str = "attention"
 
 
 def _first_output(fn: Callable) -> Callable:
@@ -51,8 +53,64 @@ def _causal_flag(fn: Callable) -> Callable:
     return attend
 
 
+# Tokens per page of the paged cache the perf phase builds (vLLM's default block size).
+PAGE_SIZE = 16
+
+
+def _paged(fn: Callable) -> Callable:
+    """Each query row of (B, H, n, d) is one sequence's decode step: row i of a causal case sees
+    i + 1 tokens, of a full case all n, so the output is causal (or full) attention. The keys
+    and values go into a pool of pages in reverse order, which every sequence of a batch row
+    shares (a shared prefix); the pool and tables are built in the call, as a server's step would."""
+    def attend(q, k, v, mask):
+        import torch
+
+        batch, heads, n, head_dim = q.shape
+        pages = -(-n // PAGE_SIZE)
+        padded = pages * PAGE_SIZE - n
+
+        def pool(tensor):
+            tokens = torch.nn.functional.pad(tensor.transpose(1, 2), (0, 0, 0, 0, 0, padded))
+            return tokens.reshape(batch * pages, PAGE_SIZE, heads, head_dim).flip(0)
+
+        rows = torch.arange(batch * pages, device=q.device, dtype=torch.int32).reshape(batch, 1, pages)
+        table = (batch * pages - 1 - rows).expand(batch, n, pages).reshape(batch * n, pages)
+        lengths = (torch.arange(1, n + 1, device=q.device, dtype=torch.int32) if mask is not None
+                   else torch.full((n,), n, device=q.device, dtype=torch.int32)).repeat(batch)
+        out = fn(q.transpose(1, 2).reshape(batch * n, heads, head_dim), pool(k), pool(v), table, lengths)
+        return out.reshape(batch, n, heads, head_dim).transpose(1, 2)
+
+    return attend
+
+
+def _rope(fn: Callable) -> Callable:
+    """Queries rotated at positions 0..n-1, the half (GPT-NeoX, Llama) layout."""
+    def attend(q, k, v, mask):
+        import torch
+
+        return fn(q, torch.arange(q.shape[-2], device=q.device))
+
+    return attend
+
+
+# The key block of the timed backward: FlashAttention-2's tiling, never the whole score matrix.
+BACKWARD_BLOCK = 128
+
+
+def _summed_gradients(fn: Callable) -> Callable:
+    """dq + dk + dv (every gradient shaped like q here), so one output carries all three."""
+    def attend(q, k, v, o, lse, d_o, mask):
+        dq, dk, dv = fn(q, k, v, o, lse, d_o, causal=mask is not None, block_size=BACKWARD_BLOCK)
+        return dq + dk + dv
+
+    return attend
+
+
 TARGETS = {"attention": Target("scaled_dot_product_attention", _first_output),
-           "flash-triton": Target("flash_attention", _causal_flag)}
+           "flash-triton": Target("flash_attention", _causal_flag),
+           "paged-decode": Target("paged_decode", _paged),
+           "rope": Target("apply_rope", _rope, kind="rope"),
+           "attention-backward": Target("attention_backward", _summed_gradients, kind="backward")}
 
 
 class PerfOps:
@@ -104,9 +162,9 @@ class PerfOps:
         attend = target.adapt(getattr(self.learner, target.function))  # type: ignore[attr-defined]
         guard = self.guards.mode  # type: ignore[attr-defined]
 
-        def guarded(q: Any, k: Any, v: Any, mask: Any) -> Any:
+        def guarded(*given: Any) -> Any:
             with guard:
-                return attend(q, k, v, mask)
+                return attend(*given)
 
         result = self.timing.Measured(case=int(request["index"]), who="yours")
         case = self.timing.CaseShape(**request["case"])

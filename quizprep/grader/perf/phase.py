@@ -83,7 +83,7 @@ def run_perf(
 
         forbidden = load_spec(exercise).forbidden
     device = plan.device if plan else device or policy_for("auto").perf
-    plan = plan or (gpu_plan(full=full) if device == "cuda" else cpu_plan())
+    plan = plan or default_plan(exercise, device, full)
     plan = dataclasses.replace(plan, seed=secrets.randbits(63) if seed is None else seed)
     base = limits or Limits()
     # As in grade(): a CUDA context reserves tens of GiB of address space, which RLIMIT_AS would break.
@@ -96,8 +96,26 @@ def run_perf(
     yours, warnings = measure_learner(Path(path), exercise, plan, deadline, forbidden, limits)
     return build_report(
         plan, yours, [Measured(**m) for m in baseline["measured"]], baseline["references"],
-        baseline["device_name"], warnings, baseline["fingerprints"],
+        baseline["device_name"], warnings, baseline["fingerprints"], baseline["forward_seconds"],
     )
+
+
+# What a case kind is timed against, as the report's titles name it.
+BASELINE_NAMES = {"attention": "PyTorch SDPA", "backward": "autograd of PyTorch SDPA (forward and backward)",
+                  "rope": "Hugging Face Llama's rotate_half"}
+# Paged decode runs each query row as a sequence of its own (perf_worker._paged), which code that
+# loops over sequences in Python pays per row: on GPU one batch row, and n up to 4096.
+PAGED_GPU_BATCH, PAGED_GPU_LONGEST = 1, 4096
+
+
+def default_plan(exercise: str, device: str, full: bool = False) -> PerfPlan:
+    """The sizes an exercise is timed at on ``device``, in the case kind its target computes."""
+    kind = TARGETS[exercise].kind
+    if device != "cuda":
+        return cpu_plan(kind=kind)
+    if exercise == "paged-decode":
+        return gpu_plan(full=full, kind=kind, batch=PAGED_GPU_BATCH, longest=PAGED_GPU_LONGEST)
+    return gpu_plan(full=full, kind=kind)
 
 
 def perf_phase(exercise: str) -> Callable[[Any], Any]:
@@ -106,7 +124,7 @@ def perf_phase(exercise: str) -> Callable[[Any], Any]:
     def phase(ctx: Any) -> Any:
         from quizprep.grader.spec import CheckResult, PhaseResult, Status
 
-        title = "speed and memory against PyTorch SDPA"
+        title = f"speed and memory against {BASELINE_NAMES[TARGETS[exercise].kind]}"
         session = ctx.session
         session.close()  # the correctness worker is gone before the secret plan exists anywhere
         timeout = session.limits.total_seconds  # the whole phase, as --timeout bounds the checks

@@ -68,10 +68,16 @@ class PerfCase(CaseShape):
 
     @property
     def flops(self) -> int:
-        return budget.attention_flops(self.batch, self.heads, self.n, self.n, self.head_dim, self.causal)
+        """The work of the case's kind: attention's two matmuls; the backward's five (2.5× the
+        forward, as FlashAttention-2 counts it); a rotation's two products and a sum per element."""
+        if self.kind == "rope":
+            return 3 * self.batch * self.heads * self.n * self.head_dim
+        forward = budget.attention_flops(self.batch, self.heads, self.n, self.n, self.head_dim, self.causal)
+        return 5 * forward // 2 if self.kind == "backward" else forward
 
     def qkv_bytes(self) -> int:
-        return 3 * self.output_bytes()
+        """Every input shaped like q: q, k, v, and for the backward also o and dO; RoPE's q alone."""
+        return {"rope": 1, "backward": 5}.get(self.kind, 3) * self.output_bytes()
 
     def output_bytes(self) -> int:
         return self.batch * self.heads * self.n * self.head_dim * budget.dtype_bytes(self.dtype)
@@ -101,24 +107,27 @@ class PerfPlan:
         return cls(**data)
 
 
-def gpu_plan(seed: int = 0, runs: int = 20, full: bool = False) -> PerfPlan:
+def gpu_plan(seed: int = 0, runs: int = 20, full: bool = False, kind: str = "attention", batch: int = 4,
+             longest: int = 16384) -> PerfPlan:
     """``full``: bf16 and fp16, B=4, H=16, d ∈ {64, 128}, n from 512 to 16384, causal and not (48
     cases). By default the six that tell the story within a minute: bf16, d=128, n ∈ {1024, 4096,
-    16384}, causal and not."""
+    16384}, causal and not. ``batch`` and ``longest`` make it smaller for code that loops in Python."""
     cases = tuple(
-        PerfCase(4, 16, n, head_dim, causal, dtype)
+        PerfCase(batch, 16, n, head_dim, causal, dtype, kind)
         for dtype in (("bfloat16", "float16") if full else ("bfloat16",))
         for head_dim in ((64, 128) if full else (128,))
         for causal in (False, True)
         for n in ((512, 1024, 2048, 4096, 8192, 16384) if full else (1024, 4096, 16384))
+        if n <= longest
     )
     return PerfPlan("cuda", cases, runs=runs, warmup=5, seed=seed, batch_seconds=GPU_BATCH_SECONDS)
 
 
-def cpu_plan(seed: int = 0, runs: int = 20, sizes: Sequence[int] = (256, 512, 1024)) -> PerfPlan:
+def cpu_plan(seed: int = 0, runs: int = 20, sizes: Sequence[int] = (256, 512, 1024),
+             kind: str = "attention") -> PerfPlan:
     """fp32, B=2, H=4, d=64: small enough for a laptop core or two."""
     cases = tuple(
-        PerfCase(2, 4, n, 64, causal, "float32") for causal in (False, True) for n in sizes
+        PerfCase(2, 4, n, 64, causal, "float32", kind) for causal in (False, True) for n in sizes
     )
     return PerfPlan("cpu", cases, runs=runs, warmup=2, seed=seed)
 

@@ -80,12 +80,16 @@ def check_fingerprints(case: PerfCase, got: list[float | None] | None, want: lis
     return RECHECK_OK
 
 
-def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tuple[float, str]) -> str | None:
+def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tuple[float, str],
+                   forward_seconds: float = 0.0) -> str | None:
     """Why the times the learner's process reported cannot be true, or None.
 
     Each must be a positive finite number of seconds, none may beat the FLOP/s the device can do
     (``bound``), and none may be longer than the request as the grader's clock saw it; nor may
     they be far below what that clock saw (the clock inside the learner's process was changed).
+    ``forward_seconds``: what the backward's refill spends on its forward pass, as the clean
+    process timed it; a FLOP rate would either reject honest runs on a loaded machine or leave
+    room to do the whole backward in the refill.
     """
     samples = measured.samples
     if len(samples) != plan.runs:
@@ -111,8 +115,9 @@ def timing_problem(case: PerfCase, measured: Measured, plan: PerfPlan, bound: tu
         outside = statistics.median(batch.outside / batch.size for batch in checked)
         wait = BRACKET_SLACK_SECONDS.get(plan.device, 5e-3)
         requests = statistics.median(batch.requests * wait / batch.size for batch in checked)
-        slack = requests + per_run_cost(case, plan.device)
-        if inside * BRACKET_FACTOR.get(plan.device, 2.0) + slack < outside:
+        factor = BRACKET_FACTOR.get(plan.device, 2.0)
+        slack = requests + per_run_cost(case, plan.device) + factor * forward_seconds
+        if inside * factor + slack < outside:
             return (f"timing: your process reported {format_seconds(inside)} per run (median), but the grader's own "
                     f"clock saw {format_seconds(outside)}")
     return None

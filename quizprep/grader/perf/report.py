@@ -135,6 +135,7 @@ def build_report(
     device_name: str,
     warnings: Sequence[str] = (),
     fingerprints: list[list[list[float] | None]] | None = None,
+    forward_seconds: Sequence[float] = (),
 ) -> PerfReport:
     """``references`` and ``fingerprints``: per case and timed run, what the clean process
     computed for the checked runs (None elsewhere); without ``fingerprints`` only rows are checked."""
@@ -143,7 +144,8 @@ def build_report(
     rows = []
     for index, case in enumerate(plan.cases):
         mine = next(m for m in yours if m.case == index)
-        forged = timing_problem(case, mine, plan, bound) if mine.samples else None
+        forward = forward_seconds[index] if index < len(forward_seconds) else 0.0
+        forged = timing_problem(case, mine, plan, bound, forward) if mine.samples else None
         if forged:  # no statistics of times that cannot be true
             mine = dataclasses.replace(mine, samples=[], error="timings rejected, see the re-check")
         row = CaseRow(
@@ -173,9 +175,15 @@ def _compare(row: CaseRow) -> None:
     row.tied = row.yours.stats.overlaps(stats)
 
 
-def _backend_name(who: str) -> str:
-    return {"FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "memory-efficient",
-            "CUDNN_ATTENTION": "cuDNN", "MATH": "math"}.get(who, who)
+_SDPA_NAMES = {"FLASH_ATTENTION": "flash", "EFFICIENT_ATTENTION": "memory-efficient",
+               "CUDNN_ATTENTION": "cuDNN", "MATH": "math"}
+
+
+def _baseline_name(contender: Contender) -> str:
+    """"SDPA flash" for an SDPA backend (by the kernel that ran), else the baseline's own name."""
+    if contender.who not in _SDPA_NAMES:
+        return contender.who
+    return f"SDPA {contender.ran or _SDPA_NAMES[contender.who]}"
 
 
 def describe_memory(report: PerfReport) -> list[str]:
@@ -203,16 +211,16 @@ def describe_memory(report: PerfReport) -> list[str]:
     for backend in row.backends:
         if backend.score_tensors is None:
             continue
-        name = backend.ran or _backend_name(backend.who)
+        name = _baseline_name(backend)
         extra = (backend.peak_bytes or 0) - case.qkv_bytes() - case.output_bytes()
         if backend.score_tensors == 0:
             sentences.append(
-                f"SDPA {name} keeps O(n) extra memory: {budget.format_bytes(max(extra, 0))} "
+                f"{name} keeps O(n) extra memory: {budget.format_bytes(max(extra, 0))} "
                 f"beyond inputs and output at n={case.n}."
             )
         else:
             sentences.append(
-                f"SDPA {name} materialises {backend.score_tensors} score-sized tensor(s), "
+                f"{name} materialises {backend.score_tensors} score-sized tensor(s), "
                 f"{budget.format_bytes(backend.score_bytes or 0)} at n={case.n}."
             )
     skipped = [r for r in report.rows if r.yours.skipped]
@@ -220,6 +228,15 @@ def describe_memory(report: PerfReport) -> list[str]:
         first = min(skipped, key=lambda r: r.case.n)
         sentences.append(f"Skipped from {first.case.label}: {first.yours.skipped}.")
     return sentences
+
+
+# How each case kind's FLOPs are counted (PerfCase.flops), as the table's note says it.
+FLOP_NOTES = {
+    "attention": "FLOPs: 4·B·H·d per attended pair (causal counts only allowed pairs).",
+    "backward": "FLOPs: 2.5 × the forward's 4·B·H·d per attended pair, as FlashAttention-2 counts the backward "
+                "(SDPA's time also holds the forward autograd needs).",
+    "rope": "FLOPs: 3 per rotated element.",
+}
 
 
 def render(report: PerfReport):
@@ -238,9 +255,10 @@ def render(report: PerfReport):
         notes.append(Text("CPU numbers: no GPU claim can be read from them.", style="dim"))
     elif report.peak:
         notes.append(Text(f"Peak: {report.peak[1]}, {report.peak[0] / 1e12:.0f} TFLOP/s.", style="dim"))
+    kind = report.rows[0].case.kind if report.rows else "attention"
     notes.append(Text(
         "Ratios of medians; 'tied' (≈) when the confidence intervals overlap; ✓ timed outputs re-checked. "
-        "FLOPs: 4·B·H·d per attended pair (causal counts only allowed pairs).", style="dim"))
+        + FLOP_NOTES[kind], style="dim"))
     return Group(title, table.TextTable(report), *notes)
 
 
@@ -282,11 +300,11 @@ def headline(report: PerfReport) -> str:
         return "no size could be timed"
     row, stats = max(timed, key=lambda pair: (pair[0].case.n, not pair[0].case.causal))
     best = next(b for b in row.backends if b.who == row.best)
-    name = best.ran or _backend_name(best.who)
+    name = _baseline_name(best)
     where = "CPU" if report.device == "cpu" else report.device_name
     ratio = row.ratio or 0.0  # set on every timed row
     comparison = (
-        f"tied with SDPA {name}" if row.tied
-        else f"{ratio:.2f}× {'slower' if ratio > 1 else 'faster'} than SDPA {name}"
+        f"tied with {name}" if row.tied
+        else f"{ratio:.2f}× {'slower' if ratio > 1 else 'faster'} than {name}"
     )
     return f"{where}, {row.case.label}: {format_seconds(stats.median)}, {comparison}"

@@ -5,9 +5,8 @@
 # block_offset = j % block_size, keys stacked, repeat_interleave for GQA) and ref_masked_attention (einsum
 # "qhd,khd->hqk", a float32 softmax cast back to the values' dtype). Adapter: the pool is rearranged into vLLM's
 # key cache (num_blocks, num_kv_heads, head_size // x, block_size, x) and value cache (num_blocks, num_kv_heads,
-# head_size, block_size) layouts, and the scale is 1/√d. vLLM's block_tables.cpu().tolist() (and seq_lens') is
-# read with int() here: on the meta device .cpu() and .tolist() raise "Cannot copy out of meta tensor", which the
-# device probe names a placement bug, though reading a block table on the host is correct on CUDA.
+# head_size, block_size) layouts, and the scale is 1/√d. The block table and lengths are read on the host with
+# .cpu().tolist(), as vLLM does (the device probe must not call that a placement bug).
 from __future__ import annotations
 
 import torch
@@ -28,8 +27,8 @@ def ref_single_query_cached_kv_attention(output, query, num_queries_per_kv, key_
     head_size = value_cache.shape[2]
     block_size = value_cache.shape[3]
     num_seqs = query.shape[0]
-    block_tables_lst = [[int(entry) for entry in row] for row in block_tables]
-    seq_lens_lst = [int(length) for length in seq_lens]
+    block_tables_lst = block_tables.cpu().tolist()
+    seq_lens_lst = seq_lens.cpu().tolist()
     for i in range(num_seqs):
         q = query[i].unsqueeze(0)
         block_table = block_tables_lst[i]

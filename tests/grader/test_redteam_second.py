@@ -110,9 +110,10 @@ def test_a_classmate_finds_no_other_process_or_folder(tmp_path):
     run = quizprep("grade", folder, "--exercise", "softmax", "--jobs", "2", "--no-record",
                    "--format", "exercism", "--output-dir", tmp_path / "out")
     assert run.returncode == 0
-    assert json.loads((tmp_path / "out" / "alice" / "results.json").read_text())["status"] == "pass"
-    mallory = (tmp_path / "out" / "mallory" / "results.json").read_text()
-    assert 'FOUND={\\"kill0\\": [], \\"proc\\": [], \\"dirs\\": {}}' in mallory
+    alice = (tmp_path / "out" / "alice" / "results.json").read_text()
+    assert json.loads(alice)["status"] == "pass", alice[:1000]
+    mallory = json.loads((tmp_path / "out" / "mallory" / "results.json").read_text())["message"]
+    assert 'FOUND={"kill0": [], "proc": [], "dirs": {}, "fds": []}' in mallory, mallory
 
 
 # ---- reports and terminals -------------------------------------------------------------------
@@ -212,6 +213,12 @@ def test_colliding_result_folders_each_hold_their_own_files_result(tmp_path):
 
 
 # ---- limits ----------------------------------------------------------------------------------
+
+@pytest.mark.xfail(strict=True, reason="files in subfolders of the private directory pass the 10,000-entry "
+                   "bound: about 150,000 entries in 12 s of a call, host Slab +164 MB, and the grade passes")
+def test_entries_in_the_private_directory_are_bounded_through_subfolders(tmp_path):
+    assert not grade_json(attack("inode_flood_softmax", tmp_path))["passed"]
+
 
 def test_calls_just_under_the_check_limit_stop_at_the_overall_deadline(tmp_path):
     start = time.monotonic()

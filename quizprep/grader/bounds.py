@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from quizprep.grader.spec import CheckResult
 
@@ -23,9 +23,13 @@ FRAMES_KEPT = 20  # the innermost, as tracebacks show them last
 FIRST_TEXT_CHARS = 4096
 FIRST_FRAME_CHARS = 600
 # C0 but newline and tab, DEL, C1, and the bidirectional marks and overrides that reorder what is shown
-_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
 _CONTROL = re.compile(f"[{_CONTROLS}]")
 _CONTROL_OR_BREAK = re.compile(f"[{_CONTROLS}\n\t]")
+# Python holds them in a str but UTF-8 cannot encode them: a lone surrogate from a JSON reply
+# ("\ud800"), or a byte of a non-UTF-8 file name as os.listdir spells it (surrogateescape)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_ESCAPED_BYTES = range(0xDC80, 0xDD00)
 
 
 def printable(text: str, *, one_line: bool = False) -> str:
@@ -34,8 +38,27 @@ def printable(text: str, *, one_line: bool = False) -> str:
     return (_CONTROL_OR_BREAK if one_line else _CONTROL).sub(_escape, text)
 
 
+def encodable(text: str) -> str:
+    """`text` with what UTF-8 cannot encode written as escapes: a file name's byte 0xff as \\xff,
+    a lone surrogate as \\ud800; everything else unchanged."""
+    return _SURROGATE.sub(_escape, text)
+
+
+def encodable_data(value: Any) -> Any:
+    """`value` (JSON-like: dicts, lists, texts, numbers) with every text `encodable`."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, dict):
+        return {encodable_data(key): encodable_data(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encodable_data(item) for item in value]
+    return value
+
+
 def _escape(match: re.Match[str]) -> str:
     code = ord(match[0])
+    if code in _ESCAPED_BYTES:
+        return f"\\x{code - 0xDC00:02x}"
     named = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(match[0])
     return named or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
 
@@ -55,6 +78,8 @@ def cut(text: str, limit: int) -> str:
 def bounded(report: GradeReport) -> GradeReport:
     """`report` with its checks' texts and frames capped, tighter until it fits in REPORT_BYTES."""
     text_chars, frame_chars = FIRST_TEXT_CHARS, FIRST_FRAME_CHARS
+    report.file = encodable(report.file)
+    report.environment, report.extra = encodable_data(report.environment), encodable_data(report.extra)
     originals = list(report.checks)
     while True:
         report.checks = [_capped(check, text_chars, frame_chars) for check in originals]
@@ -65,14 +90,14 @@ def bounded(report: GradeReport) -> GradeReport:
 
 def _capped(check: CheckResult, text_chars: int, frame_chars: int) -> CheckResult:
     def capped(text: str) -> str:
-        return cut(text, text_chars)
+        return cut(encodable(text), text_chars)
 
-    output = tail(check.output, text_chars)
+    output = tail(encodable(check.output), text_chars)
     return dataclasses.replace(
         check, message=capped(check.message), diagnosis=capped(check.diagnosis), hint=capped(check.hint),
         tried=capped(check.tried), smallest=capped(check.smallest), where=capped(check.where), output=output,
         test_code=capped(check.test_code),
-        traceback=[cut(frame, frame_chars) for frame in check.traceback[-FRAMES_KEPT:]])
+        traceback=[cut(encodable(frame), frame_chars) for frame in check.traceback[-FRAMES_KEPT:]])
 
 
 def _size(report: GradeReport) -> int:

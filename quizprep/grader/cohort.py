@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from quizprep.grader.bounds import encodable
 from quizprep.grader.jail import launch as jail_launch
 from quizprep.grader.learner_side.forkserver import ForkServer, ForkServerError
 from quizprep.grader.grade import GradeOptions, GradeReport, grade
@@ -59,11 +60,11 @@ def submissions(folder: Path) -> list[Path]:
     return sorted(p for p in folder.glob("*.py") if p.is_file() and p.name != "__init__.py")
 
 
-def row_from(report: GradeReport, file: str, seconds: float) -> CohortRow:
+def row_from(report: GradeReport, file: str, seconds: float, source: Path) -> CohortRow:
     failed = [c.id for c in report.checks if c.status in {Status.FAIL, Status.ERROR}]
     diagnoses = list(dict.fromkeys(c.diagnosis_id for c in report.checks if c.diagnosis_id))
     return CohortRow(file, report.score, report.passed, failed, diagnoses, seconds,
-                     report.environment.get("seed"), report=report, read_this=_scan(Path(report.file)))
+                     report.environment.get("seed"), report=report, read_this=_scan(source))
 
 
 def _scan(path: Path) -> list[str]:
@@ -230,7 +231,8 @@ class Cohort:
             self.sessions.remove(session)
 
     def _grade_one(self, path: Path, session: TrackedSession) -> CohortRow:
-        name = str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path)
+        # shown, never opened: a non-UTF-8 byte in a file name would stop the CSV, the JSON and the report
+        name = encodable(str(path.relative_to(self.root)) if path.is_relative_to(self.root) else str(path))
         if path.is_symlink():
             # the grader may run as root: followed, a link out of the folder would show another user's
             # file, and a link to a classmate's file would pass as this learner's own work
@@ -248,8 +250,8 @@ class Cohort:
             if self.stopping.is_set():
                 raise
             return CohortRow(name, 0.0, False, [], [], time.monotonic() - started, options.seed,
-                             f"{type(error).__name__}: {error}")
-        return row_from(report, name, time.monotonic() - started)
+                             encodable(f"{type(error).__name__}: {error}"))
+        return row_from(report, name, time.monotonic() - started, path)
 
 
 def grade_folder(folder: Path, options: GradeOptions, *, jobs: int, seed: int | None = None, fresh: bool = False,

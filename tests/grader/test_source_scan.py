@@ -41,7 +41,7 @@ def test_routes_are_named_from_the_source(source: str, expected: list[str]) -> N
 def test_the_class_table_and_csv_say_read_this_one(tmp_path: Path) -> None:
     path = tmp_path / "alice.py"
     path.write_text("import ctypes\n")
-    row = row_from(GradeReport("softmax", "Softmax", str(path), [], {}), "alice.py", 1.0)
+    row = row_from(GradeReport("softmax", "Softmax", str(path), [], {}), "alice.py", 1.0, path)
     assert row.read_this == ["native code (ctypes)"] and row.summary()["read_this"] == row.read_this
     assert "read this one: native code (ctypes)" in str(table([row], "softmax").columns[4]._cells)
     write_csv([row], tmp_path / "class.csv")

@@ -26,6 +26,7 @@ from quizprep.grader.jail import launch as jail_launch
 from quizprep.grader.learner_side.forkserver import ForkServer, ForkServerError
 from quizprep.grader.grade import GradeOptions, GradeReport, grade
 from quizprep.grader.source_scan import reaches_around
+from quizprep.grader.submission_file import source_text
 from quizprep.grader.spec import Status
 from quizprep.grader.worker_session import LearnerFailure, WorkerSession
 
@@ -67,11 +68,7 @@ def row_from(report: GradeReport, file: str, seconds: float) -> CohortRow:
 
 
 def _scan(path: Path) -> list[str]:
-    try:
-        with path.open("rb") as source:
-            return reaches_around(source.read(SCAN_BYTES).decode("utf-8", "replace"))
-    except OSError:
-        return []
+    return reaches_around(source_text(path, SCAN_BYTES))
 
 
 class TrackedSession(WorkerSession):

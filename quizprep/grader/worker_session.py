@@ -7,6 +7,7 @@ the learner's own traceback lines and the tail of what their code printed.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from quizprep.grader import usage
+from quizprep.grader import submission_file, usage
 from quizprep.grader.jail import policy as jail_policy
 from quizprep.grader.jail.made import WorkerJail
 from quizprep.grader.learner_side import protocol, sandbox
@@ -74,7 +75,7 @@ class WorkerSession:
     def __init__(self, path: Path, *, forbidden: tuple[str, ...] | None = (), limits: Limits = Limits(),
                  python: str = sys.executable, script: Path = WORKER_SCRIPT,
                  fork_server: ForkServer | None = None, warm_up: bool = True) -> None:
-        self.path = Path(path).resolve()
+        self.path = submission_file.canonical(path)  # its own name never followed: see submission_file
         self.warm_up = warm_up  # False: the worker skips torch's autograd and meta-device warm-ups
         self.forbidden = forbidden
         self.limits = limits
@@ -183,7 +184,7 @@ class WorkerSession:
         """Load another file, reusing the running process (torch is imported once) when it guards
         the same calls: the guards of a running worker cannot be lifted."""
         same_guards = self.forbidden is not None and set(forbidden) == set(self.forbidden)
-        self.path, self.forbidden = Path(path).resolve(), forbidden
+        self.path, self.forbidden = submission_file.canonical(path), forbidden
         if not self.alive or not same_guards or self.launched_at is not None:  # launched: not yet loaded
             return self.start()
         response = self.request({"op": "load", "path": str(self.path), "copy": self._copy_submission(),
@@ -201,14 +202,21 @@ class WorkerSession:
         return info
 
     def _copy_submission(self) -> str:
-        """The learner's file, copied where its confined process can read it (its folder cannot be)."""
+        """The learner's file, copied where its confined process can read it (its folder cannot be):
+        read once, through descriptors that follow no link, so the file checked is the file graded."""
         assert self.private_dir is not None
         copy = os.path.join(self.private_dir, "submission.py")
         try:
-            shutil.copyfile(self.path, copy)
+            source = submission_file.read_bytes(self.path, self.limits.file_bytes)
+            # unjailed, a reused worker may have left a link of its own here: removed, never written through
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(copy)
+            with open(copy, "xb") as written:
+                written.write(source)
         except OSError as error:
             self.close()
-            raise LearnerFailure(FailureKind.LOAD, f"your file could not be read: {error.strerror}") from None
+            reason = error.strerror or str(error)
+            raise LearnerFailure(FailureKind.LOAD, f"your file could not be read: {reason}") from None
         return self.jail.inside(copy)
 
     @property

@@ -55,6 +55,8 @@ PR_SET_PTRACER = 0x59616D61
 DENIED_PRCTL = (PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECUREBITS, PR_SET_MM, PR_SET_CHILD_SUBREAPER,
                 PR_SET_PTRACER)
 LOW_32_BITS = 0xFFFFFFFF
+AF_NETLINK, AF_PACKET = 16, 17
+DENIED_FAMILIES = (AF_NETLINK, AF_PACKET)
 DENIED = ("execve", "execveat", "fork", "vfork", "ptrace", "process_vm_readv", "process_vm_writev", "tkill")
 
 
@@ -198,6 +200,9 @@ def _rules(pid: int, no_new_code: bool = False) -> list[tuple[str, int, list[_Ar
     rules.append(("kill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, 0, 0)]))
     rules.append(("tgkill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, pid, 0)]))
     rules += [("prctl", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_EQ, option, 0)]) for option in DENIED_PRCTL]
+    # A GPU's allowlist admits sockets (CUDA's are Unix ones): never one that reconfigures the
+    # host's network (netlink's RTM_SETLINK) or reads its traffic, where no jail holds the worker.
+    rules += [("socket", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_EQ, family, 0)]) for family in DENIED_FAMILIES]
     # No memory turns executable after start-up: the forbidden kernels' code is trapped
     # (native_traps.py), and this is what would put it back in place or run code the learner
     # wrote into memory. New libraries still load (mmap maps them executable, not mprotect), but

@@ -309,9 +309,7 @@ class WorkerSession:
                     protocol.read_message(self.response_r, usage.DeadlineReader(deadline, self._over_limits),
                                           self.limits.reply_bytes))
             except usage.OverLimit as problem:
-                self.close()
-                raise LearnerFailure(FailureKind.RESOURCES, f"the process running your code {problem} and was stopped "
-                                                  f"while {during}") from None
+                raise self._stopped(str(problem), during) from None
             except TimeoutError:
                 return self._timed_out(mark, during)
             except (EOFError, OSError):
@@ -319,6 +317,9 @@ class WorkerSession:
             except protocol.ProtocolError as error:
                 self.close()
                 raise LearnerFailure(FailureKind.PROTOCOL, f"the result could not be read back ({error})") from None
+            problem = self._over_limits()  # a call faster than one poll is counted too
+            if problem:
+                raise self._stopped(problem, during)
             self.messages += 1
             if "event" in message:
                 event = message
@@ -327,12 +328,17 @@ class WorkerSession:
             self.output.wait_for_syncs(self.messages, SYNC_WAIT_SECONDS)
             return message
 
+    def _stopped(self, problem: str, during: str) -> LearnerFailure:
+        self.close()
+        return LearnerFailure(FailureKind.RESOURCES, f"the process running your code {problem} and was stopped "
+                                                     f"while {during}")
+
     def _over_limits(self) -> str:
         pid = self.worker_pid
         if pid is None:
             return ""
-        return usage.over_limits(pid, self.private_dir, self.limits.max_threads + self.limits.threads,
-                                 self.limits.private_bytes)
+        stored = None if self.private_dir is None else self.jail.private_dir_seen_from_outside(pid, self.private_dir)
+        return usage.over_limits(pid, stored, self.limits.max_threads + self.limits.threads, self.limits.private_bytes)
 
     def _timed_out(self, mark: int, during: str) -> dict[str, Any]:
         assert self.process is not None and self.output is not None

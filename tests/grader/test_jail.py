@@ -244,7 +244,8 @@ def test_the_fallback_says_so_and_keeps_the_graders_environment_out(fallback_out
     assert fallback_outcomes["secret"] == "refused"
 
 
-@pytest.mark.parametrize("route", ("reboot", "adjtimex", "setlink", "packet", "klogctl"))
+@pytest.mark.parametrize("route", ("reboot", "adjtimex", "setlink", "packet", "klogctl", "grader_limits",
+                                   "grader_priority"))
 def test_without_the_jail_the_calls_that_change_the_host_are_refused_too(route, fallback_outcomes):
     # jailed, each needs a capability the worker has none of, and a link it could change would be
     # its own network's; without the jail it runs as the host's root, so the filter must refuse them

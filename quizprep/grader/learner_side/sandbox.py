@@ -195,9 +195,10 @@ def _rules(pid: int, no_new_code: bool = False) -> list[tuple[str, int, list[_Ar
     # exist and falls back to clone, which the filter can read.
     rules.append(("clone", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)]))
     rules.append(("clone3", SCMP_ACT_ERRNO_ENOSYS, []))
-    # kill(2) only towards its own process group (pid 0): libseccomp allows one comparison per
-    # argument, and the worker never needs another target (raise() goes through tgkill)
-    rules.append(("kill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, 0, 0)]))
+    # kill(2) only towards its own process group and prlimit(2) only on itself (pid 0): libseccomp
+    # allows one comparison per argument, and the worker never needs another target (raise() goes
+    # through tgkill, getrlimit and setrlimit through prlimit(0)); unjailed, it is the host's root
+    rules += [(name, SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, 0, 0)]) for name in ("kill", "prlimit64")]
     rules.append(("tgkill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, pid, 0)]))
     rules += [("prctl", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_EQ, option, 0)]) for option in DENIED_PRCTL]
     # A GPU's allowlist admits sockets (CUDA's are Unix ones): never one that reconfigures the

@@ -139,7 +139,8 @@ def prestart(path: Path, limits: Limits, device: str) -> WorkerSession | None:
     side by side; `grade(..., prestarted=)` gives it its guards. Only where the checks surely run on
     the CPU (--device cpu, or auto with no GPU device node): a GPU's worker needs the exercise first."""
     from quizprep.grader.learner_side.sandbox import gpu_device_nodes
-    from quizprep.grader.worker_session import LearnerFailure, WorkerSession
+    from quizprep.grader.failures import LearnerFailure
+    from quizprep.grader.worker_session import WorkerSession
 
     if device not in ("auto", "cpu") or (device == "auto" and gpu_device_nodes()) or not path.is_file():
         return None

@@ -28,7 +28,8 @@ from quizprep.grader.grade import GradeOptions, GradeReport, grade
 from quizprep.grader.source_scan import reaches_around
 from quizprep.grader.submission_file import source_text
 from quizprep.grader.spec import Status
-from quizprep.grader.worker_session import LearnerFailure, WorkerSession
+from quizprep.grader.failures import LearnerFailure
+from quizprep.grader.worker_session import WorkerSession
 
 STOP_WAIT_SECONDS = 10.0  # for jobs to close their workers once the run is stopped
 SCAN_BYTES = 1 << 20  # of a submission's source, for source_scan

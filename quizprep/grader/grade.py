@@ -20,7 +20,8 @@ from quizprep.grader.device import DevicePolicy, placement, policy_for
 from quizprep.grader.exercises import load_spec
 from quizprep.grader.submission_file import SOURCE_BYTES, source_text
 from quizprep.grader.spec import CheckFailure, CheckResult, CheckSkipped, Diagnosis, ExerciseSpec, FailureKind, Status
-from quizprep.grader.worker_session import LearnerFailure, Limits, WorkerSession
+from quizprep.grader.failures import LearnerFailure
+from quizprep.grader.worker_session import Limits, WorkerSession
 
 EXERCISE_LINE = re.compile(r"^#\s*quizprep:\s*exercise\s*=\s*([\w-]+)", re.MULTILINE)
 

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,9 @@ from quizprep.grader.jail.made import WorkerJail
 from quizprep.grader.learner_side import protocol, sandbox
 from quizprep.grader.learner_side.forkserver import ForkedProcess, ForkServer
 from quizprep.grader.device import gpu_memory_share
+from quizprep.grader.failures import LearnerFailure, ended, failure_from
 from quizprep.grader.learner_side.sandbox import gpu_device_nodes
-from quizprep.grader.output import Frame, OutputCapture, frames_from_dump, strip_dump
+from quizprep.grader.output import OutputCapture, frames_from_dump, strip_dump
 from quizprep.grader.spec import FailureKind
 
 WORKER_SCRIPT = Path(__file__).parent / "learner_side" / "worker.py"
@@ -52,20 +53,6 @@ class Limits:
     file_bytes: int = 64 << 20  # the largest file it may write (in its private directory only)
     private_bytes: int = 256 << 20  # all it may store in its private directory together
     max_threads: int = 64  # threads beyond the `threads` torch computes with
-
-
-@dataclass
-class LearnerFailure(Exception):
-    """The learner's code did not produce a result; `kind` says why."""
-
-    kind: FailureKind
-    message: str
-    frames: list[Frame] = field(default_factory=list)
-    output: str = ""
-    forbidden: list[dict[str, Any]] = field(default_factory=list)
-
-    def __str__(self) -> str:
-        return self.message
 
 
 class WorkerSession:
@@ -317,9 +304,9 @@ class WorkerSession:
             except protocol.ProtocolError as error:
                 self.close()
                 raise LearnerFailure(FailureKind.PROTOCOL, f"the result could not be read back ({error})") from None
-            problem = self._over_limits()  # a call faster than one poll is counted too
-            if problem:
-                raise self._stopped(problem, during)
+            over = self._over_limits()  # a call faster than one poll is counted too
+            if over:
+                raise self._stopped(over, during)
             self.messages += 1
             if "event" in message:
                 event = message
@@ -365,58 +352,11 @@ class WorkerSession:
         time.sleep(0.05)
         output = self.output.since(mark)
         self.close()
-        if event.get("event") == "os_exit":
-            frames = [Frame(**f) for f in event.get("frames", [])]
-            raise LearnerFailure(FailureKind.EXIT, f"your code ended the process with os._exit({event.get('status')}) "
-                                         f"while {during}", frames, output)
-        status = self.jail.exit_status(status)
-        if status is not None and status < 0:
-            name = _signal_name(-status)
-            frames = frames_from_dump(output, str(self.path))
-            reason = {
-                "SIGSEGV": "crashed with a segmentation fault (SIGSEGV): invalid memory access",
-                "SIGKILL": "was killed (SIGKILL), most likely by the system for using too much memory",
-                "SIGABRT": "aborted (SIGABRT)",
-                "SIGBUS": "crashed with a bus error (SIGBUS)",
-                # native_traps.py fills the forbidden kernels' code with ud2: native routes end here.
-                "SIGILL": ("stopped at an illegal instruction (SIGILL), which is what the machine code of "
-                           "a forbidden kernel is replaced by (reached natively: ctypes, a reset guard?)"),
-            }.get(name, f"was terminated by signal {name}")
-            raise LearnerFailure(FailureKind.CRASH, f"the process running your code {reason} while {during}",
-                                 frames[-3:], strip_dump(output))
-        raise LearnerFailure(FailureKind.EXIT, f"the process running your code exited (status {status}) while {during}",
-                             [], output)
+        raise ended(self.jail.exit_status(status), event, output, during, str(self.path))
 
     def _failure_from(self, error: dict[str, Any], mark: int, forbidden: list[dict[str, Any]]) -> LearnerFailure:
         assert self.output is not None
-        frames = [Frame(**f) for f in error.get("frames", [])]
-        kind = FailureKind.FORBIDDEN if forbidden else FailureKind.from_worker(error.get("kind"))
-        message = _plain_message(kind, error)
-        if forbidden:
-            calls = sorted({v["call"] for v in forbidden})
-            frames = [Frame(**f) for v in forbidden for f in v.get("frames", [])] or frames
-            message = ("uses " + ", ".join(calls) + ", which this exercise asks you to write yourself"
-                       if not any(c.startswith("import ") for c in calls)
-                       else "tries to " + ", ".join(calls) + ": quizprep's own modules (the reference) are off limits")
-        syntax = error.get("syntax")
-        if syntax:
-            frames = [Frame(syntax.get("file") or str(self.path), syntax.get("line") or 0, "<module>",
-                            (syntax.get("text") or "").strip())]
-        return LearnerFailure(kind, message, frames, self.output.since(mark), forbidden)
-
-
-def _plain_message(kind: FailureKind, error: dict[str, Any]) -> str:
-    detail = error.get("message", "")
-    if kind == FailureKind.NOT_IMPLEMENTED:
-        return "not implemented yet (raises NotImplementedError)"
-    if kind == FailureKind.SYNTAX:
-        syntax = error.get("syntax", {})
-        return f"your file has a syntax error: {syntax.get('msg', detail)} (line {syntax.get('line')})"
-    if kind == FailureKind.EXIT:
-        return f"your code called sys.exit({detail}); return the result instead"
-    if kind == FailureKind.MEMORY:
-        return f"ran out of memory ({error.get('type')}: {detail})"
-    return f"raised {error.get('type', 'an exception')}: {detail}" if detail else f"raised {error.get('type')}"
+        return failure_from(error, forbidden, self.output.since(mark), str(self.path))
 
 
 def _kill_group(pgid: int) -> None:
@@ -424,11 +364,4 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return str(number)
 

@@ -83,7 +83,8 @@ def test_the_grader_reads_no_source_line_through_a_swapped_link(layout):
 
 
 def test_a_worker_never_loads_a_file_swapped_after_its_session_was_made(layout):
-    from quizprep.grader.worker_session import LearnerFailure, WorkerSession
+    from quizprep.grader.failures import LearnerFailure
+    from quizprep.grader.worker_session import WorkerSession
 
     session = WorkerSession(layout["file"])
     swap_for_link(layout["file"], layout["secret"])

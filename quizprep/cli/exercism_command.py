@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from quizprep.cli.grade_command import TOTAL_PER_CHECK, positive_seconds
+from quizprep.grader.submission_file import target_inside
 
 # Exercism gives a solution 20 s in all: the grade ends before, its start-up included.
 CHECK_SECONDS = 5.0
@@ -43,14 +44,15 @@ def exercism_run(args: argparse.Namespace) -> int:
     solution = args.input_dir / f"{exercise}.py"
     try:
         load_spec(exercise)
-        problem = _solution_problem(solution, args.input_dir)
-        if problem:
+        target = target_inside(solution, args.input_dir)
+        problem = _solution_problem(solution, target)
+        if problem or target is None:
             payload = exercism.error_results(problem)
         else:
             limits = Limits(check_seconds=CHECK_SECONDS, total_seconds=TOTAL_SECONDS) if args.timeout is None else \
                 Limits(check_seconds=args.timeout, total_seconds=args.timeout * TOTAL_PER_CHECK)
             options = GradeOptions(exercise=exercise, seed=secrets.randbits(31), limits=limits)
-            payload = exercism.results(grade(solution, options))
+            payload = exercism.results(grade(target, options))
     except UnknownExercise as error:
         payload = exercism.error_results(f"quizprep cannot grade {args.slug!r}: {error.args[0]}")
     written = exercism.write(payload, args.output_dir)
@@ -58,12 +60,12 @@ def exercism_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _solution_problem(solution: Path, folder: Path) -> str:
-    """Why `solution` is not graded ('' when it is): absent, or a link out of the input folder,
-    which the runner (perhaps root) would otherwise read and print a line of."""
+def _solution_problem(solution: Path, target: Path | None) -> str:
+    """Why `solution` is not graded ('' when it is): absent, or a link out of the input folder
+    (`target` None), which the runner (perhaps root) would otherwise read and print a line of."""
     shown = f"<solution-dir>/{solution.name}"
-    if solution.is_symlink() and not solution.resolve().is_relative_to(folder.resolve()):
+    if target is None:
         return f"{shown} is a symbolic link out of the solution's folder: not graded"
-    if not solution.is_file():
+    if not target.is_file():
         return f"no solution file: expected {shown}"
     return ""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from quizprep.cli.options import add_db_option
+from quizprep.grader.submission_file import target_inside
 
 if TYPE_CHECKING:
     from quizprep.grader.grade import GradeReport
@@ -87,10 +88,6 @@ def _usage_problem(args: argparse.Namespace) -> str:
     folder = args.path.is_dir()
     if args.json and args.format not in ("text", "json"):
         return f"--json and --format {args.format} ask for two outputs; choose one"
-    if not folder and args.path.is_symlink() and not args.path.resolve().is_relative_to(args.path.absolute().parent):
-        # the grader may run as root: followed, a learner's link would show another user's file's lines
-        return (f"{args.path} is a symbolic link to a file outside its folder; grade the file itself "
-                f"({args.path.resolve()})")
     if not folder:
         extra = [flag for flag, value in (("--jobs", args.jobs), ("--csv", args.csv),
                                           ("--fresh-workers", args.fresh_workers)) if value]
@@ -106,8 +103,21 @@ def _usage_problem(args: argparse.Namespace) -> str:
     return ""
 
 
+def _follow_link(args: argparse.Namespace) -> str:
+    """A file's links followed once, where they stay in its folder; args.path is then what was
+    checked, and the grader never follows a link again (submission_file). Why not, else ''."""
+    if args.path.is_dir():
+        return ""
+    target = target_inside(args.path, args.path.absolute().parent)
+    if target is None:
+        # the grader may run as root: followed, a learner's link would show another user's file's lines
+        return f"{args.path} is a symbolic link to a file outside its folder; grade the file itself"
+    args.path = target
+    return ""
+
+
 def grade_command(args: argparse.Namespace, record: Recorder | None = None) -> int:
-    problem = _usage_problem(args)
+    problem = _usage_problem(args) or _follow_link(args)
     if problem:
         print(f"quizprep grade: {problem}", file=sys.stderr)
         return 2
@@ -129,7 +139,8 @@ def prestart(path: Path, limits: Limits, device: str) -> WorkerSession | None:
     side by side; `grade(..., prestarted=)` gives it its guards. Only where the checks surely run on
     the CPU (--device cpu, or auto with no GPU device node): a GPU's worker needs the exercise first."""
     from quizprep.grader.learner_side.sandbox import gpu_device_nodes
-    from quizprep.grader.worker_session import LearnerFailure, WorkerSession
+    from quizprep.grader.failures import LearnerFailure
+    from quizprep.grader.worker_session import WorkerSession
 
     if device not in ("auto", "cpu") or (device == "auto" and gpu_device_nodes()) or not path.is_file():
         return None

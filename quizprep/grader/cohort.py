@@ -27,8 +27,10 @@ from quizprep.grader.jail import launch as jail_launch
 from quizprep.grader.learner_side.forkserver import ForkServer, ForkServerError
 from quizprep.grader.grade import GradeOptions, GradeReport, grade
 from quizprep.grader.source_scan import reaches_around
+from quizprep.grader.submission_file import source_text
 from quizprep.grader.spec import Status
-from quizprep.grader.worker_session import LearnerFailure, WorkerSession
+from quizprep.grader.failures import LearnerFailure
+from quizprep.grader.worker_session import WorkerSession
 
 STOP_WAIT_SECONDS = 10.0  # for jobs to close their workers once the run is stopped
 SCAN_BYTES = 1 << 20  # of a submission's source, for source_scan
@@ -68,11 +70,7 @@ def row_from(report: GradeReport, file: str, seconds: float, source: Path) -> Co
 
 
 def _scan(path: Path) -> list[str]:
-    try:
-        with path.open("rb") as source:
-            return reaches_around(source.read(SCAN_BYTES).decode("utf-8", "replace"))
-    except OSError:
-        return []
+    return reaches_around(source_text(path, SCAN_BYTES))
 
 
 class TrackedSession(WorkerSession):

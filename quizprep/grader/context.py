@@ -11,7 +11,8 @@ from torch import Tensor
 from quizprep.grader.calls import CallLog
 from quizprep.grader.learner_side import protocol
 from quizprep.grader.spec import FailureKind
-from quizprep.grader.worker_session import LearnerFailure, WorkerSession
+from quizprep.grader.failures import LearnerFailure
+from quizprep.grader.worker_session import WorkerSession
 
 
 @dataclass

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 from typing import Callable
 
 import torch
@@ -19,6 +18,7 @@ import torch
 from quizprep.grader.device import placement
 from quizprep.grader.lessons import lesson
 from quizprep.grader.output import Frame
+from quizprep.grader.submission_file import SOURCE_BYTES, source_text
 from quizprep.grader.spec import Diagnosis
 
 OVERFLOW = re.compile(r"value cannot be converted to type (\S+) without overflow")
@@ -379,10 +379,7 @@ def _source(frames: list[Frame]) -> str:
     """The learner's file, read where the traceback points (empty when it cannot be read)."""
     if not frames:
         return ""
-    try:
-        return Path(frames[-1].file).read_text()
-    except OSError:
-        return ""
+    return source_text(frames[-1].file, SOURCE_BYTES)
 
 
 RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (

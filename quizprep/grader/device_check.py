@@ -9,7 +9,8 @@ from typing import Any, Callable
 from quizprep.grader.context import CheckContext, Reply
 from quizprep.grader.device import placement
 from quizprep.grader.spec import CheckResult, Diagnosis, ExerciseSpec, FailureKind, Status
-from quizprep.grader.worker_session import LearnerFailure, WorkerSession
+from quizprep.grader.failures import LearnerFailure
+from quizprep.grader.worker_session import WorkerSession
 
 TITLE = "device placement: runs with its inputs on another device"
 # Each check's first calls cover the path it tests (causal, masked, a dtype); the rest repeat it.

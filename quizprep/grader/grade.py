@@ -18,8 +18,10 @@ from quizprep.grader.bounds import bounded
 from quizprep.grader.crashes import SHAPE_ERROR, crash_diagnosis
 from quizprep.grader.device import DevicePolicy, placement, policy_for
 from quizprep.grader.exercises import load_spec
+from quizprep.grader.submission_file import SOURCE_BYTES, source_text
 from quizprep.grader.spec import CheckFailure, CheckResult, CheckSkipped, Diagnosis, ExerciseSpec, FailureKind, Status
-from quizprep.grader.worker_session import LearnerFailure, Limits, WorkerSession
+from quizprep.grader.failures import LearnerFailure
+from quizprep.grader.worker_session import Limits, WorkerSession
 
 EXERCISE_LINE = re.compile(r"^#\s*quizprep:\s*exercise\s*=\s*([\w-]+)", re.MULTILINE)
 
@@ -77,10 +79,7 @@ def exercise_for(path: Path, explicit: str | None) -> str:
     """--exercise, else a `# quizprep: exercise=NAME` line, else the file's stem."""
     if explicit:
         return explicit
-    try:
-        match = EXERCISE_LINE.search(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
-        match = None
+    match = EXERCISE_LINE.search(source_text(path, SOURCE_BYTES))
     return match.group(1) if match else path.stem
 
 

@@ -3,14 +3,17 @@ that mark each message counted and removed, and the learner's frames read out of
 faulthandler dump (a hang or a crash)."""
 from __future__ import annotations
 
+import io
 import os
 import re
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from quizprep.grader.bounds import tail
 from quizprep.grader.learner_side import protocol
+from quizprep.grader.submission_file import canonical, open_regular
 
 
 @dataclass
@@ -108,7 +111,7 @@ def _source_line(path: str, line: int) -> str:
     pieces of that size, so a line of a 10 MB comment never comes in whole."""
     limit = protocol.TEXT_LIMIT
     try:
-        with open(path, encoding="utf-8", errors="replace") as source:
+        with io.TextIOWrapper(open_regular(canonical(Path(path))), encoding="utf-8", errors="replace") as source:
             number = 1
             while number < line:
                 piece = source.readline(limit)

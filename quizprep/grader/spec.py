@@ -7,7 +7,7 @@ so adding an exercise means adding one module (and its stub in ``exercises/<name
 A check is a function ``run(ctx: CheckContext) -> str | None``. It asks the learner's
 process for results with ``ctx.call`` / ``ctx.new_module`` (each reply holds decoded tensors,
 never objects from the learner), compares them in the grader's process, and reports a failure
-by raising :class:`CheckFailure` (or lets a :class:`~quizprep.grader.worker_session.LearnerFailure`
+by raising :class:`CheckFailure` (or lets a :class:`~quizprep.grader.failures.LearnerFailure`
 propagate: the runner turns it into a failed check). It returns an optional note for the report.
 
 The perf phase (issue 5) plugs in through ``ExerciseSpec.perf``: a callable taking the

@@ -7,6 +7,7 @@ the learner's own traceback lines and the tail of what their code printed.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -15,18 +16,19 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from quizprep.grader import usage
+from quizprep.grader import submission_file, usage
 from quizprep.grader.jail import policy as jail_policy
 from quizprep.grader.jail.made import WorkerJail
 from quizprep.grader.learner_side import protocol, sandbox
 from quizprep.grader.learner_side.forkserver import ForkedProcess, ForkServer
 from quizprep.grader.device import gpu_memory_share
+from quizprep.grader.failures import LearnerFailure, ended, failure_from
 from quizprep.grader.learner_side.sandbox import gpu_device_nodes
-from quizprep.grader.output import Frame, OutputCapture, frames_from_dump, strip_dump
+from quizprep.grader.output import OutputCapture, frames_from_dump, strip_dump
 from quizprep.grader.spec import FailureKind
 
 WORKER_SCRIPT = Path(__file__).parent / "learner_side" / "worker.py"
@@ -53,20 +55,6 @@ class Limits:
     max_threads: int = 64  # threads beyond the `threads` torch computes with
 
 
-@dataclass
-class LearnerFailure(Exception):
-    """The learner's code did not produce a result; `kind` says why."""
-
-    kind: FailureKind
-    message: str
-    frames: list[Frame] = field(default_factory=list)
-    output: str = ""
-    forbidden: list[dict[str, Any]] = field(default_factory=list)
-
-    def __str__(self) -> str:
-        return self.message
-
-
 class WorkerSession:
     """Runs the learner's file in a child process and relays requests to it. With `fork_server`,
     the process is forked from one that has imported torch already (see forkserver.py)."""
@@ -74,7 +62,7 @@ class WorkerSession:
     def __init__(self, path: Path, *, forbidden: tuple[str, ...] | None = (), limits: Limits = Limits(),
                  python: str = sys.executable, script: Path = WORKER_SCRIPT,
                  fork_server: ForkServer | None = None, warm_up: bool = True) -> None:
-        self.path = Path(path).resolve()
+        self.path = submission_file.canonical(path)  # its own name never followed: see submission_file
         self.warm_up = warm_up  # False: the worker skips torch's autograd and meta-device warm-ups
         self.forbidden = forbidden
         self.limits = limits
@@ -183,7 +171,7 @@ class WorkerSession:
         """Load another file, reusing the running process (torch is imported once) when it guards
         the same calls: the guards of a running worker cannot be lifted."""
         same_guards = self.forbidden is not None and set(forbidden) == set(self.forbidden)
-        self.path, self.forbidden = Path(path).resolve(), forbidden
+        self.path, self.forbidden = submission_file.canonical(path), forbidden
         if not self.alive or not same_guards or self.launched_at is not None:  # launched: not yet loaded
             return self.start()
         response = self.request({"op": "load", "path": str(self.path), "copy": self._copy_submission(),
@@ -201,14 +189,21 @@ class WorkerSession:
         return info
 
     def _copy_submission(self) -> str:
-        """The learner's file, copied where its confined process can read it (its folder cannot be)."""
+        """The learner's file, copied where its confined process can read it (its folder cannot be):
+        read once, through descriptors that follow no link, so the file checked is the file graded."""
         assert self.private_dir is not None
         copy = os.path.join(self.private_dir, "submission.py")
         try:
-            shutil.copyfile(self.path, copy)
+            source = submission_file.read_bytes(self.path, self.limits.file_bytes)
+            # unjailed, a reused worker may have left a link of its own here: removed, never written through
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(copy)
+            with open(copy, "xb") as written:
+                written.write(source)
         except OSError as error:
             self.close()
-            raise LearnerFailure(FailureKind.LOAD, f"your file could not be read: {error.strerror}") from None
+            reason = error.strerror or str(error)
+            raise LearnerFailure(FailureKind.LOAD, f"your file could not be read: {reason}") from None
         return self.jail.inside(copy)
 
     @property
@@ -301,9 +296,7 @@ class WorkerSession:
                     protocol.read_message(self.response_r, usage.DeadlineReader(deadline, self._over_limits),
                                           self.limits.reply_bytes))
             except usage.OverLimit as problem:
-                self.close()
-                raise LearnerFailure(FailureKind.RESOURCES, f"the process running your code {problem} and was stopped "
-                                                  f"while {during}") from None
+                raise self._stopped(str(problem), during) from None
             except TimeoutError:
                 return self._timed_out(mark, during)
             except (EOFError, OSError):
@@ -311,6 +304,9 @@ class WorkerSession:
             except protocol.ProtocolError as error:
                 self.close()
                 raise LearnerFailure(FailureKind.PROTOCOL, f"the result could not be read back ({error})") from None
+            over = self._over_limits()  # a call faster than one poll is counted too
+            if over:
+                raise self._stopped(over, during)
             self.messages += 1
             if "event" in message:
                 event = message
@@ -319,12 +315,17 @@ class WorkerSession:
             self.output.wait_for_syncs(self.messages, SYNC_WAIT_SECONDS)
             return message
 
+    def _stopped(self, problem: str, during: str) -> LearnerFailure:
+        self.close()
+        return LearnerFailure(FailureKind.RESOURCES, f"the process running your code {problem} and was stopped "
+                                                     f"while {during}")
+
     def _over_limits(self) -> str:
         pid = self.worker_pid
         if pid is None:
             return ""
-        return usage.over_limits(pid, self.private_dir, self.limits.max_threads + self.limits.threads,
-                                 self.limits.private_bytes)
+        stored = None if self.private_dir is None else self.jail.private_dir_seen_from_outside(pid, self.private_dir)
+        return usage.over_limits(pid, stored, self.limits.max_threads + self.limits.threads, self.limits.private_bytes)
 
     def _timed_out(self, mark: int, during: str) -> dict[str, Any]:
         assert self.process is not None and self.output is not None
@@ -351,58 +352,11 @@ class WorkerSession:
         time.sleep(0.05)
         output = self.output.since(mark)
         self.close()
-        if event.get("event") == "os_exit":
-            frames = [Frame(**f) for f in event.get("frames", [])]
-            raise LearnerFailure(FailureKind.EXIT, f"your code ended the process with os._exit({event.get('status')}) "
-                                         f"while {during}", frames, output)
-        status = self.jail.exit_status(status)
-        if status is not None and status < 0:
-            name = _signal_name(-status)
-            frames = frames_from_dump(output, str(self.path))
-            reason = {
-                "SIGSEGV": "crashed with a segmentation fault (SIGSEGV): invalid memory access",
-                "SIGKILL": "was killed (SIGKILL), most likely by the system for using too much memory",
-                "SIGABRT": "aborted (SIGABRT)",
-                "SIGBUS": "crashed with a bus error (SIGBUS)",
-                # native_traps.py fills the forbidden kernels' code with ud2: native routes end here.
-                "SIGILL": ("stopped at an illegal instruction (SIGILL), which is what the machine code of "
-                           "a forbidden kernel is replaced by (reached natively: ctypes, a reset guard?)"),
-            }.get(name, f"was terminated by signal {name}")
-            raise LearnerFailure(FailureKind.CRASH, f"the process running your code {reason} while {during}",
-                                 frames[-3:], strip_dump(output))
-        raise LearnerFailure(FailureKind.EXIT, f"the process running your code exited (status {status}) while {during}",
-                             [], output)
+        raise ended(self.jail.exit_status(status), event, output, during, str(self.path))
 
     def _failure_from(self, error: dict[str, Any], mark: int, forbidden: list[dict[str, Any]]) -> LearnerFailure:
         assert self.output is not None
-        frames = [Frame(**f) for f in error.get("frames", [])]
-        kind = FailureKind.FORBIDDEN if forbidden else FailureKind.from_worker(error.get("kind"))
-        message = _plain_message(kind, error)
-        if forbidden:
-            calls = sorted({v["call"] for v in forbidden})
-            frames = [Frame(**f) for v in forbidden for f in v.get("frames", [])] or frames
-            message = ("uses " + ", ".join(calls) + ", which this exercise asks you to write yourself"
-                       if not any(c.startswith("import ") for c in calls)
-                       else "tries to " + ", ".join(calls) + ": quizprep's own modules (the reference) are off limits")
-        syntax = error.get("syntax")
-        if syntax:
-            frames = [Frame(syntax.get("file") or str(self.path), syntax.get("line") or 0, "<module>",
-                            (syntax.get("text") or "").strip())]
-        return LearnerFailure(kind, message, frames, self.output.since(mark), forbidden)
-
-
-def _plain_message(kind: FailureKind, error: dict[str, Any]) -> str:
-    detail = error.get("message", "")
-    if kind == FailureKind.NOT_IMPLEMENTED:
-        return "not implemented yet (raises NotImplementedError)"
-    if kind == FailureKind.SYNTAX:
-        syntax = error.get("syntax", {})
-        return f"your file has a syntax error: {syntax.get('msg', detail)} (line {syntax.get('line')})"
-    if kind == FailureKind.EXIT:
-        return f"your code called sys.exit({detail}); return the result instead"
-    if kind == FailureKind.MEMORY:
-        return f"ran out of memory ({error.get('type')}: {detail})"
-    return f"raised {error.get('type', 'an exception')}: {detail}" if detail else f"raised {error.get('type')}"
+        return failure_from(error, forbidden, self.output.since(mark), str(self.path))
 
 
 def _kill_group(pgid: int) -> None:
@@ -410,11 +364,4 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return str(number)
 

@@ -28,7 +28,7 @@ SHM_KEY = 0x51A17
 KEY_NAME = b"quizprep-jail-probe"
 QUEUE_NAME = b"/quizprep-jail-probe"
 PROBE = r'''
-import ctypes, os, socket, stat, torch
+import ctypes, os, socket, stat, struct, torch
 libc = ctypes.CDLL(None, use_errno=True)
 
 def attempt(action):
@@ -82,6 +82,15 @@ def adjtimex():
     timex[13] = 1                # tick far below its minimum: EINVAL once permitted
     return failed_with(libc.adjtimex(timex), 22)
 
+def setlink():
+    # RTM_SETLINK on the loopback (index 1) changing no flag: acknowledged with 0 only where the
+    # caller may reconfigure that network's links (CAP_NET_ADMIN over it)
+    link = struct.pack("BxHiII", 0, 0, 1, 0, 0)                          # ifinfomsg, ifi_change 0
+    header = struct.pack("IHHII", 16 + len(link), 19, 0x1 | 0x4, 1, 0)   # RTM_SETLINK, REQUEST | ACK
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0) as route:  # NETLINK_ROUTE
+        route.send(header + link)
+        return "reached" if struct.unpack_from("i", route.recv(4096), 16)[0] == 0 else ""
+
 def shm():   # made in its own IPC namespace, it must not outlive the grade (the test looks for it after)
     return "reached" if libc.shmget({shm_key}, 1 << 20, 0o1600) >= 0 else ""   # IPC_CREAT | 0600
 
@@ -106,7 +115,7 @@ def secret():
     return "reached" if os.environ.get({secret!r}) else ""
 
 ROUTES = dict(kmsg=kmsg, klogctl=klogctl, packet=packet, host_sockets=host_sockets, tcp=tcp, udp=udp,
-              unix=unix, reboot=reboot, adjtimex=adjtimex, shm=shm, keyring=keyring, mqueue=mqueue,
+              unix=unix, reboot=reboot, adjtimex=adjtimex, setlink=setlink, shm=shm, keyring=keyring, mqueue=mqueue,
               grader_limits=grader_limits,
               grader_priority=grader_priority, secret=secret)
 
@@ -196,7 +205,7 @@ def _probe(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return outcomes
 
 
-ROUTES = ("kmsg", "klogctl", "packet", "host_sockets", "tcp", "udp", "unix", "reboot", "adjtimex", "shm",
+ROUTES = ("kmsg", "klogctl", "packet", "host_sockets", "tcp", "udp", "unix", "reboot", "adjtimex", "setlink", "shm",
           "keyring", "mqueue", "grader_limits", "grader_priority", "secret")
 MADE_INSIDE = ("shm", "keyring", "mqueue")  # allowed in its own namespaces: what matters is that they go with it
 
@@ -233,6 +242,14 @@ def test_the_jail_is_reported(jailed_outcomes):
 def test_the_fallback_says_so_and_keeps_the_graders_environment_out(fallback_outcomes):
     assert json.loads(fallback_outcomes["sandbox"])["namespaces"] == "none: turned off (QUIZPREP_JAIL=off)"
     assert fallback_outcomes["secret"] == "refused"
+
+
+@pytest.mark.parametrize("route", ("reboot", "adjtimex", "setlink", "packet", "klogctl", "grader_limits",
+                                   "grader_priority"))
+def test_without_the_jail_the_calls_that_change_the_host_are_refused_too(route, fallback_outcomes):
+    # jailed, each needs a capability the worker has none of, and a link it could change would be
+    # its own network's; without the jail it runs as the host's root, so the filter must refuse them
+    assert fallback_outcomes[route] == "refused", fallback_outcomes
 
 
 def test_only_the_packages_the_worker_imports_are_bound():

@@ -42,6 +42,11 @@ class WorkerJail:
     def command(self, argv: list[str]) -> list[str]:
         return argv if self.spec is None else launch.in_cgroup(self.cgroup, launch.command_line(self.spec, argv))
 
+    def private_dir_seen_from_outside(self, worker: int, private_dir: str) -> str:
+        """Where the grader counts what the worker stored: jailed, its private directory is a tmpfs
+        in its own mount namespace, reached through its /proc entry's root."""
+        return private_dir if self.spec is None else f"/proc/{worker}/root{private_dir}"
+
     def worker_pid(self, outer: int) -> int:
         """The worker's pid, given the pid of the process the grader started (`outer`)."""
         if self.spec is None:

@@ -55,6 +55,8 @@ PR_SET_PTRACER = 0x59616D61
 DENIED_PRCTL = (PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_SECUREBITS, PR_SET_MM, PR_SET_CHILD_SUBREAPER,
                 PR_SET_PTRACER)
 LOW_32_BITS = 0xFFFFFFFF
+AF_NETLINK, AF_PACKET = 16, 17
+DENIED_FAMILIES = (AF_NETLINK, AF_PACKET)
 DENIED = ("execve", "execveat", "fork", "vfork", "ptrace", "process_vm_readv", "process_vm_writev", "tkill")
 
 
@@ -193,11 +195,15 @@ def _rules(pid: int, no_new_code: bool = False) -> list[tuple[str, int, list[_Ar
     # exist and falls back to clone, which the filter can read.
     rules.append(("clone", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0)]))
     rules.append(("clone3", SCMP_ACT_ERRNO_ENOSYS, []))
-    # kill(2) only towards its own process group (pid 0): libseccomp allows one comparison per
-    # argument, and the worker never needs another target (raise() goes through tgkill)
-    rules.append(("kill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, 0, 0)]))
+    # kill(2) only towards its own process group and prlimit(2) only on itself (pid 0): libseccomp
+    # allows one comparison per argument, and the worker never needs another target (raise() goes
+    # through tgkill, getrlimit and setrlimit through prlimit(0)); unjailed, it is the host's root
+    rules += [(name, SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, 0, 0)]) for name in ("kill", "prlimit64")]
     rules.append(("tgkill", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_NE, pid, 0)]))
     rules += [("prctl", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_EQ, option, 0)]) for option in DENIED_PRCTL]
+    # A GPU's allowlist admits sockets (CUDA's are Unix ones): never one that reconfigures the
+    # host's network (netlink's RTM_SETLINK) or reads its traffic, where no jail holds the worker.
+    rules += [("socket", SCMP_ACT_ERRNO_EPERM, [_ArgCmp(0, SCMP_CMP_EQ, family, 0)]) for family in DENIED_FAMILIES]
     # No memory turns executable after start-up: the forbidden kernels' code is trapped
     # (native_traps.py), and this is what would put it back in place or run code the learner
     # wrote into memory. New libraries still load (mmap maps them executable, not mprotect), but

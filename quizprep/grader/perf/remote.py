@@ -18,7 +18,8 @@ from quizprep.grader.learner_side.perf_runner import Measured, numerics_flags
 from quizprep.grader.perf.measure import CaseError, measure_cases
 from quizprep.grader.perf.plan import PerfError, PerfPlan
 from quizprep.grader.spec import FailureKind
-from quizprep.grader.worker_session import LearnerFailure, Limits, WorkerSession
+from quizprep.grader.failures import LearnerFailure
+from quizprep.grader.worker_session import Limits, WorkerSession
 
 LEARNER_WORKER = Path(__file__).parents[1] / "learner_side" / "perf_worker.py"
 # One perf request (a setup with its memory audit, or one timed call) may take this many of the

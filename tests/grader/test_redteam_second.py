@@ -1,7 +1,8 @@
 """The second red team (2026-11-29, docs/security.md): each attack in redteam_2026_11_29/, run through
 the `quizprep grade` command line as an instructor would, asserting that it is contained.
 
-Routes that broke on main are marked xfail(strict=True): the fix flips them to a pass.
+The three routes that broke on main e8a657c (a lone surrogate, a non-UTF-8 file name, files in
+subfolders of the private directory) pass since their fixes.
 """
 from __future__ import annotations
 
@@ -212,8 +213,6 @@ def test_colliding_result_folders_each_hold_their_own_files_result(tmp_path):
 
 # ---- limits ----------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="files in subfolders of the private directory pass the 10,000-entry "
-                   "bound: about 150,000 entries in 12 s of a call, host Slab +164 MB, and the grade passes")
 def test_entries_in_the_private_directory_are_bounded_through_subfolders(tmp_path):
     assert not grade_json(attack("inode_flood_softmax", tmp_path))["passed"]
 

@@ -199,6 +199,7 @@ class HomeScreen(Screen[None]):
     async def on_mount(self) -> None:
         # Filled here rather than on the first ScreenResume, which made a start draw the table's
         # cells twice (180 cell renders instead of 90 on the shipped banks).
+        self._fit_height()  # before the first layout, or the table is laid out and drawn twice
         self.reload()
         self.query_one(DataTable).focus()
         if self.filtered:
@@ -250,9 +251,12 @@ class HomeScreen(Screen[None]):
             self.reload()
         self.shown_once = True
 
-    def on_resize(self) -> None:
+    def _fit_height(self) -> None:
         # A short terminal drops the spacer line under the summary: at 24 rows it is a topic's row.
         self.set_class(self.app.size.height <= SHORT_TERMINAL_ROWS, "-short")
+
+    def on_resize(self) -> None:
+        self._fit_height()
         if self.app.size.width != self.laid_out_for:
             self.show(self.topics)
 

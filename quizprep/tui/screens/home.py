@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from quizprep.study.lengths import INTERVIEW_QUESTIONS
 from quizprep.study.stats import NO_DATA, TopicStats, percent
 from quizprep.tui.flow import mock_shape
 from quizprep.tui.titles import titles_within
@@ -315,11 +316,12 @@ class HomeScreen(Screen[None]):
         )
 
     def _length_text(self) -> str:
-        if self.length is None:
-            return "all questions per session"
+        """What `a` and `m` ask: without a chosen length, every question (a session's worth with
+        an interview date, weakest first) and a mock's default count."""
         count, minutes = mock_shape(self.length, self.minutes)
         seconds = round(minutes * 60)
-        return f"{self.length} per session, mock {count} in {seconds // 60}:{seconds % 60:02d}"
+        practice = self.length or (INTERVIEW_QUESTIONS if self.forecast is not None else None)
+        return f"{practice or 'all'} per session, mock {count} in {seconds // 60}:{seconds % 60:02d}"
 
     def action_next_length(self) -> None:
         """Shorter sessions first, then longer, then no limit again."""

@@ -118,9 +118,8 @@ def cram(store: Store, questions: Sequence[Question], topics: Sequence[str] = ()
     from quizprep.study.interview import predicted_recall
 
     pool = _in_topics(questions, topics)
-    recall = predicted_recall(store, pool, now())
-    wrong = {qid for qid, right in store.latest_correct().items() if not right}
-    weak = [q for q in pool if recall.get(q.id, 0.0) < store.scheduler.desired_retention or q.id in wrong]
+    recall = predicted_recall(store, pool, now())  # 0 for one answered wrong last time
+    weak = [q for q in pool if recall.get(q.id, 0.0) < store.scheduler.desired_retention]
     order = [q.id for q in sorted(weak, key=lambda q: (recall.get(q.id, 0.0), q.difficulty))][:limit]
     return Session(store, "cram", {q.id: q for q in questions}, order, now, rng or random.Random(),
                    topics=tuple(topics), requeue_wrong=True, length=limit)

@@ -120,14 +120,14 @@ def card(question: Question) -> dict[str, Any]:
 
 
 def _numeric(question: NumericQuestion) -> dict[str, Any]:
-    from quizprep.bank.numeric import draw, expected_text, fill_placeholders, worked_steps
+    from quizprep.bank.numeric import draw, expected_text, fill_placeholders, tolerance_text, worked_steps
 
     shown = draw(question, EXPORT_SEED)
     return {
         "prompt": fill_placeholders(question.prompt, shown).strip(),
         "explanation": fill_placeholders(question.explanation, shown).strip(),
         "answer": {"value": float(shown.answer), "unit": question.unit, "text": expected_text(question, shown),
-                   "tolerance": str(question.tolerance), "worked": worked_steps(question, shown)},
+                   "tolerance": tolerance_text(question), "worked": worked_steps(question, shown)},
     }
 
 

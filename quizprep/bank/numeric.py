@@ -9,7 +9,7 @@ from typing import Mapping
 from quizprep.bank.formula import Formula, FormulaError, Number, format_number, format_signed
 from quizprep.bank.model import NumericQuestion
 from quizprep.bank.slips import diagnose
-from quizprep.bank.units import UnitError, format_quantity, parse_quantity
+from quizprep.bank.units import UnitError, format_quantity, parse_quantity, scaled_quantity
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")  # {{name}} in prompts and explanations
 DRAW_ATTEMPTS = 20
@@ -106,6 +106,16 @@ def worked_steps(question: NumericQuestion, draw: Draw) -> list[str]:
 
 def expected_text(question: NumericQuestion, draw: Draw) -> str:
     return format_quantity(float(draw.answer), question.unit, question.display_unit)
+
+
+def tolerance_text(question: NumericQuestion) -> str:
+    """The tolerance in the unit the learner answers in: an absolute one scaled as the answer is
+    ("±0.5 %" on a question asked in percent, not the fraction ±0.005; "±1 MiB"), a relative one
+    as a share of the answer ("±2%")."""
+    absolute = question.tolerance.absolute
+    if not absolute:
+        return str(question.tolerance)
+    return f"±{scaled_quantity(absolute, question.unit, question.display_unit)}"
 
 
 def judge(question: NumericQuestion, draw: Draw, text: str) -> NumericVerdict:

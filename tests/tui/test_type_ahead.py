@@ -78,3 +78,26 @@ async def test_keys_typed_after_a_refused_enter_go_on_in_the_field(make_app):
         await settle(pilot)
         assert isinstance(app.screen, FeedbackScreen)
         assert app.screen.feedback.response == "32*2 GiB"
+
+
+async def test_a_burst_with_backspaces_after_enter_lands_in_order_in_the_next_answer(make_app, stored):
+    """Issue 32, item 4: Backspace typed in the same burst as the keys after Enter."""
+    app = make_app(topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await start_mock(app, pilot, "alpha-numeric")  # alpha-free comes next in this draw
+        type_now(app, "3", "2", "enter", "q", "x", "backspace", "k", "-", "m", "backspace", "n")
+        await settle(pilot)
+        assert app.screen.showing.question.id == "alpha-free"
+        assert app.screen.query_one(TextArea).text == "qk-n"
+    [answer] = stored().answers(question_id="alpha-numeric")
+    assert answer.response == "32"
+
+
+async def test_backspaces_after_a_refused_enter_edit_the_answer_in_order(make_app):
+    app = make_app(question="alpha-numeric")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        type_now(app, "3", "2", "*", "enter", "backspace", "backspace", "4", "enter")  # "32*" is no number
+        await settle(pilot)
+        assert isinstance(app.screen, FeedbackScreen)
+        assert app.screen.feedback.response == "34"

@@ -275,7 +275,7 @@ class HomeScreen(Screen[None]):
             rank = {t.topic: place for place, t in enumerate(self.forecast.topics)}
             topics = sorted(topics, key=lambda t: rank.get(t.topic, len(rank)))
             recall = {t.topic: percent(t.recall) for t in self.forecast.topics}
-            headers += (f"Recall {self.forecast.on:%b} {self.forecast.on.day}",)
+            headers += (self._recall_header(self.forecast.on),)
         if self.filtered:
             topics = [t for t in topics if t.questions]  # topics known only from history match nothing
         self.topics = topics
@@ -294,6 +294,11 @@ class HomeScreen(Screen[None]):
         self._show_summary()
         self._show_interview()
         self._show_exercises()
+
+    def _recall_header(self, on: date) -> str:
+        """"Recall Dec 15"; below NARROW_WITH_RECALL columns only "Recall": the countdown line
+        above the table names the day, and the seven cells are a title's (three were cut at 80)."""
+        return "Recall" if self.app.size.width < NARROW_WITH_RECALL else f"Recall {on:%b} {on.day}"
 
     def _show_interview(self) -> None:
         line = self.query_one("#home-interview", Static)

@@ -61,6 +61,9 @@ def run(args: argparse.Namespace) -> int:
     missing = [str(path) for path in args.bank if not path.exists()]
     if missing:
         args.export_parser.error(f"no such bank file or folder: {', '.join(missing)}")
+    problem = target_problem(args.anki, args.json)
+    if problem:
+        args.export_parser.error(problem)
     loaded = load_banks(args.bank or None)
     questions = [q for q in loaded.questions if not args.topic or q.topic in args.topic]
     if not questions:
@@ -85,9 +88,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def target_problem(anki: Path | None, json_file: Path | None) -> str | None:
+    """Why the files asked for cannot be written as asked, or None: Anki imports a deck only
+    from a .apkg file, and a folder that does not exist is more likely a typo than a wish."""
+    if anki is not None and anki.suffix.casefold() != ".apkg":
+        return f"--anki writes an Anki package, which Anki imports only as .apkg: {anki.with_suffix('.apkg')}?"
+    folders = [path.parent for path in (anki, json_file) if path is not None and str(path) != "-"]
+    absent = sorted({str(folder) for folder in folders if not folder.is_dir()})
+    return f"no such folder: {', '.join(absent)} (create it first)" if absent else None
+
+
 def _write_atomically(target: Path, write: Callable[[Path], object]) -> None:
     """An export that fails half-way leaves an earlier file at `target` as it was."""
-    target.parent.mkdir(parents=True, exist_ok=True)
     # Not mkstemp: its file is private (0600); this one gets the usual permissions.
     partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
@@ -120,14 +132,14 @@ def card(question: Question) -> dict[str, Any]:
 
 
 def _numeric(question: NumericQuestion) -> dict[str, Any]:
-    from quizprep.bank.numeric import draw, expected_text, fill_placeholders, worked_steps
+    from quizprep.bank.numeric import draw, expected_text, fill_placeholders, tolerance_text, worked_steps
 
     shown = draw(question, EXPORT_SEED)
     return {
         "prompt": fill_placeholders(question.prompt, shown).strip(),
         "explanation": fill_placeholders(question.explanation, shown).strip(),
         "answer": {"value": float(shown.answer), "unit": question.unit, "text": expected_text(question, shown),
-                   "tolerance": str(question.tolerance), "worked": worked_steps(question, shown)},
+                   "tolerance": tolerance_text(question), "worked": worked_steps(question, shown)},
     }
 
 

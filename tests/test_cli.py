@@ -78,8 +78,15 @@ def test_unknown_topic_fails_listing_the_topics(opened: list[dict], capsys: pyte
 @pytest.mark.parametrize(("argv", "message"), [
     (["--topic", "gamma"], "no questions in topic(s) gamma; the topics are: alpha, beta\n"),
     (["--question", "alpha-fre"],
-     "no question has id 'alpha-fre'; did you mean alpha-free, alpha-choice, alpha-numeric?\n"),
+     "no question has id 'alpha-fre'; did you mean alpha-free?\n"),
+    (["--question", "alpha-frea"],
+     "no question has id 'alpha-frea'; did you mean alpha-free, alpha-choice, alpha-numeric?\n"),
     (["--question", "zzz"], "no question has id 'zzz'\n"),
+    # issue 32, item 10: a part of an id found nothing, however many ids contain it
+    (["--question", "alpha"],
+     "no question has id 'alpha'; did you mean alpha-choice, alpha-free, alpha-multi, "
+     "or 1 more containing 'alpha'?\n"),
+    (["--question", "NUMERIC"], "no question has id 'NUMERIC'; did you mean alpha-numeric?\n"),
     (["--question", "alpha-free", "--topic", "beta"],
      "question alpha-free is in topic alpha, which --topic leaves out\n"),
 ])

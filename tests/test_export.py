@@ -100,6 +100,7 @@ def notes_of(deck: Path, unpack_to: Path) -> dict[str, tuple[str, list[str], str
 
 def test_deck_round_trips_with_stable_guids(bank: Path, tmp_path: Path) -> None:
     first, second = tmp_path / "a" / "deck.apkg", tmp_path / "deck-again.apkg"
+    first.parent.mkdir()  # an export names a folder that is there; it makes none
     assert cli.main(["export", "--anki", str(first), "--bank", str(bank)]) == 0
     assert cli.main(["export", "--anki", str(second), "--bank", str(bank)]) == 0
     notes = notes_of(first, tmp_path / "unpacked-a")
@@ -166,6 +167,9 @@ def test_every_shipped_question_exports(tmp_path: Path) -> None:
     (("--json", "x.json", "--topic", "attention"),
      "no questions to export in topic(s) attention; the topics are: demo\n"),
     (("--json", "x.json", "--bank", "no/such.yaml"), "no such bank file or folder: no/such.yaml"),
+    # issue 32, item 10: a deck written under .txt, and a mistyped folder created without a word
+    (("--anki", "x.txt"), "Anki imports only as .apkg: x.apkg?"),
+    (("--json", "no-such-folder/x.json"), "no such folder: no-such-folder (create it first)"),
 ])
 def test_usage_errors(capsys: pytest.CaptureFixture[str], bank: Path, argv: tuple[str, ...], message: str) -> None:
     with pytest.raises(SystemExit) as exit_:

@@ -1,6 +1,8 @@
 """Numeric questions at run time: draw parameters, show the worked computation, judge answers."""
 from __future__ import annotations
 
+import itertools
+import math
 import random
 import re
 from dataclasses import dataclass
@@ -9,10 +11,12 @@ from typing import Mapping
 from quizprep.bank.formula import Formula, FormulaError, Number, format_number, format_signed
 from quizprep.bank.model import NumericQuestion
 from quizprep.bank.slips import diagnose
-from quizprep.bank.units import UnitError, format_quantity, parse_quantity
+from quizprep.bank.units import UnitError, format_quantity, parse_quantity, scaled_quantity
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")  # {{name}} in prompts and explanations
 DRAW_ATTEMPTS = 20
+MOST_DRAWS_TRIED = 4096  # a template not drawn lists what its values take over at most these draws
+SPELLED_OUT = 3  # values listed one by one; more are written as their span
 
 @dataclass(frozen=True)
 class Draw:
@@ -70,23 +74,37 @@ def fill_placeholders(text: str, draw: Draw) -> str:
 
 def fill_template(text: str, question: NumericQuestion) -> str:
     """`text` as Markdown for a question not yet drawn (history, a report's unasked questions):
-    the values that never change written in, each that is drawn anew named in italics, so that
-    "with {{heads}} heads, {{bytes}} bytes each" reads "with *heads* heads, 2 bytes each"."""
-    fixed = fixed_values(question)
-    return PLACEHOLDER.sub(lambda m: format_number(fixed[m.group(1)]) if m.group(1) in fixed
-                           else f"*{m.group(1)}*", text)
+    each value as the values its draws take, so that "with {{heads}} heads, {{bytes}} bytes
+    each" reads "with 8, 16 or 32 heads, 2 bytes each" (its bare name read "with heads heads").
+    A value with too many draws to try them all is named, in italics."""
+    written = {name: spelled(values) for name, values in values_drawn(question).items()}
+    return PLACEHOLDER.sub(lambda m: written.get(m.group(1), f"*{m.group(1)}*"), text)
 
 
-def fixed_values(question: NumericQuestion) -> dict[str, Number]:
-    """The parameters with one value only, and what is derived from them alone."""
-    env: dict[str, Number] = {p.name: p.values[0] for p in question.params if not p.generated}
-    for name, formula in question.derived:
-        if formula.names <= env.keys():
+def values_drawn(question: NumericQuestion) -> dict[str, set[Number]]:
+    """Every value each parameter and derived value takes over all the question's draws (those
+    a formula refuses left out); only the parameters' own when the draws are too many to try."""
+    params = [p.values for p in question.params]
+    seen: dict[str, set[Number]] = {p.name: set(p.values) for p in question.params}
+    if math.prod(map(len, params)) > MOST_DRAWS_TRIED:
+        return seen
+    for values in itertools.product(*params):
+        env: dict[str, Number] = {p.name: value for p, value in zip(question.params, values)}
+        for name, formula in question.derived:
             try:
                 env[name] = formula.evaluate(env)
-            except FormulaError:  # e.g. a division by a fixed zero: named, not valued
-                continue
-    return env
+            except FormulaError:
+                break
+            seen.setdefault(name, set()).add(env[name])
+    return seen
+
+
+def spelled(values: set[Number]) -> str:
+    """"2", "8, 16 or 32"; more values as their span, "1 to 64"."""
+    shown = [format_number(value) for value in sorted(values)]
+    if len(shown) > SPELLED_OUT:
+        return f"{shown[0]} to {shown[-1]}"
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
 
 
 def worked_steps(question: NumericQuestion, draw: Draw) -> list[str]:
@@ -106,6 +124,16 @@ def worked_steps(question: NumericQuestion, draw: Draw) -> list[str]:
 
 def expected_text(question: NumericQuestion, draw: Draw) -> str:
     return format_quantity(float(draw.answer), question.unit, question.display_unit)
+
+
+def tolerance_text(question: NumericQuestion) -> str:
+    """The tolerance in the unit the learner answers in: an absolute one scaled as the answer is
+    ("±0.5 %" on a question asked in percent, not the fraction ±0.005; "±1 MiB"), a relative one
+    as a share of the answer ("±2%")."""
+    absolute = question.tolerance.absolute
+    if not absolute:
+        return str(question.tolerance)
+    return f"±{scaled_quantity(absolute, question.unit, question.display_unit)}"
 
 
 def judge(question: NumericQuestion, draw: Draw, text: str) -> NumericVerdict:

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, replace
 from enum import Enum
 from fractions import Fraction
+from typing import Callable
 
 from quizprep.bank.formula import MAX_LITERAL, FormulaError, LiteralTooLarge, format_number, parse_arithmetic
 
@@ -254,14 +255,21 @@ def powers_of(base: str, power: int) -> str:
     return base + ("" if power == 1 else "⁰¹²³⁴⁵⁶"[power])
 
 
-def example_for(unit: str) -> str:
-    return {
-        "B": '"32 GiB", "3.4e10 B" or "512 MB"',
-        "FLOP": '"1.5 TFLOP" or "2.7e8"',
-        "params": '"268M" or "7B"',
-        "s": '"1.2 ms" or "0.5 s"',
-        "": '"0.73", "2.7e8" or "268M"',
-    }[unit]
+EXAMPLES = {  # far apart in size, so that at most one can be a question's answer
+    "B": ("32 GiB", "3.4e10 B", "512 MB"),
+    "FLOP": ("1.5 TFLOP", "2.7e8"),
+    "params": ("268M", "7B"),
+    "s": ("1.2 ms", "0.5 s"),
+    "": ("0.73", "2.7e8", "268M"),
+    "%": ("31.85", "12.5"),  # a question asked in percent
+}
+
+
+def example_for(unit: str, right: Callable[[str], bool] | None = None) -> str:
+    """How to write a number in `unit`: '"32 GiB", "3.4e10 B" or "512 MB"'; without any that
+    `right` says is this question's answer (31.85 was the hint on a draw whose answer it was)."""
+    shown = [f'"{text}"' for text in EXAMPLES[unit] if right is None or not right(text)]
+    return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"
 
 
 def scale_of(display_unit: str, unit: str) -> float:

@@ -180,8 +180,9 @@ def stats_renderables(stats: Stats, width: int = 80) -> list[RenderableType]:
 
 
 def topics_table(stats: Stats, width: int) -> RenderableType:
-    """One row per topic; titles whole when they all fit beside the numbers, else short, so that
-    80 columns take each topic in one line, or two for a long short title."""
+    """One line per topic; titles whole when they all fit beside the numbers, else short, and a
+    short one still too wide cut with an ellipsis, as on Home (wrapped, three topics took two
+    lines at 80 columns)."""
     from rich.table import Table
     from rich.text import Text
 
@@ -194,7 +195,7 @@ def topics_table(stats: Stats, width: int) -> RenderableType:
     numbers = sum(max(len(cell) for cell in column) + 2 for column in zip(headers, *rows))
     room = width - numbers - 2 - (len(headers) + 2)  # the title's padding, then one border per column and edge
     table = Table(title="Topics", title_justify="left")
-    table.add_column("Topic", overflow="fold")
+    table.add_column("Topic", no_wrap=True, overflow="ellipsis", max_width=room)
     for column in headers:
         table.add_column(column, justify="right", no_wrap=True)
     for title, cells in zip(titles_within([t.title for t in stats.topics], room), rows):

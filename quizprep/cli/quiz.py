@@ -8,7 +8,7 @@ import re
 import sys
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from quizprep.cli.options import add_db_option, any_missing
 
@@ -178,12 +178,26 @@ def selection_problem(loaded: LoadResult, topics: Sequence[str], question_id: st
         return None
     by_id = {question.id: question for question in loaded.questions}
     if question_id not in by_id:
-        import difflib
-
-        close = difflib.get_close_matches(question_id, by_id, n=3)
+        close = close_ids(question_id, by_id)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         return f"no question has id {question_id!r}{hint}"
     topic = by_id[question_id].topic
     if topics and topic not in topics:
         return f"question {question_id} is in topic {topic}, which --topic leaves out"
     return None
+
+
+SUGGESTED = 3
+
+
+def close_ids(given: str, ids: Iterable[str]) -> list[str]:
+    """Ids like `given`: those containing it ("gqa": gqa-mqa-definition...; a part of an id is
+    what a learner remembers, and difflib finds no long id close to it), else the closest spellings."""
+    import difflib
+
+    ids = sorted(ids)
+    containing = [qid for qid in ids if given.casefold() in qid.casefold()]
+    if containing:
+        more = len(containing) - SUGGESTED
+        return containing[:SUGGESTED] + ([f"or {more} more containing {given!r}"] if more > 0 else [])
+    return difflib.get_close_matches(given, ids, n=SUGGESTED)

@@ -7,11 +7,12 @@ from __future__ import annotations
 import random
 from collections import OrderedDict
 from datetime import date, datetime, timedelta, timezone, tzinfo
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Collection, Iterable, Sequence
 
 from quizprep.bank.model import FreeQuestion, NumericQuestion, Question
 from quizprep.study.clock import Clock, utc_now
-from quizprep.study.session import MOCK_MINUTES, MOCK_QUESTIONS, Session
+from quizprep.study.lengths import MOCK_MINUTES, MOCK_QUESTIONS
+from quizprep.study.session import Session
 from quizprep.study.showing import PendingAssessment, Showing
 from quizprep.study.store import Answer, Store
 
@@ -80,18 +81,33 @@ def review(store: Store, questions: Sequence[Question], topics: Sequence[str] = 
 
 def interview(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *, on: date,
               limit: int | None = None, now: Clock = utc_now, rng: random.Random | None = None,
-              zone: tzinfo | None = timezone.utc) -> Session:
+              zone: tzinfo | None = timezone.utc, allowance: Allowance | None = None) -> Session:
     """Practice for an interview on `on`: the questions FSRS predicts the lowest recall for on
     that date come first (never answered counts as 0, easiest first among those). A question
     answered wrong comes back once at the end of the session. The interview is on that date's
-    morning in `zone` (None: this machine's zone), as in `interview.forecast`."""
+    morning in `zone` (None: this machine's zone), as in `interview.forecast`. Under daily limits
+    (`allowance`) questions never answered count against the new limit, the others against the
+    review limit."""
     from quizprep.study.interview import interview_moment, predicted_recall
 
     pool = _in_topics(questions, topics)
     recall = predicted_recall(store, pool, interview_moment(on, now().astimezone(zone)))
-    order = [q.id for q in sorted(pool, key=lambda q: (recall.get(q.id, 0.0), q.difficulty))][:limit]
+    weakest = sorted(pool, key=lambda q: (recall.get(q.id, 0.0), q.difficulty))
+    order = [q.id for q in _within_allowance(weakest, store.cards().keys(), allowance)][:limit]
     return Session(store, "practice", {q.id: q for q in questions}, order, now, rng or random.Random(),
                    topics=tuple(topics), requeue_wrong=True, length=limit)
+
+
+def _within_allowance(ordered: Sequence[Question], answered: Collection[str],
+                      allowance: Allowance | None) -> list[Question]:
+    """`ordered`, in its order, up to what today's limits leave: questions never answered count
+    against the new limit, those in `answered` against the review limit."""
+    if allowance is None:
+        return list(ordered)
+    new = [q.id for q in ordered if q.id not in answered][:allowance.new_left]
+    reviews = [q.id for q in ordered if q.id in answered][:allowance.reviews_left]
+    kept = set(new + reviews)
+    return [q for q in ordered if q.id in kept]
 
 
 def cram(store: Store, questions: Sequence[Question], topics: Sequence[str] = (), *,
@@ -102,9 +118,8 @@ def cram(store: Store, questions: Sequence[Question], topics: Sequence[str] = ()
     from quizprep.study.interview import predicted_recall
 
     pool = _in_topics(questions, topics)
-    recall = predicted_recall(store, pool, now())
-    wrong = {qid for qid, right in store.latest_correct().items() if not right}
-    weak = [q for q in pool if recall.get(q.id, 0.0) < store.scheduler.desired_retention or q.id in wrong]
+    recall = predicted_recall(store, pool, now())  # 0 for one answered wrong last time
+    weak = [q for q in pool if recall.get(q.id, 0.0) < store.scheduler.desired_retention]
     order = [q.id for q in sorted(weak, key=lambda q: (recall.get(q.id, 0.0), q.difficulty))][:limit]
     return Session(store, "cram", {q.id: q for q in questions}, order, now, rng or random.Random(),
                    topics=tuple(topics), requeue_wrong=True, length=limit)

@@ -40,11 +40,15 @@ def interview_moment(on: date, now: datetime) -> datetime:
 
 
 def predicted_recall(store: Store, questions: Iterable[Question], at: datetime) -> dict[str, float]:
-    """FSRS's probability of recalling each answered question at `at`, by question id."""
+    """FSRS's probability of recalling each answered question at `at`, by question id; 0 for one
+    whose latest answer was wrong or "Don't know", as Stats' mastery counts it: FSRS still gives
+    a card rated Again about half a chance days later, though nothing shows the learner knows it."""
     from quizprep.study.scheduling import retrievability
 
     cards = store.cards()
-    return {q.id: retrievability(store.scheduler, cards[q.id], at) for q in questions if q.id in cards}
+    wrong = {qid for qid, right in store.latest_correct().items() if not right}
+    return {q.id: 0.0 if q.id in wrong else retrievability(store.scheduler, cards[q.id], at)
+            for q in questions if q.id in cards}
 
 
 def forecast(store: Store, questions: Iterable[Question], on: date, now: datetime,

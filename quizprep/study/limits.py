@@ -52,10 +52,12 @@ class Allowance:
     reviews_done: int
     tomorrow: datetime  # when the counts start again
 
-    def reached(self) -> str | None:
-        """Which of today's limits is used up, e.g. "today's review limit (200)"; None if neither."""
-        names = [f"{what} limit ({limit})" for what, limit, left in (
-            ("new", self.limits.new, self.new_left), ("review", self.limits.reviews, self.reviews_left)) if left == 0]
+    def reached(self, mode: str = "practice") -> str | None:
+        """Which of today's limits on a session of `mode` is used up, e.g. "today's review limit
+        (200)"; None if neither. A review session asks no new question: only its limit counts."""
+        bounding = (("new", self.limits.new, self.new_left),) * (mode != "review") + (
+            ("review", self.limits.reviews, self.reviews_left),)
+        names = [f"{what} limit ({limit})" for what, limit, left in bounding if left == 0]
         return f"today's {' and '.join(names)}" if names else None
 
     def next_review(self, due: datetime | None) -> datetime | None:

@@ -30,9 +30,6 @@ if TYPE_CHECKING:
     from fsrs import Card, Rating
 
 MODES = ("practice", "review", "mock", "cram")
-MOCK_QUESTIONS = 8
-MOCK_MINUTES = 20
-INTERVIEW_QUESTIONS = 20  # interview practice without a chosen length
 SEED_LIMIT = 2**31
 QuestionKind = TypeVar("QuestionKind", ChoiceQuestion, NumericQuestion, FreeQuestion)
 

@@ -88,7 +88,7 @@ class QuizApp(App[None]):
             return
         screen = self.screen_stack[-1] if self.screen_stack else None
         if isinstance(event, events.Key) and not event.is_forwarded and isinstance(screen, Step) \
-                and screen.hands_in(event.key):
+                and screen.comes_back(event):
             self.key_hold.hold_behind(event)
             await super().on_event(event)  # sent to the field; it comes back here to run its binding
             return

@@ -34,7 +34,7 @@ def nothing_to_do(store: Store, mode: str, questions: Sequence[Question], daily:
     from quizprep.tui.screens.feedback import due_phrase
 
     due = next_due(store, questions)
-    reached = daily.reached() if daily is not None else None
+    reached = daily.reached(mode) if daily is not None else None
     if daily is not None:
         due = daily.next_review(due)
     head = f"{reached[0].upper()}{reached[1:]} is reached." if reached else "Nothing is due for review now."

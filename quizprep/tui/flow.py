@@ -10,6 +10,7 @@ import asyncio
 from functools import partial
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from quizprep.study import lengths
 from quizprep.study.stats import topic_titles
 from quizprep.study.store import StoreBusy, StoreError
 from quizprep.tui.outcome import NEXT
@@ -27,10 +28,8 @@ RETRY_PAUSE_S = 1.0
 def mock_shape(length: int | None, minutes: float | None) -> tuple[int, float]:
     """A mock round's questions and minutes: `length` (else the default count), and unless
     `minutes` says otherwise the default time per question times that count."""
-    from quizprep.study.session import MOCK_MINUTES, MOCK_QUESTIONS
-
-    count = length or MOCK_QUESTIONS
-    return count, minutes or MOCK_MINUTES * count / MOCK_QUESTIONS
+    count = length or lengths.MOCK_QUESTIONS
+    return count, minutes or lengths.MOCK_MINUTES * count / lengths.MOCK_QUESTIONS
 
 
 class SessionFlow:
@@ -104,7 +103,6 @@ class SessionFlow:
         """The session builder for `mode`, with the length and time chosen on the command line
         or on Home."""
         from quizprep.study import builders
-        from quizprep.study.session import INTERVIEW_QUESTIONS
 
         app = self.app
         if mode == "mock":
@@ -114,8 +112,8 @@ class SessionFlow:
             return partial(builders.cram, limit=app.length)
         if mode == "practice" and app.interview is not None:
             # Never every question at once: the least likely recalled first, a session's worth.
-            return partial(builders.interview, on=app.interview, limit=app.length or INTERVIEW_QUESTIONS,
-                           zone=app.tz)
+            return partial(builders.interview, on=app.interview, limit=app.length or lengths.INTERVIEW_QUESTIONS,
+                           zone=app.tz, allowance=self._allowance())
         build = builders.review if mode == "review" else builders.practice
         return partial(build, limit=app.length, allowance=self._allowance())
 
@@ -132,8 +130,7 @@ class SessionFlow:
 
         app = self.app
         assert app.store is not None
-        # Practice is only ever empty under daily limits (interview practice has none: it is deadline-driven).
-        limited = mode == "review" or (mode == "practice" and app.interview is None)
+        limited = mode in ("review", "practice")  # practice is only ever empty under daily limits
         wanted = set(topics or app.options.topics)
         return nothing_to_do(app.store, mode, [q for q in app.questions if not wanted or q.topic in wanted],
                              self._allowance() if limited else None, app.now())

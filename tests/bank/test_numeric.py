@@ -1,9 +1,11 @@
 """Numeric questions at run time: reproducible draws, worked steps, judging, slip diagnosis."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from quizprep.bank import NumericQuestion, load_banks
+from quizprep.bank.formula import parse_formula
 from quizprep.bank.numeric import draw, fill_placeholders, fill_template, judge, worked_steps
 
 SAMPLE = Path(__file__).parent / "data" / "valid.yaml"
@@ -27,10 +29,20 @@ def test_answer_is_computed_from_the_formula() -> None:
     assert shown.answer == 2 * v["layers"] * v["kv_heads"] * v["head_dim"] * v["bytes"] * v["seq"] * v["batch"]
 
 
-def test_a_template_not_drawn_shows_what_never_changes_and_names_the_rest() -> None:
-    # history and reports name questions never asked: "{{seq}}" is prose, not a template's code
-    text = "{{layers}} layers, {{per_token}} bytes per token, {{ seq }} tokens, {{answer}} in all"
-    assert fill_template(text, sample_question()) == "32 layers, 131,072 bytes per token, *seq* tokens, *answer* in all"
+def test_a_template_not_drawn_shows_the_values_its_draws_take() -> None:
+    # history and reports name questions never asked: "{{seq}}" is prose, not a template's code,
+    # and its name alone read "seq tokens" (issue 32, item 9)
+    text = "{{layers}} layers, {{per_token}} bytes per token, {{ seq }} tokens, batch {{batch}}, {{answer}} in all"
+    assert fill_template(text, sample_question()) == ("32 layers, 131,072 bytes per token, 2,048, 4,096 or 8,192 "
+                                                      "tokens, batch 1 to 4, *answer* in all")
+
+
+def test_a_value_derived_from_drawn_ones_takes_every_value_its_draws_give() -> None:
+    question = sample_question()
+    every = {draw(question, seed).values["seq"] * draw(question, seed).values["batch"] for seed in range(400)}
+    tokens = replace(question, derived=(*question.derived, ("tokens", parse_formula("seq * batch"))))
+    text = fill_template("{{tokens}}", tokens)
+    assert text == f"{min(every):,} to {max(every):,}"
 
 
 def test_worked_steps_show_this_draws_numbers() -> None:

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from quizprep.bank import NumericQuestion, load_banks
-from quizprep.bank.numeric import draw, judge
+from quizprep.bank.numeric import draw, judge, tolerance_text
 from quizprep.bank.units import UnitError, parse_quantity
 from test_slips import SHIPPED
 
@@ -99,3 +99,17 @@ def test_a_fraction_typed_for_a_percent_is_told_how_to_write_it():
     fraction = f"{float(shown.answer):.4f}"
     diagnosis = judge(quiz, shown, fraction).diagnosis or ""
     assert diagnosis.endswith(f'As a fraction, {fraction} is written "{float(fraction) * 100:g}%".'), diagnosis
+
+
+def test_every_absolute_tolerance_is_shown_in_the_unit_the_question_is_answered_in():
+    """Issue 32: "±0.005" on a question answered in percent, where 0.5 was meant."""
+    for quiz in (q for q in NUMERIC if q.tolerance.absolute):
+        shown = tolerance_text(quiz)
+        read = parse_quantity(shown.removeprefix("±"), quiz.unit, quiz.display_unit)  # as an answer is read
+        assert read.value == pytest.approx(quiz.tolerance.absolute, rel=1e-3), (quiz.id, shown)
+        if quiz.display_unit:
+            assert shown.endswith(f" {quiz.display_unit}"), (quiz.id, shown)
+
+
+def test_a_percent_question_shows_its_tolerance_in_points_of_percent():
+    assert tolerance_text(shipped("training-mfu")) == f"±{shipped('training-mfu').tolerance.absolute * 100:g} %"

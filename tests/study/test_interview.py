@@ -45,13 +45,28 @@ def test_forecast_is_fsrs_recall_on_the_interview_morning_per_topic(store, quest
     recall = {qid: fsrs_recall(store.scheduler, store.card(qid), at) for qid in ("beta-one", "beta-two", "alpha-one")}
     assert result.on == INTERVIEW and result.days_left == 17
     by_topic = {t.topic: t for t in result.topics}
-    assert by_topic["beta"].recall == pytest.approx((recall["beta-one"] + recall["beta-two"]) / 2, rel=1e-12)
+    # beta-two's latest answer is wrong: it counts 0, whatever FSRS predicts for its card
+    assert by_topic["beta"].recall == pytest.approx(recall["beta-one"] / 2, rel=1e-12)
     # alpha has 4 questions, 1 answered: the 3 never answered count 0
     assert by_topic["alpha"].recall == pytest.approx(recall["alpha-one"] / 4, rel=1e-12)
     assert (by_topic["alpha"].seen, by_topic["alpha"].total, by_topic["alpha"].title) == (1, 4, "Alpha topic")
     assert (by_topic["beta"].seen, by_topic["beta"].total) == (2, 2)
     assert [t.topic for t in result.topics] == sorted(by_topic, key=lambda topic: by_topic[topic].recall)
     assert 0 < recall["beta-two"] < recall["beta-one"] < 1
+
+
+def test_a_wrong_latest_answer_predicts_no_recall_on_the_interview_day(store, questions, clock):
+    """Issue 32, item 9: a wrong or "Don't know" answer counted about half a chance (FSRS's
+    retrievability of a card rated Again, days later) on the interview day."""
+    soon = clock().date() + timedelta(days=4)
+    answer(store, questions, clock, "beta-one", False)
+    at = datetime.combine(soon, datetime.min.time(), tzinfo=timezone.utc) + timedelta(hours=9)
+    assert fsrs_recall(store.scheduler, store.card("beta-one"), at) > 0.4  # what was shown before
+    beta = next(t for t in forecast(store, questions, soon, clock(), TITLES).topics if t.topic == "beta")
+    assert (beta.seen, beta.recall) == (1, 0.0)
+    answer(store, questions, clock, "beta-one", True)  # right again: FSRS's prediction counts
+    beta = next(t for t in forecast(store, questions, soon, clock(), TITLES).topics if t.topic == "beta")
+    assert beta.recall == pytest.approx(fsrs_recall(store.scheduler, store.card("beta-one"), at) / 2, rel=1e-12)
 
 
 def test_a_topic_never_answered_predicts_nothing_and_comes_first(store, questions, clock):

@@ -51,3 +51,34 @@ async def test_a_new_limit_given_once_is_kept_and_stops_practice_with_the_next_r
         minutes = round((due - clock()).total_seconds() / 60)
         assert any(f"Today's new limit (1) is reached. Next review in {minutes} min." == n.message
                    for n in app._notifications)
+
+
+async def test_interview_practice_keeps_the_daily_limits(make_app, clock):
+    """With an interview date, --new-per-day was ignored: practice asked every weak question."""
+    from datetime import date
+
+    app = make_app(mode="practice", topics=["alpha"], daily_limits={"new": 1},
+                   interview=date(2025, 4, 1))
+    async with app.run_test(size=SIZE) as pilot:
+        assert isinstance(app.screen, QuestionScreen) and app.screen.session.total == 1
+        answered = app.screen.showing.question.id
+        await pilot.press(*keys_for(app, 1), "enter", "escape")
+    clock.advance(seconds=30)
+    again = make_app(mode="practice", topics=["alpha"], interview=date(2025, 4, 1))
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()  # no new question today: only the one answered, as a review
+        assert isinstance(again.screen, QuestionScreen) and again.screen.session.total == 1
+        assert again.screen.showing.question.id == answered
+
+
+async def test_review_under_limits_names_only_the_review_limit(make_app, clock):
+    """A review session asks no new question: a used-up new limit is not why it is empty."""
+    app = make_app(mode="practice", topics=["alpha"], daily_limits={"new": 1, "reviews": 5})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press(*keys_for(app, 1), "enter", "escape")
+    review = make_app(mode="review", topics=["alpha"])
+    async with review.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        messages = [n.message for n in review._notifications]
+        assert any(m.startswith("Nothing is due for review now.") for m in messages), messages
+        assert not any("new limit" in m for m in messages), messages

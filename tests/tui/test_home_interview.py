@@ -48,6 +48,14 @@ async def test_home_counts_down_and_orders_topics_by_predicted_recall(make_app):
         assert forecast.topics[0].recall < forecast.topics[1].recall
 
 
+async def test_at_80_columns_the_recall_header_leaves_the_day_to_the_countdown(make_app):
+    """Issue 32, item 9: "Recall Dec 15" took seven cells the titles needed; three were cut."""
+    app = make_app(interview=ON)
+    async with app.run_test(size=(80, 24)):
+        header = app.screen.query_one(DataTable).render_line(0).text
+        assert header.split()[-1] == "Recall" and "24 Mar 2025" in str(app.screen.query_one("#home-interview").content)
+
+
 async def test_without_a_date_home_has_no_countdown_or_recall_column(make_app):
     app = make_app()
     async with app.run_test(size=SIZE):

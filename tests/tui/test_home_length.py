@@ -38,7 +38,7 @@ def summary(app) -> str:
 async def test_l_chooses_the_length_of_practice_and_mock_sessions(make_app, tmp_path):
     app = make_app(banks=[many_questions(tmp_path)])
     async with app.run_test(size=SIZE) as pilot:
-        assert "all questions per session" in summary(app)
+        assert "all per session, mock 8 in 20:00" in summary(app)
         await pilot.press("l")
         assert "5 per session, mock 5 in 12:30" in summary(app)
         await pilot.press("a")
@@ -61,7 +61,7 @@ async def test_the_command_lines_length_is_shown_and_stepping_goes_round_to_ever
             await pilot.press("l")
         assert "40 per session" in summary(app)
         await pilot.press("l")
-        assert "all questions per session" in summary(app)
+        assert "all per session, mock 8 in 30:00" in summary(app)
         await pilot.press("a")
         assert str(app.screen.query_one("#question-meta").content).startswith("Practice 1/12 ")
 
@@ -85,10 +85,23 @@ async def test_the_length_chosen_with_l_is_kept_for_later_runs(make_app, tmp_pat
 async def test_interview_practice_without_a_length_asks_a_sessions_worth(make_app, tmp_path, monkeypatch):
     from datetime import date
 
-    from quizprep.study import session
+    from quizprep.study import lengths
 
-    monkeypatch.setattr(session, "INTERVIEW_QUESTIONS", 3)
+    monkeypatch.setattr(lengths, "INTERVIEW_QUESTIONS", 3)
     app = make_app(banks=[many_questions(tmp_path)], mode="practice", interview=date(2025, 4, 1))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert str(app.screen.query_one("#question-meta").content).startswith("Practice 1/3 ")
+
+
+async def test_home_names_what_interview_practice_asks_without_a_length(make_app, tmp_path):
+    """With an interview date `a` asks a session's worth, not every question as Home said."""
+    from datetime import date
+
+    from quizprep.study.lengths import INTERVIEW_QUESTIONS
+
+    app = make_app(banks=[many_questions(tmp_path, count=INTERVIEW_QUESTIONS + 2)], interview=date(2025, 4, 1))
+    async with app.run_test(size=SIZE) as pilot:
+        assert f"{INTERVIEW_QUESTIONS} per session, mock 8 in 20:00" in summary(app)
+        await pilot.press("a")
+        assert str(app.screen.query_one("#question-meta").content).startswith(f"Practice 1/{INTERVIEW_QUESTIONS} ")

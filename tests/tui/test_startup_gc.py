@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import gc
 
+from textual.widgets import DataTable
+
 from quizprep.tui.screens.home import HomeScreen
 
 
@@ -23,3 +25,21 @@ async def test_the_collector_runs_again_when_the_app_cannot_start(make_app, tmp_
         pass
     assert app.return_code == 1
     assert gc.isenabled()
+
+
+async def test_home_is_laid_out_for_a_short_terminal_before_its_first_frame(make_app, monkeypatch):
+    """At 24 rows Home drops the spacer under its summary; doing it only on the first Resize
+    made the table grow a row after its first layout and draw every cell a second time."""
+    resized: list[int] = []
+    on_resize = DataTable._on_resize
+
+    def count(table: DataTable, event) -> None:
+        resized.append(table.size.height)
+        on_resize(table, event)
+
+    monkeypatch.setattr(DataTable, "_on_resize", count)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.screen.has_class("-short")
+        assert len(resized) == 1, f"the topics table was sized {resized}"

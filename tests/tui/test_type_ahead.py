@@ -3,6 +3,7 @@ what was typed before it, and the keys after it reach the next screen, as an Ank
 key does (issue 32)."""
 from __future__ import annotations
 
+import pytest
 from fsrs import Rating
 from textual.widgets import TextArea
 
@@ -58,23 +59,33 @@ async def test_number_keys_typed_after_ctrl_s_tick_the_rubric(make_app):
         assert app.screen.query_one(RubricChecklist).met == frozenset({0, 1})
 
 
-async def test_keys_typed_after_enter_in_a_mock_round_start_the_next_answer(make_app, stored):
+@pytest.mark.parametrize("after_enter, next_answer", [
+    (("q", "k"), "qk"),
+    # issue 32, item 4: Backspace typed in the same burst as the keys after Enter
+    (("q", "x", "backspace", "k", "-", "m", "backspace", "n"), "qk-n"),
+])
+async def test_keys_typed_after_enter_in_a_mock_round_start_the_next_answer(make_app, stored, after_enter,
+                                                                             next_answer):
     app = make_app(topics=["alpha"])
     async with app.run_test(size=SIZE) as pilot:
         await start_mock(app, pilot, "alpha-numeric")  # alpha-free comes next in this draw
-        type_now(app, "3", "2", "enter", "q", "k")
+        type_now(app, "3", "2", "enter", *after_enter)
         await settle(pilot)
         assert app.screen.showing.question.id == "alpha-free"
-        assert app.screen.query_one(TextArea).text == "qk"
+        assert app.screen.query_one(TextArea).text == next_answer
     [answer] = stored().answers(question_id="alpha-numeric")
     assert answer.response == "32"
 
 
-async def test_keys_typed_after_a_refused_enter_go_on_in_the_field(make_app):
+@pytest.mark.parametrize("after_enter, answer", [
+    (("2", "space", "G", "i", "B", "enter"), "32*2 GiB"),
+    (("backspace", "backspace", "4", "enter"), "34"),  # edited in the order typed
+])
+async def test_keys_typed_after_a_refused_enter_go_on_in_the_field(make_app, after_enter, answer):
     app = make_app(question="alpha-numeric")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        type_now(app, "3", "2", "*", "enter", "2", "space", "G", "i", "B", "enter")  # "32*" is no number
+        type_now(app, "3", "2", "*", "enter", *after_enter)  # "32*" is no number
         await settle(pilot)
         assert isinstance(app.screen, FeedbackScreen)
-        assert app.screen.feedback.response == "32*2 GiB"
+        assert app.screen.feedback.response == answer

@@ -13,6 +13,7 @@ from quizprep.study.session import Showing
 from quizprep.tui.screens.feedback import due_phrase
 from quizprep.tui.screens.home import bar, shorten
 from quizprep.tui.screens.question import header_line
+from quizprep.bank.units import EXAMPLES, example_for
 from quizprep.tui.widgets.numeric_answer import answer_hint
 from quizprep.tui.widgets.round_timer import format_clock
 from quizprep.tui.widgets.rubric_checklist import weighted_score
@@ -65,3 +66,15 @@ def test_header_marks_follow_ups():
 ])
 def test_numeric_hint_says_a_bare_number_is_in_the_unit_asked_for(unit, display_unit, hint):
     assert answer_hint(unit, display_unit) == hint
+
+
+@pytest.mark.parametrize("unit, display_unit", [("", "%"), ("B", None), ("", None), ("FLOP", None)])
+def test_no_example_in_a_numeric_hint_is_the_answer(unit, display_unit):
+    """Issue 32: training-mfu's hint said "31.85 and 31.85% both mean 31.85 %" on draws whose
+    answer was 31.85 %. Whichever example is the answer, the hint and placeholder leave it out."""
+    for answer in EXAMPLES["%" if display_unit == "%" else unit]:
+        def right(text: str, answer: str = answer) -> bool:
+            return text == answer
+
+        assert f'"{answer}"' not in example_for("%" if display_unit == "%" else unit, right)
+        assert answer not in answer_hint(unit, display_unit, right)

@@ -13,6 +13,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Markdown, Static
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion
+from quizprep.bank.numeric import tolerance_text
 from quizprep.study.session import Feedback, PendingAssessment, Session
 from quizprep.study.store import StoreError
 from quizprep.tui.screens.step import Step
@@ -65,7 +66,7 @@ def answer_parts(feedback: Feedback) -> list[str]:
         if feedback.verdict is not None:
             verdict = feedback.verdict
             parts.append(f"**You answered** {code(feedback.response)}, understood as **{verdict.understood}**.  \n"
-                         f"**Expected** {verdict.expected} (tolerance {question.tolerance}).")
+                         f"**Expected** {verdict.expected} (tolerance {tolerance_text(question)}).")
             if verdict.diagnosis:
                 parts.append(f"**What your number means:** {verdict.diagnosis}")
         if feedback.worked:

@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from quizprep.study.lengths import INTERVIEW_QUESTIONS
 from quizprep.study.stats import NO_DATA, TopicStats, percent
 from quizprep.tui.flow import mock_shape
 from quizprep.tui.titles import titles_within
@@ -199,6 +200,7 @@ class HomeScreen(Screen[None]):
     async def on_mount(self) -> None:
         # Filled here rather than on the first ScreenResume, which made a start draw the table's
         # cells twice (180 cell renders instead of 90 on the shipped banks).
+        self._fit_height()  # before the first layout, or the table is laid out and drawn twice
         self.reload()
         self.query_one(DataTable).focus()
         if self.filtered:
@@ -250,9 +252,12 @@ class HomeScreen(Screen[None]):
             self.reload()
         self.shown_once = True
 
-    def on_resize(self) -> None:
+    def _fit_height(self) -> None:
         # A short terminal drops the spacer line under the summary: at 24 rows it is a topic's row.
         self.set_class(self.app.size.height <= SHORT_TERMINAL_ROWS, "-short")
+
+    def on_resize(self) -> None:
+        self._fit_height()
         if self.app.size.width != self.laid_out_for:
             self.show(self.topics)
 
@@ -270,7 +275,7 @@ class HomeScreen(Screen[None]):
             rank = {t.topic: place for place, t in enumerate(self.forecast.topics)}
             topics = sorted(topics, key=lambda t: rank.get(t.topic, len(rank)))
             recall = {t.topic: percent(t.recall) for t in self.forecast.topics}
-            headers += (f"Recall {self.forecast.on:%b} {self.forecast.on.day}",)
+            headers += (self._recall_header(self.forecast.on),)
         if self.filtered:
             topics = [t for t in topics if t.questions]  # topics known only from history match nothing
         self.topics = topics
@@ -289,6 +294,11 @@ class HomeScreen(Screen[None]):
         self._show_summary()
         self._show_interview()
         self._show_exercises()
+
+    def _recall_header(self, on: date) -> str:
+        """"Recall Dec 15"; below NARROW_WITH_RECALL columns only "Recall": the countdown line
+        above the table names the day, and the seven cells are a title's (three were cut at 80)."""
+        return "Recall" if self.app.size.width < NARROW_WITH_RECALL else f"Recall {on:%b} {on.day}"
 
     def _show_interview(self) -> None:
         line = self.query_one("#home-interview", Static)
@@ -311,11 +321,12 @@ class HomeScreen(Screen[None]):
         )
 
     def _length_text(self) -> str:
-        if self.length is None:
-            return "all questions per session"
+        """What `a` and `m` ask: without a chosen length, every question (a session's worth with
+        an interview date, weakest first) and a mock's default count."""
         count, minutes = mock_shape(self.length, self.minutes)
         seconds = round(minutes * 60)
-        return f"{self.length} per session, mock {count} in {seconds // 60}:{seconds % 60:02d}"
+        practice = self.length or (INTERVIEW_QUESTIONS if self.forecast is not None else None)
+        return f"{practice or 'all'} per session, mock {count} in {seconds // 60}:{seconds % 60:02d}"
 
     def action_next_length(self) -> None:
         """Shorter sessions first, then longer, then no limit again."""

@@ -84,11 +84,18 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
             return
         draft = self.typed = self._read_draft()
         if isinstance(question, NumericQuestion):
-            yield NumericAnswer(question.unit, question.display_unit, draft, id="answer")
+            yield NumericAnswer(question.unit, question.display_unit, draft, right=self._is_answer, id="answer")
         else:
             yield Static("Answer as you would in an interview; Ctrl+S compares it with the model answer.",
                          classes="hint")
             yield FreeAnswer(draft, id="answer")
+
+    def _is_answer(self, text: str) -> bool:
+        """Whether `text` would be judged right here: the hint's examples must not be."""
+        from quizprep.bank.numeric import judge
+
+        question, drawn = self.showing.question, self.showing.draw
+        return isinstance(question, NumericQuestion) and drawn is not None and judge(question, drawn, text).correct
 
     def _read_draft(self) -> str:
         try:

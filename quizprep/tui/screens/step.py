@@ -22,11 +22,11 @@ ResultT = TypeVar("ResultT")
 class KeyHold:
     """The keys typed between two steps, in order; None while no change is under way.
 
-    A key that hands an answer in (Enter on a number) reaches its field through the field's
-    own queue, behind the keys already sent there: keys typed after it would reach the field
-    before the hand-in is handled, and join the answer. So the keys typed after it are held
-    from the moment it is sent: for the next step when the answer is taken, back to the field
-    when it is refused."""
+    A key that hands an answer in (Enter on a number) or edits through a binding (Backspace)
+    does its work once it has come back from its field to the app, behind the keys sent to the
+    field after it: those would join the answer before it is handed in, or be deleted by the
+    Backspace typed before them. So the keys typed after it are held from the moment it is
+    sent: for the next step when the answer is taken, back to the field otherwise."""
 
     def __init__(self, app: App) -> None:
         self.app = app
@@ -76,6 +76,16 @@ class Step(Screen[ResultT]):
     def hands_in(self, key: str) -> bool:
         """Whether `key`, typed now, hands this step's answer in through its focused field."""
         return False
+
+    def comes_back(self, event: events.Key) -> bool:
+        """Whether `event` does its work only once it has come back up to the app: a hand-in
+        key, or one the focused field binds (Backspace, Delete, arrows...). Textual runs those
+        bindings there, after the printable keys typed behind the key reached the field, so a
+        burst's `qx⌫k` read `qk` only when the keys after ⌫ are held until it has (KeyHold)."""
+        if self.hands_in(event.key):
+            return True
+        bound = None if event.is_printable or self.focused is None else self.active_bindings.get(event.key)
+        return bound is not None and bound.node is self.focused
 
     def __init__(self, *, classes: str | None = None) -> None:
         super().__init__(classes=classes)

@@ -1,6 +1,8 @@
 """A numeric field that says, as the learner types, what number it understood."""
 from __future__ import annotations
 
+from typing import Callable
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalGroup
@@ -21,32 +23,36 @@ class NumberInput(Input):
     BINDINGS = [Binding("enter", "screen.submit", "Submit"), Binding("f1", "app.help", "Help")]
 
 
-def answer_hint(unit: str, display_unit: str | None) -> str:
-    """What to type. A question asked in, say, MiB reads a bare number in MiB, as it asks."""
+def answer_hint(unit: str, display_unit: str | None, right: Callable[[str], bool] | None = None) -> str:
+    """What to type. A question asked in, say, MiB reads a bare number in MiB, as it asks. No
+    example is one that `right` says is the answer."""
     if display_unit == "%":
-        return "A bare number counts as percent, as asked: 31.85 and 31.85% both mean 31.85 %."
+        example = example_for("%", right).split(" or ")[0].strip('"')
+        return f"A bare number counts as percent, as asked: {example} and {example}% both mean {example} %."
     if not unit:
-        return f"Answer with a number, e.g. {example_for(unit)}."
+        return f"Answer with a number, e.g. {example_for(unit, right)}."
     if display_unit and display_unit != unit:
         return f"A bare number counts as {display_unit}, as asked; other units work too."
-    return f"Answer in {UNIT_WORDS[unit]}, e.g. {example_for(unit)}."
+    return f"Answer in {UNIT_WORDS[unit]}, e.g. {example_for(unit, right)}."
 
 
 class NumericAnswer(VerticalGroup):
-    """An Input for a number in `unit`, with a live "understood as" line beneath it."""
+    """An Input for a number in `unit`, with a live "understood as" line beneath it. `right`
+    says whether a text is the answer: no example shown is."""
 
     def __init__(self, unit: str, display_unit: str | None = None, value: str = "", *,
-                 id: str | None = None) -> None:
+                 right: Callable[[str], bool] | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.unit = unit
         self.display_unit = display_unit
         self.value = value
+        self.right = right
 
     def compose(self) -> ComposeResult:
-        yield Static(answer_hint(self.unit, self.display_unit), classes="hint", markup=False)
+        yield Static(answer_hint(self.unit, self.display_unit, self.right), classes="hint", markup=False)
         # Not selected on focus: a restored draft would go with the first key typed.
-        yield NumberInput(self.value, placeholder=f"e.g. {example_for(self.unit)}", id="numeric-input",
-                          select_on_focus=False)
+        yield NumberInput(self.value, placeholder=f"e.g. {example_for(self.unit, self.right)}",
+                          id="numeric-input", select_on_focus=False)
         yield Static("", id="understood", markup=False)
 
     @property

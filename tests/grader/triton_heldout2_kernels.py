@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from triton_kernels import KernelEdit
+from triton_kernels import edit as _edit
 
 FOLDER = Path(__file__).resolve().parent / "triton_heldout2"
 FA1, GEMS, KERNELS = (FOLDER / f"{name}_pass.py" for name in ("colossal_fa1", "flaggems", "tritonlang_kernels"))
@@ -20,10 +21,6 @@ FA1_K = "k = tl.load(k_ptrs + start_n * stride_kn, mask=(start_n + offs_n)[:, No
 FA1_COLUMNS = '        qk += tl.where((start_n + offs_n)[None, :] < N_CTX, 0, float("-inf"))\n'
 KERNELS_GRID = "grid = (cdiv(q.shape[2], BLOCK_M), q.shape[0] * q.shape[1], 1)"
 GEMS_GRID = "grid = (triton.cdiv(query.shape[2], BLOCK_M), query.shape[0] * query.shape[1], 1)"
-
-
-def _edit(base: Path, name: str, check: str, diagnosis: str, *edits: tuple[str, str]) -> KernelEdit:
-    return KernelEdit(name, check, diagnosis, edits, base)
 
 
 FA1_BUGS = (
@@ -40,7 +37,8 @@ FA1_BUGS = (
     _edit(FA1, "fa1_lse_ignores_batch", "forward", "triton-lse-batch",
           ("l_ptrs = Lse + off_hz * N_CTX + offs_m", "l_ptrs = Lse + off_h * N_CTX + offs_m")),
     _edit(FA1, "fa1_max_init_zero", "stability", "triton-max-init-zero",
-          ('m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")', "m_i = tl.zeros([BLOCK_M], dtype=tl.float32)")),
+          ('m_i = tl.zeros([BLOCK_M], dtype=tl.float32) - float("inf")',
+           "m_i = tl.zeros([BLOCK_M], dtype=tl.float32)")),
     _edit(FA1, "fa1_sum_not_rescaled", "forward", "triton-sum-not-rescaled",
           ("l_i_new = alpha * l_i + beta * l_ij", "l_i_new = l_i + beta * l_ij")),
     _edit(FA1, "fa1_acc_not_rescaled", "forward", "triton-no-rescale",
@@ -57,7 +55,8 @@ GEMS_BUGS = (
           ("qk = qk * qk_scale * LOG2E + tl.where(kv_load_mask[None, :], 0, -1.0e6)",
            "qk = qk * qk_scale + tl.where(kv_load_mask[None, :], 0, -1.0e6)")),
     _edit(GEMS, "gems_log2e_with_exp", "forward", "triton-log2e-with-exp",
-          ("p = tl.math.exp2(qk)", "p = tl.exp(qk)"), ("alpha = tl.math.exp2(m_i - m_ij)", "alpha = tl.exp(m_i - m_ij)"),
+          ("p = tl.math.exp2(qk)", "p = tl.exp(qk)"),
+          ("alpha = tl.math.exp2(m_i - m_ij)", "alpha = tl.exp(m_i - m_ij)"),
           ("(m_i + tl.math.log2(l_i)) * 0.6931471805599453", "m_i + tl.log(l_i)")),
     _edit(GEMS, "gems_off_band_one_past", "causal", "triton-causal-loop-bound",
           ("lo, hi = 0, start_m * BLOCK_M", "lo, hi = 0, (start_m + 1) * BLOCK_M")),
@@ -78,8 +77,10 @@ GEMS_BUGS = (
 )
 KERNELS_BUGS = (
     _edit(KERNELS, "kernels_rows_through_q_strides", "strides", "triton-wrong-strides",  # as published
-          ("    k_offset = off_z * stride_kz + off_h * stride_kh\n    v_offset = off_z * stride_vz + off_h * stride_vh\n",
-           "    k_offset = off_z * stride_qz + off_h * stride_qh\n    v_offset = off_z * stride_qz + off_h * stride_qh\n")),
+          ("    k_offset = off_z * stride_kz + off_h * stride_kh\n"
+           "    v_offset = off_z * stride_vz + off_h * stride_vh\n",
+           "    k_offset = off_z * stride_qz + off_h * stride_qh\n"
+           "    v_offset = off_z * stride_qz + off_h * stride_qh\n")),
     _edit(KERNELS, "kernels_lse_ignores_batch", "forward", "triton-lse-batch",
           ("l_ptrs = L + off_hz * N_CTX + offs_m", "l_ptrs = L + off_h * N_CTX + offs_m")),
     _edit(KERNELS, "kernels_exp2_no_log2e", "forward", "triton-exp2-no-log2e",

@@ -90,7 +90,9 @@ def max_start_zero(case: Case) -> Forms:
 
 
 def sum_not_rescaled(case: Case) -> Forms:
-    return [sim.online(*tensors(case), allowed(case), block, rescale_sum=False) for block in sim.TILES]
+    """ℓ never rescaled, from either start a kernel gives it (0, or 1 as FlagGems does)."""
+    return [sim.online(*tensors(case), allowed(case), block, rescale_sum=False, sum_start=start)
+            for block in sim.TILES for start in (0.0, 1.0)]
 
 
 def no_rescale_running_lse(case: Case) -> Forms:

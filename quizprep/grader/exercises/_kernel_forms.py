@@ -174,3 +174,22 @@ class UnmaskedTailStore(Hypothesis):
             return False
         return any(not bool(wrong[:, spill:].any()) for spill in {-case.sizes["n"] % block for block in sim.TILES}
                    if spill)
+
+
+def diagonal_unmasked_with_phantoms(case: Case) -> Forms:
+    """The diagonal tile used whole where its causal mask was also the only mask at the ragged edge
+    (a two-stage kernel masks columns ≥ n in its off-band stage only): the last query tile's diagonal
+    tile then runs past n, and its phantom keys (loaded as 0: score 0, value 0) join the softmax."""
+    if not case.data["causal"]:
+        return []
+    q, k, v = (tensor.double() for tensor in tensors(case))
+    n, found = case.sizes["n"], []
+    for block_m, block_n in itertools.product(sim.TILES, sim.TILES):
+        padded = -(-n // block_n) * block_n
+        if block_n > block_m or block_m >= 2 * n or padded == n:
+            continue
+        zeros = torch.zeros(*k.shape[:-2], padded - n, k.shape[-1], dtype=torch.float64)
+        tile_end = (torch.arange(n).unsqueeze(-1) // block_m + 1) * block_m
+        visible = torch.arange(padded).unsqueeze(0) // block_n * block_n < tile_end
+        found.append(sim.exact(q, torch.cat([k, zeros], -2), torch.cat([v, zeros], -2), visible))
+    return found

@@ -130,6 +130,10 @@ def _causal_rules(*rules: str):
     return predict
 
 
+def _diagonal_unmasked(case: Case) -> list[dict[str, Tensor]] | None:
+    return (_causal_rules("diagonal unmasked")(case) or []) + forms.diagonal_unmasked_with_phantoms(case)
+
+
 def _ragged(case: Case) -> list[dict[str, Tensor]] | None:
     if case.data["causal"]:
         return None  # phantom keys lie in every query's future: the causal mask hides them anyway
@@ -185,7 +189,7 @@ HYPOTHESES = (
     Hypothesis("triton-diagonal-unmasked", "the diagonal key tile is not masked element by element: it is used "
                "whole, future keys included",
                "Mask the diagonal block element by element: key j is visible to query i when j ≤ i.",
-               lesson("flash-causal-tiles"), _causal_rules("diagonal unmasked")),
+               lesson("flash-causal-tiles"), _diagonal_unmasked),
     Hypothesis("triton-ragged-edge", "the last key block reads past n: the masked `tl.load` of K has no "
                "`other` and the scores are not set to -inf there, so phantom keys join the softmax",
                "Mask the score tile's columns ≥ n with -inf (tl.where) and load K and V with other=0.0.",

@@ -126,7 +126,7 @@ def _stray_pointer(message: str, frames: list[Frame], source: Path | None) -> Di
                          "Build each tensor's pointers from its own four strides (q's from stride_q*, K's from "
                          "stride_k*, V's from stride_v*), and pass each tensor's .stride() separately.",
                          lesson("triton-strides"))
-    if "masked tl.load" in message and stale_mask(source, frames[-1].line):
+    if "masked tl.load" in message and stale_mask(source, frames[-1].line, frames[-1].code):
         return Diagnosis("triton-ragged-edge", "the key tile's load mask is computed once, before the loop: it stays "
                          "the first tile's, so the last tile reads past n and its phantom keys join the softmax",
                          "Compute the mask inside the loop from the tile's own columns, (start_n + offs_n) < N, and "

@@ -41,20 +41,28 @@ def crossed_strides_line(path: Path) -> tuple[int, str] | None:
     return source.at(found) if source and found else None
 
 
-def stale_mask(path: Path, line: int) -> bool:
-    """Whether the load on `line` sits in a kernel's key loop with a mask computed before the loop,
-    so that it does not move with the tile."""
+def stale_mask(path: Path, line: int, code: str = "") -> bool:
+    """Whether a load in a kernel's key loop has a mask that cannot move with the tile: it names
+    nothing the loop changes (its variable, what it assigns), only what was computed before it. The
+    load on `line` (or whose first line reads `code`) when one is, else any: interpreted, the
+    innermost frame of the learner's file is often the launch, not the load."""
     source = _read(path)
     if source is None:
         return False
-    loads = [s for s in _in_loop(source) if s.node.lineno <= line <= (s.node.end_lineno or s.node.lineno)
-             and _calls(s, "load")]
-    masks = [keyword.value for s in loads for call in _calls(s, "load") for keyword in call.keywords
+    loads = [s for s in _in_loop(source) if _calls(s, "load")]
+    named = [s for s in loads if s.node.lineno <= line <= (s.node.end_lineno or s.node.lineno)
+             or (code.strip() and source.lines[s.node.lineno - 1].strip() == code.strip())]
+    masks = [keyword.value for s in (named or loads) for call in _calls(s, "load") for keyword in call.keywords
              if keyword.arg == "mask"]
-    names = {node.id for mask in masks for node in ast.walk(mask) if isinstance(node, ast.Name)}
+    loops = [s for s in source.statements if s.kernel and isinstance(s.node, ast.For)]
+    changing = {name.id for s in loops for part in s.parts[:1] for name in ast.walk(part) if isinstance(name, ast.Name)}
+    changing |= {name for s in _in_loop(source) for name in _assigned(s)}
     before = {name for s in source.statements if s.kernel and not s.loop for name in _assigned(s)}
-    inside = {name for s in _in_loop(source) for name in _assigned(s)}
-    return bool(names & before - inside)
+    for mask in masks:
+        names = {node.id for node in ast.walk(mask) if isinstance(node, ast.Name)}
+        if names and not names & changing and names & before:
+            return True
+    return False
 
 
 def learner_line(path: Path, diagnosis_id: str) -> tuple[int, str] | None:

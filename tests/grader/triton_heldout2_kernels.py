@@ -5,7 +5,8 @@ issue's kinds planted in them, two bugs as published upstream, and a kernel that
 launched.
 
 As published: FlagGems' key mask computed once for the first tile and never advanced (a ragged last key
-tile is read past n, its scores unmasked), and triton-lang/kernels' K and V rows found through q's strides.
+tile is read past n, its scores unmasked), and triton-lang/kernels' K and V (batch, head) offsets found
+through q's strides.
 
 Graded by benchmarks/triton_kernels.py --heldout2 and tests/grader/test_triton_heldout2.py."""
 from __future__ import annotations

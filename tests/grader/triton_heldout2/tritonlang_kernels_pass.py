@@ -2,7 +2,7 @@
 # source: triton-lang/kernels, kernels/flash_attention.py at 2133ffa (_fwd_kernel: q scaled by
 # sm_scale * log2(e) once before the loop, the causal mask laid on a zero tile before tl.dot, exp2, L stored
 # as m + log2(l)). Adapted: block pointers written as plain pointers (Triton 3.9's interpreter has none),
-# each tensor's batch and head offsets from its own strides (as published, K's and V's rows are found through
+# each tensor's batch and head offsets from its own strides (as published, K's and V's come from
 # q's strides), row and column masks for ragged n; the launcher is a thin adapter to (B, H, n, d) that turns
 # L from log2 into natural-log units.
 import math

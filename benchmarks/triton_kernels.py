@@ -1,10 +1,11 @@
 """The Triton track's kernel catalogue graded as a learner would be, through Triton's interpreter
 without CUDA: each planted bug (tests/grader/triton_kernels.py) must fail and get exactly its one
 name; each correct style must pass. Prints the line each bug is on and seconds per kernel against
-`import torch` in the same script. With --heldout: the held-out set of issue 31
-(tests/grader/triton_heldout_kernels.py), slips planted in kernels adapted from public code.
+`import torch` in the same script. With --heldout or --heldout2: a held-out set of issue 31
+(tests/grader/triton_heldout_kernels.py, tests/grader/triton_heldout2_kernels.py), slips planted in
+kernels adapted from public code and bugs as published there.
 
-    python benchmarks/triton_kernels.py [--heldout]
+    python benchmarks/triton_kernels.py [--heldout | --heldout2]
 """
 from __future__ import annotations
 
@@ -17,8 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "grader"))
 
 from grader_corpus import import_torch_seconds  # noqa: E402
+import triton_heldout2_kernels  # noqa: E402
 import triton_heldout_kernels  # noqa: E402
 from triton_kernels import BUGS, STYLES, KernelEdit  # noqa: E402
+
+
+HELDOUT_SETS = {"--heldout": triton_heldout_kernels, "--heldout2": triton_heldout2_kernels}
 
 
 def correct_file(path: Path) -> KernelEdit:
@@ -35,7 +40,8 @@ def verdict(edit: KernelEdit, report) -> tuple[bool, str]:
         return False, f"ACCEPTED (want {edit.diagnosis})"
     ok = names == [edit.diagnosis]
     where = "; line {}: {}".format(*edit.line()) if edit.edits else ""
-    return ok, f"named {names or '-'} (want {edit.diagnosis}){where}"
+    said = next((c.diagnosis or c.message for c in failing), "")
+    return ok, f"named {names or '-'} (want {edit.diagnosis}){where}\n      it says: {said[:300]!r}"
 
 
 def main() -> None:
@@ -45,10 +51,10 @@ def main() -> None:
     baseline = import_torch_seconds()
     print(f"python -c 'import torch': {baseline:.2f} s (median of 3)")
     tally = {"bugs": 0, "named": 0, "styles": 0, "passed": 0}
-    heldout = "--heldout" in sys.argv
-    bugs, styles = (triton_heldout_kernels.BUGS, ()) if heldout else (BUGS, STYLES)
+    heldout = HELDOUT_SETS.get(next((arg for arg in sys.argv[1:] if arg in HELDOUT_SETS), ""))
+    bugs, styles = (heldout.BUGS, ()) if heldout else (BUGS, STYLES)
     with tempfile.TemporaryDirectory() as folder:
-        files = list(triton_heldout_kernels.CORRECT) if heldout else [
+        files = list(heldout.CORRECT) if heldout else [
             ROOT / "tests" / "solutions" / "flash_triton.py",
             *sorted((ROOT / "tests" / "grader" / "triton_variants").glob("*.py"))]
         paths = {path.stem: path for path in files}

@@ -22,6 +22,9 @@ class Reply:
     grad_error: str = ""
     inputs_after: dict[str, Any] = field(default_factory=dict)
     launches: int | None = None  # Triton kernels launched by the call, when asked (count_launches)
+    # interpreted launches: per returned tensor, its elements no tl.store wrote (None: not checked)
+    unwritten: list[Tensor | None] | None = None
+    grid: tuple[int, ...] = ()  # the last interpreted program's grid
 
 
 @dataclass
@@ -95,4 +98,5 @@ class CheckContext:
         response = self.session.request(request)
         grads = response.get("grads") or {}
         return Reply(response.get("value"), grads.get("values", {}), grads.get("error", ""),
-                     response.get("inputs_after", {}), response.get("launches"))
+                     response.get("inputs_after", {}), response.get("launches"), response.get("unwritten"),
+                     tuple(response.get("grid") or ()))

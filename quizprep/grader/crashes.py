@@ -16,6 +16,7 @@ from typing import Callable
 import torch
 
 from quizprep.grader.device import placement
+from quizprep.grader.kernel_lines import crossed_strides_line, stale_mask
 from quizprep.grader.lessons import lesson
 from quizprep.grader.output import Frame
 from quizprep.grader.submission_file import SOURCE_BYTES, source_text
@@ -51,9 +52,14 @@ MIXED_DTYPES = re.compile(r"same dtype, but got: (\S+) != (\S+)|expected scalar 
                           r"scalar type (\w+) but got scalar type (\w+)|(?:to|must) have the same dtype(?!, but got)")
 
 
-def crash_diagnosis(message: str, frames: list[Frame], mask_layout: str = "") -> Diagnosis | None:
-    """The cause of an exception the learner's code raised, or None for one no rule reads."""
+def crash_diagnosis(message: str, frames: list[Frame], mask_layout: str = "",
+                    source: Path | None = None) -> Diagnosis | None:
+    """The cause of an exception the learner's code raised, or None for one no rule reads; `source`
+    is the learner's file, read where the message alone cannot tell two causes apart."""
     code = frames[-1].code if frames else ""
+    stray = _stray_pointer(message, frames, source)
+    if stray is not None:
+        return stray
     for rule in RULES:
         found = rule(message, code, frames)
         if found is not None:
@@ -81,6 +87,9 @@ def _block_pointers(message: str, code: str, frames: list[Frame]) -> Diagnosis |
                      lesson("triton-strides"))
 
 
+OUT_OF_BOUNDS_LOAD = "tl.load reads outside every tensor passed to the kernel"
+
+
 def _kernel_out_of_bounds(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
     """An interpreted tl.load/tl.store past every tensor of its launch (learner_side/launches.py):
     a store with no mask, or a grid whose first axis counts batch·heads while the query tiles
@@ -95,18 +104,50 @@ def _kernel_out_of_bounds(message: str, code: str, frames: list[Frame]) -> Diagn
                          "Store with the rows' mask: tl.store(ptrs, acc, mask=offs_m[:, None] < N).",
                          lesson("triton-ragged-edges"))
     if grid and shape:
-        first, second = int(grid[1]), int(grid[2])
         batch, heads, n = (int(size) for size in shape.groups())
-        tiles = {-(-n // block) for block in (16, 32, 64, 128)}
-        if first == batch * heads and second in tiles and second != first:
-            return Diagnosis("triton-grid-swapped", f"the launch grid ({first}, {second}, …) puts batch·heads on axis "
-                             "0 and the query tiles on axis 1, while the kernel reads them the other way round",
-                             "Launch grid = (triton.cdiv(N, BLOCK_M), B * H) when the kernel reads the query tile "
-                             "from tl.program_id(0) and batch·head from tl.program_id(1) (or swap both).",
-                             lesson("triton-tile-sram"))
+        swapped = grid_swapped((int(grid[1]), int(grid[2])), batch, heads, n)
+        if swapped is not None:
+            return swapped
     return Diagnosis("triton-out-of-bounds", "a pointer offset reaches past the tensor it reads or writes",
                      "Check this line's offsets: every stride from the right tensor, program ids within the grid, "
                      "and a mask wherever a tile can run past n.", lesson("triton-strides"))
+
+
+def _stray_pointer(message: str, frames: list[Frame], source: Path | None) -> Diagnosis | None:
+    """A load past every tensor, read from the learner's file (`source`, the grader's own path to it:
+    a frame's file name comes from the learner's process): a pointer built from another tensor's
+    strides, or a key-loop mask computed once before the loop (it stays the first tile's)."""
+    if OUT_OF_BOUNDS_LOAD not in message or source is None or not frames or Path(frames[-1].file) != source:
+        return None
+    crossed = crossed_strides_line(source)
+    if crossed is not None:
+        return Diagnosis("triton-wrong-strides", "a pointer is built from another tensor's strides (line "
+                         f"{crossed[0]}: {crossed[1]}), so it walks past the tensor it reads",
+                         "Build each tensor's pointers from its own four strides (q's from stride_q*, K's from "
+                         "stride_k*, V's from stride_v*), and pass each tensor's .stride() separately.",
+                         lesson("triton-strides"))
+    if "masked tl.load" in message and stale_mask(source, frames[-1].line, frames[-1].code):
+        return Diagnosis("triton-ragged-edge", "the key tile's load mask is computed once, before the loop: it stays "
+                         "the first tile's, so the last tile reads past n and its phantom keys join the softmax",
+                         "Compute the mask inside the loop from the tile's own columns, (start_n + offs_n) < N, and "
+                         "mask the scores there with -inf too.", lesson("triton-ragged-edges"))
+    return None
+
+
+def grid_swapped(grid: tuple[int, ...], batch: int, heads: int, n: int) -> Diagnosis | None:
+    """A launch grid whose first axis counts batch·heads and whose second counts query tiles (of
+    any power-of-two tile from 16 to 128): the kernel's program ids then read each other's role."""
+    if len(grid) < 2:
+        return None
+    first, second = grid[0], grid[1]
+    tiles = {-(-n // block) for block in (16, 32, 64, 128)}
+    if first != batch * heads or second not in tiles or second == first:
+        return None
+    return Diagnosis("triton-grid-swapped", f"the launch grid ({first}, {second}, …) puts batch·heads on axis 0 "
+                     "and the query tiles on axis 1, while the kernel reads them the other way round",
+                     "Launch grid = (triton.cdiv(N, BLOCK_M), B * H) when the kernel reads the query tile from "
+                     "tl.program_id(0) and batch·head from tl.program_id(1) (or swap both).",
+                     lesson("triton-tile-sram"))
 
 
 def _thread_limit(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:

@@ -317,7 +317,8 @@ def _outcome(check_id: str, title: str, body: Any, ctx: Any, mask_layout: str) -
                            time.monotonic() - started, failure.diagnosis_id, failure.diagnosis_id,
                            mismatches=failure.mismatches)
     except LearnerFailure as failure:
-        return _failed(check_id, title, failure, started, mask_layout)
+        source = getattr(getattr(ctx, "session", None), "path", None)
+        return _failed(check_id, title, failure, started, mask_layout, source if isinstance(source, Path) else None)
     except CheckSkipped as skipped:
         return CheckResult(check_id, title, Status.SKIP, str(skipped))
     except Exception as error:  # noqa: BLE001 - a grader bug must not hide the other checks
@@ -329,11 +330,11 @@ def _outcome(check_id: str, title: str, body: Any, ctx: Any, mask_layout: str) -
 
 
 def _failed(check_id: str, title: str, failure: LearnerFailure, started: float,
-            mask_layout: str = "") -> CheckResult:
+            mask_layout: str = "", source: Path | None = None) -> CheckResult:
     frames = [str(frame) for frame in failure.frames]
     where = f"{failure.kind} at {frames[-1]}" if frames else f"{failure.kind}: {failure.message}"
     raised = failure.kind == FailureKind.EXCEPTION
-    cause = crash_diagnosis(failure.message, failure.frames, mask_layout) if raised else None
+    cause = crash_diagnosis(failure.message, failure.frames, mask_layout, source) if raised else None
     if cause is None:
         cause = Diagnosis("", "", FAILURE_HINTS.get(failure.kind, ""),
                           FORBIDDEN_QUIZ if failure.kind == FailureKind.FORBIDDEN else "")

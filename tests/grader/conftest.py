@@ -42,3 +42,25 @@ def grade_file(shared_worker):
         return grade(path, GradeOptions(exercise=exercise, only=only, limits=shared_worker.limits), shared_worker)
 
     return run
+
+
+@pytest.fixture(scope="module")
+def triton_worker():
+    """One worker per Triton test module, as the product makes it: compiled on a GPU (no memory
+    limit, which a CUDA context cannot live under), interpreted on CPU."""
+    from quizprep.grader.grade import GradeOptions, session_for
+    from quizprep.grader.worker_session import Limits
+
+    session = session_for(SOLUTIONS / "flash_triton.py", GradeOptions(limits=Limits(check_seconds=60)))
+    yield session
+    session.close()
+
+
+@pytest.fixture
+def grade_kernel(triton_worker):
+    from quizprep.grader.grade import GradeOptions, grade
+
+    def run(path: Path, only: tuple[str, ...] = ()):
+        return grade(path, GradeOptions(only=only, limits=triton_worker.limits), triton_worker)
+
+    return run

@@ -17,25 +17,7 @@ CORRECT_FILES = [SOLUTIONS / "flash_triton.py", *sorted((HERE / "triton_variants
 STUB = HERE.parents[1] / "exercises" / "flash_triton.py"
 KERNEL_BUGS = {"triton-no-rescale", "no-max-shift", "triton-causal-loop-bound", "triton-diagonal-unmasked",
                "triton-ragged-edge", "triton-wrong-strides", "triton-half-dot", "triton-divide-in-loop",
-               "triton-wrong-lse"}
-
-
-@pytest.fixture(scope="module")
-def triton_worker():
-    """One worker for the module, as the product makes it: compiled on a GPU (no memory limit,
-    which a CUDA context cannot live under), interpreted on CPU."""
-    from quizprep.grader.grade import GradeOptions, session_for
-    from quizprep.grader.worker_session import Limits
-
-    session = session_for(SOLUTIONS / "flash_triton.py", GradeOptions(limits=Limits(check_seconds=60)))
-    yield session
-    session.close()
-
-
-def _grade(session, path: Path, only: tuple[str, ...] = ()):
-    from quizprep.grader.grade import GradeOptions, grade
-
-    return grade(path, GradeOptions(only=only, limits=session.limits), session)
+               "triton-wrong-lse", "triton-unwritten-output"}
 
 
 def _written(edit: KernelEdit, folder: Path) -> Path:
@@ -49,42 +31,42 @@ def test_catalogue_plants_every_named_kernel_bug():
 
 
 @pytest.mark.parametrize("bug", BUGS, ids=[bug.name for bug in BUGS])
-def test_kernel_mutant_fails_with_its_one_name(bug: KernelEdit, triton_worker, tmp_path):
-    report = _grade(triton_worker, _written(bug, tmp_path), only=(bug.check,))
+def test_kernel_mutant_fails_with_its_one_name(bug: KernelEdit, grade_kernel, tmp_path):
+    report = grade_kernel(_written(bug, tmp_path), only=(bug.check,))
     result = next(c for c in report.checks if c.id == bug.check)
     assert result.status == "fail", result.message
     assert result.diagnosis_id == bug.diagnosis, f"{result.diagnosis!r}\n{result.where}"
     assert result.hint and result.quiz
 
 
-def test_divide_in_loop_is_named_where_causal_tiles_stop_at_the_diagonal(triton_worker, tmp_path):
+def test_divide_in_loop_is_named_where_causal_tiles_stop_at_the_diagonal(grade_kernel, tmp_path):
     """Each query tile stops after its diagonal block, so its earlier rows are divided fewer times
     than a replay over every key block would say (it once fell through to `some-rows-wrong`)."""
     bug = next(bug for bug in BUGS if bug.name == "divide_in_loop")
-    report = _grade(triton_worker, _written(bug, tmp_path), only=("float16",))
+    report = grade_kernel(_written(bug, tmp_path), only=("float16",))
     assert report.checks[-1].diagnosis_id == "triton-divide-in-loop", report.checks[-1].message
 
 
 @pytest.mark.parametrize("style", STYLES, ids=[style.name for style in STYLES])
-def test_correct_kernels_in_other_styles_pass(style: KernelEdit, triton_worker, tmp_path):
-    report = _grade(triton_worker, _written(style, tmp_path))
+def test_correct_kernels_in_other_styles_pass(style: KernelEdit, grade_kernel, tmp_path):
+    report = grade_kernel(_written(style, tmp_path))
     assert report.passed, [(c.id, c.message) for c in report.checks if c.status != "pass"]
 
 
 @pytest.mark.parametrize("path", CORRECT_FILES, ids=[p.stem for p in CORRECT_FILES])
-def test_example_and_descriptor_kernels_pass(path: Path, triton_worker):
-    report = _grade(triton_worker, path)
+def test_example_and_descriptor_kernels_pass(path: Path, grade_kernel):
+    report = grade_kernel(path)
     assert report.passed, [(c.id, c.message) for c in report.checks if c.status != "pass"]
 
 
-def test_untouched_stub_says_what_to_do(triton_worker):
+def test_untouched_stub_says_what_to_do(grade_kernel):
     import io
 
     from rich.console import Console
 
     from quizprep.grader.report import render
 
-    report = _grade(triton_worker, STUB)
+    report = grade_kernel(STUB)
     console = Console(file=io.StringIO(), width=100, color_system=None)
     render(report, console)
     text = console.file.getvalue()

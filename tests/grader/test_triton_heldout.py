@@ -3,12 +3,11 @@ adapted from public code, each slip failing its check with exactly its one name,
 flash_attention that launches no kernel refused."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from triton_heldout_kernels import BUGS, CORRECT
-from triton_kernels import KernelEdit
+from triton_kernels import KernelEdit, fails_with_its_name
 
 pytest.importorskip("triton")
 
@@ -20,41 +19,19 @@ NAMED_HERE = {"triton-no-scale", "triton-exp2-no-log2e", "triton-log2e-with-exp"
 ONE_EACH = {bug.diagnosis: bug for bug in BUGS if bug.diagnosis in NAMED_HERE}  # the last of each name
 
 
-@pytest.fixture(scope="module")
-def triton_worker():
-    from quizprep.grader.grade import GradeOptions, session_for
-    from quizprep.grader.worker_session import Limits
-
-    session = session_for(CORRECT[0], GradeOptions(limits=Limits(check_seconds=60)))
-    yield session
-    session.close()
-
-
-def _grade(session, path: Path, only: tuple[str, ...] = ()):
-    from quizprep.grader.grade import GradeOptions, grade
-
-    return grade(path, GradeOptions(only=only, limits=session.limits), session)
-
-
 @pytest.mark.parametrize("bug", ONE_EACH.values(), ids=list(ONE_EACH))
-def test_heldout_slip_fails_with_its_one_name(bug: KernelEdit, triton_worker, tmp_path):
-    path = tmp_path / f"flash_triton_{bug.name}.py"
-    path.write_text(bug.source())
-    report = _grade(triton_worker, path, only=(bug.check,))
-    result = next(c for c in report.checks if c.id == bug.check)
-    assert result.status == "fail", result.message
-    assert result.diagnosis_id == bug.diagnosis, f"{result.diagnosis!r}\n{result.where}\n{result.smallest}"
-    assert result.hint and result.quiz
+def test_heldout_slip_fails_with_its_one_name(bug: KernelEdit, grade_kernel, tmp_path):
+    fails_with_its_name(grade_kernel, bug, tmp_path)
 
 
 def test_every_new_name_has_a_heldout_slip():
     assert set(ONE_EACH) == NAMED_HERE
 
 
-def test_a_kernel_adapted_from_public_code_passes_the_layouts_check(triton_worker):
+def test_a_kernel_adapted_from_public_code_passes_the_layouts_check(grade_kernel):
     """Dao's kernel assumes a unit feature stride and its wrapper makes such inputs contiguous: each
     of q, k and v arrives in another layout, and all three are read right."""
-    report = _grade(triton_worker, CORRECT[0], only=("strides",))
+    report = grade_kernel(CORRECT[0], only=("strides",))
     assert report.passed, [(c.id, c.message) for c in report.checks if c.status != "pass"]
 
 

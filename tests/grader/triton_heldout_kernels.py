@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from triton_kernels import KernelEdit
+from triton_kernels import edit as _edit
 
 FOLDER = Path(__file__).resolve().parent / "triton_heldout"
 DAO, FLAG, TUTORIAL = (FOLDER / f"{name}_pass.py" for name in ("dao_fwd", "flagattn_exp2", "tutorial_two_stage"))
@@ -16,10 +17,6 @@ DAO_K = "k = tl.load(k_ptrs + start_n * stride_kn, mask=(start_n + offs_n)[:, No
 DAO_RAGGED = """        if not EVEN_N:
             qk += tl.where((start_n + offs_n)[None, :] < seqlen_k, 0, float("-inf"))
 """
-
-
-def _edit(base: Path, name: str, check: str, diagnosis: str, *edits: tuple[str, str]) -> KernelEdit:
-    return KernelEdit(name, check, diagnosis, edits, base)
 
 
 BUGS = (

@@ -41,6 +41,23 @@ class KernelEdit:
         return number, text if new else f"{text}  (removed above it: {old.strip().splitlines()[-1].strip()})"
 
 
+def fails_with_its_name(grade_kernel, bug: KernelEdit, folder: Path):
+    """Grade `bug`'s check alone (the interpreter is slow); it must fail with exactly its one name,
+    a hint and a question. Returns the check's result."""
+    path = folder / f"flash_triton_{bug.name}.py"
+    path.write_text(bug.source())
+    result = next(c for c in grade_kernel(path, only=(bug.check,)).checks if c.id == bug.check)
+    assert result.status == "fail", result.message
+    assert result.diagnosis_id == bug.diagnosis, f"{result.diagnosis!r}\n{result.where}\n{result.smallest}"
+    assert result.hint and result.quiz
+    return result
+
+
+def edit(base: Path, name: str, check: str, diagnosis: str, *edits: tuple[str, str]) -> KernelEdit:
+    """A slip planted in a kernel other than the example solution."""
+    return KernelEdit(name, check, diagnosis, edits, base)
+
+
 BUGS = (
     KernelEdit("no_rescale", "forward", "triton-no-rescale", (
         ("acc = acc * alpha[:, None] + tl.dot(", "acc = acc + tl.dot("),
@@ -75,6 +92,10 @@ BUGS = (
     )),
     KernelEdit("wrong_lse", "forward", "triton-wrong-lse", (
         ("m_i + tl.log(l_i)", "tl.log(l_i)"),
+    )),
+    KernelEdit("store_drops_last_row", "forward", "triton-unwritten-output", (  # out's last row never stored
+        ("acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N)",
+         "acc.to(Out.dtype.element_ty), mask=offs_m[:, None] < N - 1)"),
     )),
 )
 

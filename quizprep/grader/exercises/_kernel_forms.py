@@ -90,7 +90,9 @@ def max_start_zero(case: Case) -> Forms:
 
 
 def sum_not_rescaled(case: Case) -> Forms:
-    return [sim.online(*tensors(case), allowed(case), block, rescale_sum=False) for block in sim.TILES]
+    """ℓ never rescaled, from either start a kernel gives it (0, or 1 as FlagGems does)."""
+    return [sim.online(*tensors(case), allowed(case), block, rescale_sum=False, sum_start=start)
+            for block in sim.TILES for start in (0.0, 1.0)]
 
 
 def no_rescale_running_lse(case: Case) -> Forms:
@@ -172,3 +174,22 @@ class UnmaskedTailStore(Hypothesis):
             return False
         return any(not bool(wrong[:, spill:].any()) for spill in {-case.sizes["n"] % block for block in sim.TILES}
                    if spill)
+
+
+def diagonal_unmasked_with_phantoms(case: Case) -> Forms:
+    """The diagonal tile used whole where its causal mask was also the only mask at the ragged edge
+    (a two-stage kernel masks columns ≥ n in its off-band stage only): the last query tile's diagonal
+    tile then runs past n, and its phantom keys (loaded as 0: score 0, value 0) join the softmax."""
+    if not case.data["causal"]:
+        return []
+    q, k, v = (tensor.double() for tensor in tensors(case))
+    n, found = case.sizes["n"], []
+    for block_m, block_n in itertools.product(sim.TILES, sim.TILES):
+        padded = -(-n // block_n) * block_n
+        if block_n > block_m or block_m >= 2 * n or padded == n:
+            continue
+        zeros = torch.zeros(*k.shape[:-2], padded - n, k.shape[-1], dtype=torch.float64)
+        tile_end = (torch.arange(n).unsqueeze(-1) // block_m + 1) * block_m
+        visible = torch.arange(padded).unsqueeze(0) // block_n * block_n < tile_end
+        found.append(sim.exact(q, torch.cat([k, zeros], -2), torch.cat([v, zeros], -2), visible))
+    return found

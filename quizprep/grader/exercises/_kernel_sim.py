@@ -84,9 +84,11 @@ def padded_keys(q: Tensor, k: Tensor, v: Tensor, block_n: int) -> dict[str, Tens
 
 def online(q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None, block_n: int, *, rescale_acc: bool = True,
            rescale_sum: bool = True, shift: bool = True, max_start: float = float("-inf"),
-           divide_in_loop: bool = False, dtype: torch.dtype = F64, block_m: int | None = None) -> dict[str, Tensor]:
+           divide_in_loop: bool = False, dtype: torch.dtype = F64, block_m: int | None = None,
+           sum_start: float = 0.0) -> dict[str, Tensor]:
     """The online-softmax loop over key blocks, with a slip in the rescale of acc or ℓ, the shift,
-    the running max's start (`max_start`) or the divide.
+    the running max's start (`max_start`) or the divide. ℓ starts at `sum_start`: 0, or 1 as in
+    FlagGems, where the first tile's alpha = exp(-inf) = 0 wipes it unless ℓ is never rescaled.
 
     With `block_m` and a causal mask, a query tile stops after its diagonal key block, as the
     kernel's loop does: it matters only where a slip acts on blocks with no visible key."""
@@ -94,7 +96,7 @@ def online(q: Tensor, k: Tensor, v: Tensor, allowed: Tensor | None, block_n: int
     n = k.shape[-2]
     scale = 1.0 / math.sqrt(q.shape[-1])
     row_max = torch.full((*q.shape[:-1], 1), max_start, dtype=dtype)
-    row_sum = torch.zeros_like(row_max)
+    row_sum = torch.full_like(row_max, sum_start)
     acc = torch.zeros((*q.shape[:-1], v.shape[-1]), dtype=dtype)
     tile_end = (torch.arange(q.shape[-2]).unsqueeze(-1) // block_m + 1) * block_m if block_m else None
     for start in range(0, n, block_n):

@@ -4,9 +4,10 @@
 Without CUDA the learner's process runs the kernel through Triton's interpreter (the worker sets
 TRITON_INTERPRET=1), so every check keeps to small shapes: the interpreter runs each program in
 Python. The named bugs are replayed in float64 by :mod:`._kernel_sim` and :mod:`._kernel_forms`;
-their titles say in words what the kernel does (kernels name their variables too many ways for a
-template's line to be the learner's). The output must come from Triton launches, which the worker
-counts where every launch passes.
+their titles say in words what the kernel does, and the report quotes the learner's own line for
+them (:mod:`._kernel_words`, found by what the line does: kernels name their variables every way).
+The output must come from Triton launches, which the worker counts where every launch passes, and
+every element of out from a store of theirs.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from quizprep.grader.compare import Tolerance, close_elements, precision_explain
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises import _kernel_forms as forms
 from quizprep.grader.exercises import _kernel_sim as sim
+from quizprep.grader.exercises._kernel_words import kernel_terms, unwritten_failure
 from quizprep.grader.exercises._attention_problem import LOGIT_VARIANCE
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
@@ -70,6 +72,9 @@ def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) ->
     reply = ctx.call(TARGET, data["q"], data["k"], data["v"], causal=data["causal"], options=options)
     if reply.launches == 0:
         raise CheckFailure(NO_LAUNCH.title, tried=case.label, named=NO_LAUNCH)
+    holes = reply.unwritten[0] if isinstance(reply.unwritten, list) and reply.unwritten else None
+    if isinstance(holes, Tensor) and holes.dtype == torch.bool and bool(holes.any()):
+        raise unwritten_failure(case.label, case.sizes, holes, reply.grid)
     return first_output_checks(reply.value, ("out", "lse"), TARGET)
 
 
@@ -125,6 +130,10 @@ def _causal_rules(*rules: str):
     return predict
 
 
+def _diagonal_unmasked(case: Case) -> list[dict[str, Tensor]] | None:
+    return (_causal_rules("diagonal unmasked")(case) or []) + forms.diagonal_unmasked_with_phantoms(case)
+
+
 def _ragged(case: Case) -> list[dict[str, Tensor]] | None:
     if case.data["causal"]:
         return None  # phantom keys lie in every query's future: the causal mask hides them anyway
@@ -155,7 +164,8 @@ class HalfDot(Hypothesis):
 def _at_half_precision(case: Case, actual: dict[str, Tensor], name: str) -> bool:
     """Within float32's tolerance, or off by float16-sized errors (TF32 rounds to the same 10 bits)."""
     got, want, tolerance = actual[name], case.expected[name], case.tolerance[name]
-    return bool(close_elements(got, want, tolerance).all()) or precision_explaining(got, want, tolerance) == torch.float16
+    within = bool(close_elements(got, want, tolerance).all())
+    return within or precision_explaining(got, want, tolerance) == torch.float16
 
 
 HYPOTHESES = (
@@ -179,7 +189,7 @@ HYPOTHESES = (
     Hypothesis("triton-diagonal-unmasked", "the diagonal key tile is not masked element by element: it is used "
                "whole, future keys included",
                "Mask the diagonal block element by element: key j is visible to query i when j ≤ i.",
-               lesson("flash-causal-tiles"), _causal_rules("diagonal unmasked")),
+               lesson("flash-causal-tiles"), _diagonal_unmasked),
     Hypothesis("triton-ragged-edge", "the last key block reads past n: the masked `tl.load` of K has no "
                "`other` and the scores are not set to -inf there, so phantom keys join the softmax",
                "Mask the score tile's columns ≥ n with -inf (tl.where) and load K and V with other=0.0.",
@@ -240,6 +250,7 @@ HYPOTHESES = (
 )
 
 PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink, alternatives)
+in_kernel_terms = kernel_terms(next(h for h in HYPOTHESES if h.id == "triton-wrong-strides"))
 
 
 # Lengths per check: interpreted (each program runs in Python, tiles of 16 in the example) and
@@ -259,6 +270,7 @@ def _lengths(ctx: CheckContext, check: str) -> tuple[int, ...]:
     return compiled if ctx.device == "cuda" else interpreted
 
 
+@in_kernel_terms
 def check_forward(ctx: CheckContext) -> str:
     first, second = _lengths(ctx, "forward")
     for i, (sizes, logits) in enumerate(((_sizes(1, 2, first, 64), "peaky"), (_sizes(2, 1, second, 128), "mild"))):
@@ -266,12 +278,14 @@ def check_forward(ctx: CheckContext) -> str:
     return f"n = {first} and {second} (not multiples of a tile), d = 64 and 128"
 
 
+@in_kernel_terms
 def check_causal(ctx: CheckContext) -> str:
     (n,) = _lengths(ctx, "causal")
     verify(ctx, PROBLEM, _sizes(1, 2, n, 64), {"causal": True, "logits": "peaky"}, ctx.seed + 10)
     return f"n = {n}, keys j ≤ i"
 
 
+@in_kernel_terms
 def check_stability(ctx: CheckContext) -> str:
     (n,) = _lengths(ctx, "stability")
     verify(ctx, PROBLEM, _sizes(2, 2, n, 64), {"logits": "huge", "causal": True}, ctx.seed + 20)
@@ -285,12 +299,14 @@ LAYOUTS = ("heads-major", True, "cache-transposed")
 LAYOUT_WORDS = {"heads-major": "(B, n, H, d)", True: "with feature stride 2", "cache-transposed": "feature-major"}
 
 
+@in_kernel_terms
 def check_strides(ctx: CheckContext) -> str:
     (n,) = _lengths(ctx, "strides")
     verify(ctx, PROBLEM, _sizes(1, 2, n, 64), {"layouts": LAYOUTS}, ctx.seed + 30)
     return "q, k and v each in its own layout: a transposed view, a strided slice, a feature-major cache"
 
 
+@in_kernel_terms
 def check_half(ctx: CheckContext) -> str:
     (n,) = _lengths(ctx, "float16")
     case, actual = verify(ctx, PROBLEM, _sizes(1, 1, n, 64), {"dtype": torch.float16, "causal": True},

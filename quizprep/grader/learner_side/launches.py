@@ -7,13 +7,18 @@ Interpreted, each tl.load and tl.store is also checked against the memory of the
 the launch: the interpreter dereferences raw addresses, so an address past a tensor (a swapped grid,
 an unmasked tail store) reads or corrupts the heap and kills the process at a line that changes
 between runs. Raised instead as an IndexError at the learner's own tl.load/tl.store line, with the
-launch's grid and program. Loaded by the worker from its file; imports nothing of quizprep."""
+launch's grid and program. The addresses stored are kept too: a returned tensor that a launch was
+given but whose elements no program stored (a grid that misses some tiles or heads) holds whatever
+torch.empty left there, which reads as noise, not as the grid's mistake. Loaded by the worker from its
+file; imports nothing of quizprep."""
 from __future__ import annotations
 
 import sys
 from typing import Any
 
 OUT_OF_BOUNDS = "outside every tensor passed to the kernel"
+RETURNED_CHECKED = 4  # the first returned values are the outputs (out, lse); a long list is not one
+ELEMENTS_CHECKED = 1 << 24  # larger outputs than any interpreted check makes are not checked
 
 
 class LaunchCounter:
@@ -23,11 +28,14 @@ class LaunchCounter:
         self.extents: list[tuple[int, int]] = []  # [start, end) of each tensor argument's memory
         self.shapes: list[tuple[int, ...]] = []
         self.without_mask = False  # inside a tl.load/tl.store written without mask=
+        self.stored: list[Any] = []  # the addresses each interpreted tl.store wrote (numpy arrays)
+        self.grid: tuple[int, ...] = ()  # the last interpreted program's grid
 
     def start(self) -> None:
         """Zero the count, wrapping Triton's launch methods once Triton is imported (by the learner's
         file: a file that never imports it launches nothing)."""
         self.count = 0
+        self.stored, self.grid = [], ()
         if self.installed or "triton" not in sys.modules:
             return
         from triton.runtime import interpreter, jit
@@ -39,6 +47,8 @@ class LaunchCounter:
         builder.create_masked_store = self._checked(builder.create_masked_store, "store", mask_at=2)
         for name in ("create_load", "create_store"):  # tl.load/tl.store without mask= (they add one)
             setattr(builder, name, self._unmasked(getattr(builder, name)))
+        for name in ("create_atomic_rmw", "create_atomic_store", "create_atomic_cas"):
+            setattr(builder, name, self._atomic(getattr(builder, name)))
         self.installed = True
 
     def _unmasked(self, access: Any) -> Any:
@@ -48,6 +58,16 @@ class LaunchCounter:
                 return access(builder, *args, **kwargs)
             finally:
                 self.without_mask = False
+
+        return method
+
+    def _atomic(self, access: Any) -> Any:
+        """An atomic writes where its pointers point (counted whole, mask or not: an address taken as
+        written can only hide a hole, never invent one)."""
+        def method(builder: Any, *args: Any, **kwargs: Any) -> Any:
+            ptrs = next(arg for arg in args if hasattr(arg, "get_element_ty"))
+            self.stored.append(ptrs.data.reshape(-1).copy())
+            return access(builder, *args, **kwargs)
 
         return method
 
@@ -86,9 +106,39 @@ class LaunchCounter:
                         f"{'writes' if kind == 'store' else 'reads'} {OUT_OF_BOUNDS}: "
                         f"{int((~inside).sum())} of {addresses.size} addresses (program {builder.grid_idx} "
                         f"of grid {builder.grid_dim}; tensors {', '.join(str(s) for s in self.shapes)})")
+            if kind == "store":
+                self.stored.append(addresses.copy())
+                self.grid = tuple(int(size) for size in builder.grid_dim)
             return access(builder, ptrs, *rest, **kwargs)
 
         return method
+
+    def unwritten(self, value: Any) -> list[Any] | None:
+        """For each tensor `value` returns (one, or a tuple's), where its elements were never stored by
+        an interpreted launch: a bool tensor of its shape, or None for a tensor no launch was given (made
+        on the host) or when nothing was checked (compiled, or no store seen)."""
+        if not self.stored or not self.extents:
+            return None
+        import numpy as np
+        import torch
+
+        written = np.concatenate(self.stored)
+        values = value[:RETURNED_CHECKED] if isinstance(value, (tuple, list)) else (value,)
+        return [self._holes(item, written) if isinstance(item, torch.Tensor) else None for item in values]
+
+    def _holes(self, tensor: Any, written: Any) -> Any:
+        import numpy as np
+        import torch
+
+        start = tensor.untyped_storage().data_ptr() if tensor.device.type == "cpu" else None
+        if start is None or not any(begin == start for begin, _ in self.extents) or \
+                not 0 < tensor.numel() <= ELEMENTS_CHECKED:
+            return None
+        offsets = torch.zeros((), dtype=torch.int64)
+        for size, stride in zip(tensor.shape, tensor.stride()):
+            offsets = offsets[..., None] + torch.arange(size, dtype=torch.int64) * stride
+        addresses = tensor.data_ptr() + offsets.numpy() * tensor.element_size()
+        return torch.from_numpy(~np.isin(addresses, written))
 
 
 def _element_dtype(ptrs: Any) -> Any:

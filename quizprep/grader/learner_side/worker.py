@@ -328,6 +328,7 @@ class Worker:
         response: dict[str, Any] = {"ok": True, "value": self.values.from_numpy(value) if numpy_track else value}
         if request.get("count_launches"):
             response["launches"] = self.launches.count
+            response["unwritten"], response["grid"] = self.launches.unwritten(value), list(self.launches.grid)
         if memory is not None:
             response["memory"] = self.values.memory_summary(memory)
         if grad_output is not None:

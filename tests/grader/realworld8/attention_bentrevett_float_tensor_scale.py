@@ -2,8 +2,8 @@
 # source: bentrevett/pytorch-seq2seq "6 - Attention is All You Need" (MultiHeadAttentionLayer: self.scale = torch.sqrt(torch.FloatTensor([self.head_dim])).to(device); energy = torch.matmul(Q, K.permute(0, 1, 3, 2)) / self.scale; energy.masked_fill(mask == 0, -1e10); torch.softmax(energy, dim=-1))
 # style: the scale kept as a one-element float32 tensor built at init, 4-D permute, -1e10 fill
 # adapter: q, k, v given; leading dims flattened to the repo's (batch, heads) = (1, ·) so its 4-D permute applies; the tutorial's `.to(device)` follows q's device; shapes restored
-# expect: fail diagnosis=dtype-not-kept
-# bug: dividing by a float32 tensor of shape [1] promotes a float16/bfloat16 energy to float32 (a dimensioned tensor takes part in type promotion, a Python float would not): the weights and the output come back in float32
+# expect: fail diagnosis=dtype-mixed
+# bug: dividing by a float32 tensor of shape [1] promotes a float16/bfloat16 energy to float32 (a dimensioned tensor takes part in type promotion, a Python float would not): the float32 weights then meet the half-precision V in torch.matmul, which refuses mixed dtypes
 import torch
 
 

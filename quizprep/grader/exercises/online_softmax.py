@@ -169,11 +169,26 @@ def _update(rescale: str):
     return predict
 
 
+def _two_states(case: Case) -> tuple[tuple[Tensor, Tensor], tuple[Tensor, Tensor]] | None:
+    """The two states a merge combines: the merge's own, or an update's old state and its chunk's."""
+    op, data = case.variant["op"], case.data
+    if op == "merge":
+        max_a, sum_a = (t.double() for t in data["a"])
+        max_b, sum_b = (t.double() for t in data["b"])
+        return (max_a, sum_a), (max_b, sum_b)
+    if op == "update":
+        old_max, old_sum = (t.double() for t in data["state"])
+        return (old_max, old_sum), state_of(data["chunk"])
+    return None
+
+
 def _merge_slip(kind: str):
+    """A merge slip, in the merge and in an update that merges the chunk's own state into the old."""
     def predict(case: Case) -> dict[str, Tensor] | None:
-        if case.variant["op"] != "merge":
+        states = _two_states(case)
+        if states is None:
             return None
-        (max_a, sum_a), (max_b, sum_b) = ((t.double() for t in case.data[key]) for key in ("a", "b"))
+        (max_a, sum_a), (max_b, sum_b) = states
         if kind == "added":
             return {"max": torch.maximum(max_a, max_b), "sum": sum_a + sum_b}
         if kind == "inverted":  # each sum scaled by exp(m − m_own) ≥ 1; an empty side (−inf) adds nothing
@@ -190,13 +205,10 @@ def _smaller_max(case: Case) -> dict[str, Tensor] | None:
     """The merge's comparison flipped: both sums brought to the smaller maximum (exp of a positive
     gap for the other), in the merge and in an update that merges the chunk's own state; from the
     empty state the maximum stays −inf."""
-    op, data = case.variant["op"], case.data
-    if op == "merge":
-        (max_a, sum_a), (max_b, sum_b) = ((t.double() for t in data[key]) for key in ("a", "b"))
-    elif op == "update":
-        (max_a, sum_a), (max_b, sum_b) = (t.double() for t in data["state"]), state_of(data["chunk"])
-    else:
+    states = _two_states(case)
+    if states is None:
         return None
+    (max_a, sum_a), (max_b, sum_b) = states
     low = torch.minimum(max_a, max_b)
     finite = low.masked_fill(torch.isneginf(low), 0.0)
     total = sum_a * (max_a - finite).exp() + sum_b * (max_b - finite).exp()
@@ -302,6 +314,8 @@ def _cause_upstream(ctx: CheckContext, case: Case) -> Hypothesis | None:
         except CheckFailure as failure:
             if isinstance(failure.named, Hypothesis):
                 return failure.named
+        except Exception:  # noqa: BLE001 - an upstream check that crashes names nothing here
+            continue
     return None
 
 

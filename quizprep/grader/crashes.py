@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 from typing import Callable
 
 import torch
@@ -51,16 +52,19 @@ EXPANSION = re.compile(r"\brepeat_interleave\(|\.repeat\(|\.expand\(")
 MIXED_DTYPES = re.compile(r"same dtype, but got: (\S+) != (\S+)|expected scalar type (\w+) but found (\w+)|"
                           r"scalar type (\w+) but got scalar type (\w+)|(?:to|must) have the same dtype(?!, but got)")
 
+# A rule reads the message, the learner's failing line and the traceback's frames.
+CrashRule = Callable[[str, str, list[Frame]], "Diagnosis | None"]
 
-def crash_diagnosis(message: str, frames: list[Frame], mask_layout: str = "",
-                    source: Path | None = None) -> Diagnosis | None:
+def crash_diagnosis(message: str, frames: list[Frame], mask_layout: str = "", source: Path | None = None,
+                    own_rules: tuple[CrashRule, ...] = ()) -> Diagnosis | None:
     """The cause of an exception the learner's code raised, or None for one no rule reads; `source`
-    is the learner's file, read where the message alone cannot tell two causes apart."""
+    is the learner's file, read where the message alone cannot tell two causes apart. `own_rules`,
+    an exercise's own (spec.crash_causes), are read before the general ones."""
     code = frames[-1].code if frames else ""
     stray = _stray_pointer(message, frames, source)
     if stray is not None:
         return stray
-    for rule in RULES:
+    for rule in own_rules + RULES:
         found = rule(message, code, frames)
         if found is not None:
             return found
@@ -231,13 +235,13 @@ def _device(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
 def _mask_extra_axis(message: str, code: str, frames: list[Frame], mask_layout: str) -> Diagnosis | None:
     """A mask that does not broadcast because the learner's code gave it an axis of its own
     (OpenNMT's and the Annotated Transformer's `mask.unsqueeze(1)`, on a mask that has its head axis)."""
-    operands = _operands(code) if SHAPE_ERROR.search(message) else None
+    operands = operands_of(code) if SHAPE_ERROR.search(message) else None
     if not operands:
         return None
     names = {node.id for operand in operands[:2] for node in ast.walk(_parsed(operand)) if isinstance(node, ast.Name)}
     for mask in sorted(name for name in names if "mask" in name.lower()):
         given = re.compile(rf"\b{re.escape(mask)}\s*=\s*{re.escape(mask)}\b[^\n]*")
-        line = next((m.group(0) for m in given.finditer(_source(frames)) if EXTRA_AXIS.search(m.group(0))), None)
+        line = next((m.group(0) for m in given.finditer(source_of(frames)) if EXTRA_AXIS.search(m.group(0))), None)
         if line is not None:
             layout = f" The checks pass {mask_layout}." if mask_layout else ""
             return Diagnosis("mask-extra-axis", f"`{line.strip()}` gives the mask an axis of its own, but the mask "
@@ -293,7 +297,7 @@ def _mixed_dtypes(message: str, code: str, frames: list[Frame]) -> Diagnosis | N
         return None
     names = [_dtype_name(g) for g in match.groups() if g]
     which = f" ({' and '.join(names)})" if names else ""
-    operands = _operands(code)
+    operands = operands_of(code)
     what = f"`{operands[0]}` and `{operands[1]}`" if operands else "the operands on this line"
     return Diagnosis("dtype-mixed", f"{what} have different dtypes{which}: one was cast (a float32 softmax, "
                      ".float(), a dtype= argument) and not cast back", "Cast back before the next product: "
@@ -322,7 +326,7 @@ def _transposed_weight(message: str, code: str, frames: list[Frame]) -> Diagnosi
 
 def _unexpanded_heads(message: str, code: str, frames: list[Frame]) -> Diagnosis | None:
     match = BROADCAST.search(message)
-    if not match or match.group(3) not in {"1", "-3"} or not EXPANSION.search(_source(frames)):
+    if not match or match.group(3) not in {"1", "-3"} or not EXPANSION.search(source_of(frames)):
         return None
     first, second = int(match.group(1)), int(match.group(2))
     if min(first, second) < 1 or max(first, second) % min(first, second):
@@ -383,7 +387,7 @@ def _reduction_call(node: ast.expr) -> ast.Call | None:
 def _shape_mismatch(message: str, code: str, mask_layout: str) -> Diagnosis | None:
     if not SHAPE_ERROR.search(message):
         return None
-    operands = _operands(code)
+    operands = operands_of(code)
     match = BROADCAST.search(message)
     if operands and match and operands[2]:  # in `a op b`, torch's "tensor a" is the left operand
         where = (f"axis {match.group(3)} of `{operands[0]}` has {match.group(1)} and of `{operands[1]}` "
@@ -398,7 +402,7 @@ def _shape_mismatch(message: str, code: str, mask_layout: str) -> Diagnosis | No
                      "Print the shapes of the tensors on this line and trace which axis went astray." + layout, "")
 
 
-def _operands(code: str) -> tuple[str, str, bool] | None:
+def operands_of(code: str) -> tuple[str, str, bool] | None:
     """The two tensors of the first binary operation (True) or two-tensor call (False) on the line."""
     try:
         tree = ast.parse(code.removeprefix("return ").strip())
@@ -416,14 +420,14 @@ def _operands(code: str) -> tuple[str, str, bool] | None:
     return None
 
 
-def _source(frames: list[Frame]) -> str:
+def source_of(frames: list[Frame]) -> str:
     """The learner's file, read where the traceback points (empty when it cannot be read)."""
     if not frames:
         return ""
     return source_text(frames[-1].file, SOURCE_BYTES)
 
 
-RULES: tuple[Callable[[str, str, list[Frame]], Diagnosis | None], ...] = (
+RULES: tuple[CrashRule, ...] = (
     _missing_triton, _block_pointers, _kernel_out_of_bounds, _thread_limit, _device, _overflow, _cat_axis,
     _hard_coded_axis, _full_transpose, _view_of_a_view, _in_place_on_input, _mixed_dtypes, _transposed_weight,
     _unexpanded_heads, _reduction_without_keepdim)

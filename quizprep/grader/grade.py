@@ -228,13 +228,13 @@ def _run_each(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: Grade
             report.checks.append(_not_run(check.id, check.title, f"{stopped.message} (in {stopped.id})",
                                           stopped.cause, stopped.hint, stopped.failure_kind))
         else:
-            result = run_check(check.id, check.title, check.run, ctx, spec.mask_layout)
+            result = run_check(check.id, check.title, check.run, ctx, spec)
             if ctx.device != "cpu" and _placement_failure(result):
                 # The device check names the placement bug; the verdict and its name are the CPU's.
                 from quizprep.grader.context import CheckContext
 
                 cpu = CheckContext(ctx.session, seed=ctx.seed, device="cpu")
-                result = run_check(check.id, check.title, check.run, cpu, spec.mask_layout)
+                result = run_check(check.id, check.title, check.run, cpu, spec)
             report.checks.append(result)
             crashes += result.failure_kind in STOPPING_KINDS
             if result.failure_kind == FailureKind.TIMEOUT or crashes >= 2:
@@ -297,17 +297,17 @@ def _load_check(session: WorkerSession, spec: ExerciseSpec, path: Path, fresh: b
     return CheckResult("load", title, Status.PASS, seconds=time.monotonic() - started)
 
 
-def run_check(check_id: str, title: str, body: Any, ctx: Any, mask_layout: str = "") -> CheckResult:
+def run_check(check_id: str, title: str, body: Any, ctx: Any, spec: ExerciseSpec | None = None) -> CheckResult:
     calls = getattr(ctx, "call_log", None)  # a stand-in context (tests) keeps no log
     if calls is not None:
         calls.clear()
-    result = _outcome(check_id, title, body, ctx, mask_layout)
+    result = _outcome(check_id, title, body, ctx, spec)
     if calls is not None:
         result.test_code, result.targets = calls.test_code(), list(calls.targets)
     return result
 
 
-def _outcome(check_id: str, title: str, body: Any, ctx: Any, mask_layout: str) -> CheckResult:
+def _outcome(check_id: str, title: str, body: Any, ctx: Any, spec: ExerciseSpec | None) -> CheckResult:
     started = time.monotonic()
     try:
         note = body(ctx)
@@ -318,7 +318,7 @@ def _outcome(check_id: str, title: str, body: Any, ctx: Any, mask_layout: str) -
                            mismatches=failure.mismatches)
     except LearnerFailure as failure:
         source = getattr(getattr(ctx, "session", None), "path", None)
-        return _failed(check_id, title, failure, started, mask_layout, source if isinstance(source, Path) else None)
+        return _failed(check_id, title, failure, started, spec, source if isinstance(source, Path) else None)
     except CheckSkipped as skipped:
         return CheckResult(check_id, title, Status.SKIP, str(skipped))
     except Exception as error:  # noqa: BLE001 - a grader bug must not hide the other checks
@@ -330,11 +330,12 @@ def _outcome(check_id: str, title: str, body: Any, ctx: Any, mask_layout: str) -
 
 
 def _failed(check_id: str, title: str, failure: LearnerFailure, started: float,
-            mask_layout: str = "", source: Path | None = None) -> CheckResult:
+            spec: ExerciseSpec | None = None, source: Path | None = None) -> CheckResult:
     frames = [str(frame) for frame in failure.frames]
     where = f"{failure.kind} at {frames[-1]}" if frames else f"{failure.kind}: {failure.message}"
     raised = failure.kind == FailureKind.EXCEPTION
-    cause = crash_diagnosis(failure.message, failure.frames, mask_layout, source) if raised else None
+    cause = crash_diagnosis(failure.message, failure.frames, spec.mask_layout if spec else "", source,
+                            spec.crash_causes if spec else ()) if raised else None
     if cause is None:
         cause = Diagnosis("", "", FAILURE_HINTS.get(failure.kind, ""),
                           FORBIDDEN_QUIZ if failure.kind == FailureKind.FORBIDDEN else "")

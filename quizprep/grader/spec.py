@@ -178,6 +178,8 @@ class ExerciseSpec:
     checks: tuple[Check, ...]
     forbidden: tuple[str, ...] = ()  # guard groups in worker.py: "sdpa", "mha", "softmax"
     mask_layout: str = ""  # the masks the checks pass, named when a broadcast fails
+    # The exercise's own crash rules (crashes.CrashRule), read before the general ones.
+    crash_causes: tuple[Callable[..., Diagnosis | None], ...] = ()
     numpy_track: bool = False  # the learner gets NumPy arrays, so every call runs on the CPU
     # Triton kernels: compiled on a GPU, so the checks run there when there is one; interpreted on
     # the CPU otherwise. A kernel cannot run on the meta device, so there is no placement probe.

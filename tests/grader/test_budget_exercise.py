@@ -207,6 +207,10 @@ MUTANTS = [
     ("kv-cache-bytes", "kv_cache_bytes",  # a cache module's int64 position buffer summed in (issue 31)
      "def kv_cache_bytes(L, g, d, s, b, t):\n    return 2 * L * g * d * s * b * BYTES[t] + 8 * s * b\n",
      "int64 position index", "memory-kv-cache-k-and-v"),
+    ("attention-params", "attention_params",  # multi-head attention's 4·d_model biases kept under GQA (realworld8)
+     "def attention_params(d, h, g, bias):\n    k = g * (d // h)\n"
+     "    return 2 * d * d + 2 * d * k + (4 * d if bias else 0)\n",
+     "every bias d_model wide", "gqa-kv-cache-savings"),
 ]
 
 

@@ -142,6 +142,13 @@ def _no_head_split(d_model: int, heads: int, kv_heads: int, bias: bool) -> int |
     return 2 * d_model * d_model + 2 * d_model * kv_width + (2 * d_model + 2 * kv_width if bias else 0)
 
 
+def _biases_full_width(d_model: int, heads: int, kv_heads: int, bias: bool) -> int | None:
+    """The weights sized for GQA, the biases still counted as multi-head attention's 4·d_model."""
+    if not bias or kv_heads == heads:
+        return None
+    return budget.attention_params(d_model, heads, kv_heads, False) + 4 * d_model
+
+
 def _exact_half(batch: int, heads: int, n: int, m: int, d: int, causal: bool) -> float | None:
     return 2 * batch * heads * n * m * d if causal else None
 
@@ -244,6 +251,9 @@ FORMULAS = (
                  "biases the wrong way round: counted them without bias, or left them out with it",
                  "bias=True adds one vector per projection: n_heads·d_head + 2·n_kv_heads·d_head + d_model.",
                  QUIZ_GQA, "params-bias-inverted"),
+            Slip(_biases_full_width, "counted every bias d_model wide (4·d_model, the multi-head count): with GQA "
+                 "the K and V biases are n_kv_heads·d_head wide", "A bias is as wide as its projection's output: "
+                 "n_heads·d_head + 2·n_kv_heads·d_head + d_model in all.", QUIZ_GQA, "params-bias-full-width"),
             Slip(lambda d, h, g, b: budget.attention_params(d, h, g, b) - d * d - (d if b else 0),
                  "left out the output projection W_o", "Attention ends with W_o: d_model × d_model.", QUIZ_GQA,
                  "params-no-output-projection"),

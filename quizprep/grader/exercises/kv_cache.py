@@ -12,6 +12,7 @@ which must be `quizprep budget`'s figure for one layer.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import torch
@@ -21,7 +22,7 @@ from quizprep import budget
 from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
-from quizprep.grader.crashes import KV_CACHE_EXPANDED_HINT
+from quizprep.grader.crashes import BROADCAST, KV_CACHE_EXPANDED_HINT, operands_of, source_of
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
@@ -318,6 +319,26 @@ def check_memory_per_token(ctx: CheckContext) -> str:
     return f"{figure} bytes per token per layer in bf16, as quizprep budget's kv-cache figure"
 
 
+def mask_without_cache_columns(message: str, code: str, frames: list[Any]) -> Diagnosis | None:
+    """A causal mask built for the new tokens alone, (t, t), added to scores over the cache and
+    the new tokens, (t, T + t): the broadcast fails on the key axis (llama's mask before start_pos)."""
+    match, pair = BROADCAST.search(message), operands_of(code)
+    if match is None or pair is None or int(match.group(1)) == int(match.group(2)):
+        return None
+    mask = next((name for name in re.findall(r"\w+", f"{pair[0]} {pair[1]}") if "mask" in name.lower()
+                 or "bias" in name.lower()), None)
+    if mask is None:
+        return None
+    built = re.search(rf"^\s*{re.escape(mask)}\s*=\s*(?!{re.escape(mask)}\b).*\(.*$", source_of(frames), re.MULTILINE)
+    line = f"`{built.group(0).strip()}`" if built else f"`{mask}`"
+    keys, new = sorted((int(match.group(1)), int(match.group(2))), reverse=True)
+    return Diagnosis("kv-mask-no-offset", f"{line} builds the causal mask over the {new} new tokens only, but the "
+                     f"scores cover {keys} keys, the cached ones and the new: the mask has no columns for the cache",
+                     "Build it as causal_mask(t, T + t): every cached column visible, then the triangle shifted by "
+                     "T, e.g. torch.ones(t, T + t, dtype=torch.bool).tril(diagonal=T) (True = may attend).",
+                     lesson("masking-kv-cache-offset"))
+
+
 # The real-world use each check stands for.
 USAGE = {
     "append": "the cache update of every decoder layer: an empty cache, one token, a prefill chunk",
@@ -337,6 +358,7 @@ SPEC = ExerciseSpec(
     lessons=("kv-cache-prefill-vs-decode", "masking-kv-cache-offset", "gqa-head-mapping", "masking-causal-diagonal",
              "scaling-why-sqrt-dk", "multihead-output-projection"),
     forbidden=("sdpa", "mha"),
+    crash_causes=(mask_without_cache_columns,),
     checks=(
         Check("append", "append_kv grows the cache along the sequence axis", check_append),
         Check("decode", "token by token equals the full causal pass", check_decode),

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from quizprep.grader.compare import index_ranges, indices_along, plural
 from quizprep.grader.context import CheckContext
-from quizprep.grader.crashes import grid_swapped
+from quizprep.grader.kernel_crashes import grid_swapped
 from quizprep.grader.kernel_lines import crossed_strides_line, learner_line
 from quizprep.grader.lessons import lesson
 from quizprep.grader.spec import CheckFailure, Diagnosis

@@ -55,7 +55,7 @@ MIXED_DTYPES = re.compile(r"same dtype, but got: (\S+) != (\S+)|expected scalar 
 # A rule reads the message, the learner's failing line and the traceback's frames.
 CrashRule = Callable[[str, str, list[Frame]], "Diagnosis | None"]
 
-def crash_diagnosis(message: str, frames: list[Frame], mask_layout: str = "", source: Path | None = None,
+def crash_diagnosis(message: str, frames: list[Frame], mask_layout: str = "", *, source: Path | None = None,
                     own_rules: tuple[CrashRule, ...] = ()) -> Diagnosis | None:
     """The cause of an exception the learner's code raised, or None for one no rule reads; `source`
     is the learner's file, read where the message alone cannot tell two causes apart. `own_rules`,

@@ -334,8 +334,8 @@ def _failed(check_id: str, title: str, failure: LearnerFailure, started: float,
     frames = [str(frame) for frame in failure.frames]
     where = f"{failure.kind} at {frames[-1]}" if frames else f"{failure.kind}: {failure.message}"
     raised = failure.kind == FailureKind.EXCEPTION
-    cause = crash_diagnosis(failure.message, failure.frames, spec.mask_layout if spec else "", source,
-                            spec.crash_causes if spec else ()) if raised else None
+    cause = crash_diagnosis(failure.message, failure.frames, spec.mask_layout if spec else "", source=source,
+                            own_rules=spec.crash_causes if spec else ()) if raised else None
     if cause is None:
         cause = Diagnosis("", "", FAILURE_HINTS.get(failure.kind, ""),
                           FORBIDDEN_QUIZ if failure.kind == FailureKind.FORBIDDEN else "")

@@ -150,12 +150,12 @@ def test_a_cached_step_whose_causal_mask_has_no_cache_columns_is_named_from_the_
                        "    scores = scores + mask\n")
     message = ("raised RuntimeError: The size of tensor a (7) must match the size of tensor b (3) at non-singleton "
                "dimension 3")
-    found = crash_diagnosis(message, frames("scores = scores + mask", str(learner)), "", SPEC.crash_causes)
+    found = crash_diagnosis(message, frames("scores = scores + mask", str(learner)), own_rules=SPEC.crash_causes)
     assert found is not None and found.id == "kv-mask-no-offset", found
     assert "`mask = torch.full((seqlen, seqlen), float('-inf'))`" in found.title
     assert "3 new tokens" in found.title and "7 keys" in found.title and found.hint and found.quiz
     # The same crash between two tensors that are not masks is not this mistake.
-    other = crash_diagnosis(message, frames("out = weights @ values", str(learner)), "", SPEC.crash_causes)
+    other = crash_diagnosis(message, frames("out = weights @ values", str(learner)), own_rules=SPEC.crash_causes)
     assert other is None or other.id != "kv-mask-no-offset"
     # Outside the KV-cache exercise the rule is not read.
     assert crash_diagnosis(message, frames("scores = scores + mask", str(learner))).id != "kv-mask-no-offset"

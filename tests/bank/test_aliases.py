@@ -35,6 +35,7 @@ MERGED = {
     "kv-cache-sliding-window-mistral": "kv-cache-free-sliding-window",
     "serving-split-kv-merge-code": "serving-merge-partials",
     "flash-online-softmax-derivation": "softmax-online-rescale",
+    "serving-decode-step-intensity": "complexity-attention-decode-intensity",
 }
 
 

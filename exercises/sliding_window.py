@@ -23,7 +23,7 @@ What the interviewer expects you to say:
   k·(W − 1) positions (the receptive field grows with depth);
 - the KV cache becomes a rolling buffer of W positions, so its memory stops growing;
 - the count of attended pairs grows like n·W, not n²/2.
-Related questions: masking-sliding-window-count, kv-cache-sliding-window-mistral,
+Related questions: masking-sliding-window-count,
 kv-cache-rolling-slot, kv-cache-free-sliding-window (the receptive field).
 
 Check your work:  quizprep grade sliding_window.py

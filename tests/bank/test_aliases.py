@@ -28,6 +28,14 @@ MERGED = {
     "shrink-mla-vs-gqa-layer": "mla-gqa-equivalent",
     "shrink-local-global-tradeoffs": "long-hybrid-patterns",
     "mla-mha-equivalent-ratio": "mla-what-is-cached",
+    "masking-kv-offset-count": "masking-kv-cache-offset",
+    "masking-kv-prefill-free": "masking-kv-cache-offset",
+    "masking-nan-debug": "sdpa-fully-masked-row",
+    "memory-kv-cache-llama3-70b": "gqa-kv-cache-savings",
+    "kv-cache-sliding-window-mistral": "kv-cache-free-sliding-window",
+    "serving-split-kv-merge-code": "serving-merge-partials",
+    "flash-online-softmax-derivation": "softmax-online-rescale",
+    "serving-decode-step-intensity": "complexity-attention-decode-intensity",
 }
 
 

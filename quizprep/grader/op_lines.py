@@ -43,6 +43,8 @@ SOFTMAX = _family("softmax", "log_softmax", "amax", "max", "logsumexp", "exp", "
 MASK_APPLIED = _family("masked_fill", "where")
 MASK_AFTER_SOFTMAX = _family("mul", "masked_fill", "where", last=True)
 MASK_BUILT = _family("tril", "triu", "lt", "le", "gt", "ge")
+MASK_OFFSET = _family("tril", "triu", "arange")  # the diagonal's offset, or the query positions it comes from
+WINDOW_BUILT = _family("tril", "triu", "lt", "le", "gt", "ge", "abs")
 HEAD_SPLIT = _family("view", "reshape", "unflatten")
 HEAD_MERGE = _family("view", "reshape", "flatten", last=True)
 KV_HEADS = _family("repeat", "repeat_interleave", "expand", "tile")
@@ -59,8 +61,9 @@ FAMILIES: dict[str, OpFamily] = {
                      "no-max-shift", "softmax-all-axes"), SOFTMAX),
     **dict.fromkeys(("mask-inverted", "mask-zero-fill", "mask-ignored", "backward-causal-unmasked"), MASK_APPLIED),
     "mask-after-softmax": MASK_AFTER_SOFTMAX,
-    "causal-no-offset": _family("tril", "triu", "arange"),
-    **dict.fromkeys(("causal-inverted", "causal-no-diagonal", "causal-upper",
+    **dict.fromkeys(("causal-no-offset", "kv-mask-no-offset", "window-no-offset"), MASK_OFFSET),
+    **dict.fromkeys(("window-narrow", "window-wide", "window-two-sided"), WINDOW_BUILT),
+    **dict.fromkeys(("causal-inverted", "causal-no-diagonal", "kv-no-diagonal", "causal-upper",
                      "padding-inverted", "padding-off-by-one"), MASK_BUILT),
     **dict.fromkeys(("split-no-transpose", "split-interleaved"), HEAD_SPLIT),
     **dict.fromkeys(("merge-no-transpose", "merge-interleaved"), HEAD_MERGE),
@@ -81,13 +84,14 @@ def learner_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: 
     family = FAMILIES.get(diagnosis_id)
     if family is None:
         return ""
-    ctx.recorded_ops = []
     try:
+        ctx.recorded_ops = []
         problem.run(ctx, case, {**(options or {}), "record_ops": True})
+        file_name = Path(ctx.session.path).name
     except Exception:  # noqa: BLE001 - the verdict is made; a replay that fails only loses the line
         return ""
     chosen = family.pick(ctx.recorded_ops)
     if chosen is None:
         return ""
     code = cut(printable(chosen["code"], one_line=True), CODE_SHOWN)
-    return f"Your line: {Path(ctx.session.path).name}:{chosen['line']}: {code}"
+    return f"Your line: {file_name}:{chosen['line']}: {code}"

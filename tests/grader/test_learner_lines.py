@@ -79,3 +79,29 @@ def test_recorded_ops_are_capped_and_their_code_cut():
     reply = protocol.checked_reply({"ok": True, "ops": [{"op": "exp", "line": 2, "code": "x" * 10_000}] * 5000})
     assert len(reply["ops"]) == protocol.OPS_KEPT
     assert len(reply["ops"][0]["code"]) <= protocol.TEXT_LIMIT
+
+
+def test_recorder_notes_each_op_once_at_the_learner_line_that_issued_it(tmp_path):
+    import torch
+
+    from quizprep.grader.learner_side.op_recorder import OpRecorder
+
+    learner = str(tmp_path / "work.py")
+    source = ("import torch\n"
+              "def helper(x):\n"
+              "    return torch.nn.functional.softmax(x, dim=-1)\n"
+              "def attend(q, k, table):\n"
+              "    scores = q @ k.transpose(-2, -1)\n"
+              "    for _ in range(3):\n"
+              "        rows = table[0]\n"
+              "    return helper(scores), rows\n")
+    namespace: dict = {}
+    exec(compile(source, learner, "exec"), namespace)
+    recorder = OpRecorder(learner)
+    with recorder:
+        namespace["attend"](torch.ones(2, 3), torch.ones(4, 3), torch.zeros(2, 5, dtype=torch.int32))
+    seen = [(entry["op"], entry["operand"], entry["line"]) for entry in recorder.entries()]
+    assert ("matmul", "float2", 5) in seen and ("transpose", "float2", 5) in seen
+    assert seen.count(("getitem", "int2", 7)) == 1  # a loop repeats the op, not the entry
+    assert ("softmax", "float2", 3) in seen  # inside the learner's helper, not torch's own file
+    assert all(line in (3, 5, 7) for _, _, line in seen)

@@ -49,7 +49,6 @@ HEAD_SPLIT = _family("view", "reshape", "unflatten")
 HEAD_MERGE = _family("view", "reshape", "flatten", last=True)
 KV_HEADS = _family("repeat", "repeat_interleave", "expand", "tile")
 ROPE_FREQUENCIES = _family("arange", "pow", "rpow", "outer", "exp")
-ROPE_ANGLES = _family("outer", "mul", "einsum")
 ROPE_SIN_COS = _family("cos", "sin")
 PROBABILITIES = _family("exp", "exp2", "softmax")
 CACHE_JOIN = _family("cat")
@@ -69,7 +68,6 @@ FAMILIES: dict[str, OpFamily] = {
     **dict.fromkeys(("merge-no-transpose", "merge-interleaved"), HEAD_MERGE),
     "gqa-repeat": KV_HEADS,
     "rope-frequency-exponent": ROPE_FREQUENCIES,
-    "rope-offset-ignored": ROPE_ANGLES,
     "rope-sin-cos-swapped": ROPE_SIN_COS,
     **dict.fromkeys(("backward-p-no-lse", "backward-p-unscaled"), PROBABILITIES),
     "kv-prepended": CACHE_JOIN,

@@ -47,6 +47,7 @@ class CheckContext:
         self.perf_full = perf_full  # the perf phase times every size of its plan
         # what the running check called, for results.json's test_code
         self.call_log = calls if calls is not None else CallLog()
+        self.recorded_ops: list[dict[str, Any]] = []  # from calls made with record_ops (op_lines.py)
 
     def reseeded(self, salt: int) -> CheckContext:
         """The same learner with another seed for the modules it builds: a second call then draws
@@ -96,6 +97,7 @@ class CheckContext:
         request.update(options or {})
         request["device"] = self.device
         response = self.session.request(request)
+        self.recorded_ops += response.get("ops") or []
         grads = response.get("grads") or {}
         return Reply(response.get("value"), grads.get("values", {}), grads.get("error", ""),
                      response.get("inputs_after", {}), response.get("launches"), response.get("unwritten"),

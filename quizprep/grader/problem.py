@@ -23,6 +23,7 @@ from quizprep.grader.compare import (
 from quizprep.grader.context import CheckContext, Reply
 from quizprep.grader.crashes import in_place_write
 from quizprep.grader.lessons import lesson
+from quizprep.grader.op_lines import learner_line
 from quizprep.grader.spec import CheckFailure, Diagnosis
 
 MAX_SHRINK_STEPS = 12
@@ -244,12 +245,14 @@ def failure_for(ctx: CheckContext, problem: Problem, case: Case, actual: dict[st
 
         diagnosis = fit(case, actual) or explain(ctx, problem, case, actual, options)
     smallest = describe_small(*shrunk) if shrunk is not None else f"no smaller case fails than: {case.label}"
+    where = learner_line(ctx, problem, shrunk[0] if shrunk else case, diagnosis.id, options) if diagnosis else ""
     return CheckFailure(
         message=message or found[0].headline,
         tried=case.label,
         smallest=smallest,
         mismatches=list(found),
         named=diagnosis,
+        where=where,
         diagnosis="" if diagnosis else "no known mistake matches these outputs; see the smallest failing case",
     )
 

@@ -263,6 +263,7 @@ def read_message(fd: int, reader: Callable[[int, int], bytes] = read_exact,
 # ---- the grader's reading of a reply's envelope ------------------------------------------------
 TEXT_LIMIT = 600  # characters kept of any text in a reply: the learner's process may send far more
 FRAMES_KEPT = 20
+OPS_KEPT = 300  # the recorder's own cap (op_recorder.MAX_ENTRIES): more is a forged reply
 _ENVELOPE: dict[str, type | tuple[type, ...]] = {
     "ok": bool, "ready": bool, "prepared": bool, "event": str, "sandbox": dict, "seconds": (int, float), "status": int}
 _FRAME = {"file": str, "line": int, "function": str, "code": str}
@@ -292,7 +293,16 @@ def checked_reply(message: Any) -> dict[str, Any]:
                                  "kwargs": _object(inputs.get("kwargs", {}), "inputs_after's kwargs")}
     if "memory" in reply:
         reply["memory"] = _checked_memory(reply["memory"])
+    if "ops" in reply:
+        reply["ops"] = [_checked_op(op) for op in _array(reply["ops"], "ops")[:OPS_KEPT]]
     return reply
+
+
+def _checked_op(op: Any) -> dict[str, Any]:
+    op = _object(op, "a recorded op")
+    return {"op": _text(op.get("op"), "an op's name"), "operand": _text(op.get("operand", ""), "an op's operand"),
+            "line": _count(op.get("line"), "an op's line"),
+            "code": _text(op.get("code", ""), "an op's code")}
 
 
 def _checked_grads(grads: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ file descriptors; it never sees a reference result. Before the learner's file is
 """
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import importlib.abc
 import importlib.util
@@ -51,6 +52,7 @@ class Worker:
         self.errors = _load_sibling("errors.py")
         self.memaudit = _load_sibling("memaudit.py")
         self.launches = _load_sibling("launches.py").LaunchCounter()
+        self.op_recorder = _load_sibling("op_recorder.py")
         self.guards: Any = None
         self.trapped_libraries: list[str] = []
         self.gpu_in_use = False
@@ -320,7 +322,8 @@ class Worker:
         memory = None
         if request.get("count_launches"):
             self.launches.start()
-        with context, self.guards.mode:
+        recorder = self.op_recorder.OpRecorder(self.learner_path) if request.get("record_ops") else None
+        with context, self.guards.mode, recorder or contextlib.nullcontext():
             if request.get("memory_audit"):
                 value, memory = self.memaudit.audit(target, *call_args, **call_kwargs)
             else:
@@ -329,6 +332,8 @@ class Worker:
         if request.get("count_launches"):
             response["launches"] = self.launches.count
             response["unwritten"], response["grid"] = self.launches.unwritten(value), list(self.launches.grid)
+        if recorder is not None:
+            response["ops"] = recorder.entries()
         if memory is not None:
             response["memory"] = self.values.memory_summary(memory)
         if grad_output is not None:

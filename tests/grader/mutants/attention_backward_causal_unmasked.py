@@ -27,7 +27,7 @@ def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: tor
         kb, vb = kw[:, :, start:stop], vw[:, :, start:stop]
         p = torch.exp(scale * (qw @ kb.transpose(-2, -1)) - lse)
         if False:
-            p = p.masked_fill(torch.arange(start, stop, device=q.device) > rows, 0.0)
+            p = p.masked_fill(torch.arange(start, stop, device=q.device) > rows, 0.0)  # BUG
         dv[:, :, start:stop] = p.transpose(-2, -1) @ dow
         ds = p * (dow @ vb.transpose(-2, -1) - delta)
         dq += scale * ds @ kb

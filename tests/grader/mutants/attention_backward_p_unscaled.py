@@ -25,7 +25,7 @@ def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: tor
     for start in range(0, m, step):  # key blocks, as FlashAttention-2's outer loop
         stop = min(start + step, m)
         kb, vb = kw[:, :, start:stop], vw[:, :, start:stop]
-        p = torch.exp((qw @ kb.transpose(-2, -1)) - lse)
+        p = torch.exp((qw @ kb.transpose(-2, -1)) - lse)  # BUG
         if causal:
             p = p.masked_fill(torch.arange(start, stop, device=q.device) > rows, 0.0)
         dv[:, :, start:stop] = p.transpose(-2, -1) @ dow

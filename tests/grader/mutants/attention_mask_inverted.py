@@ -7,6 +7,6 @@ import torch
 def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
-        scores = scores.masked_fill(mask, float("-inf"))
+        scores = scores.masked_fill(mask, float("-inf"))  # BUG
     weights = torch.softmax(scores, dim=-1)
     return weights @ v, weights

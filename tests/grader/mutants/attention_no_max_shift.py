@@ -8,6 +8,6 @@ def scaled_dot_product_attention(q, k, v, mask=None):
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
-    exps = scores.exp()
+    exps = scores.exp()  # BUG
     weights = exps / exps.sum(dim=-1, keepdim=True)
     return weights @ v, weights

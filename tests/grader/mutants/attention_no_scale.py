@@ -5,7 +5,7 @@ import torch
 
 
 def scaled_dot_product_attention(q, k, v, mask=None):
-    scores = q @ k.transpose(-2, -1)
+    scores = q @ k.transpose(-2, -1)  # BUG
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.softmax(scores, dim=-1)

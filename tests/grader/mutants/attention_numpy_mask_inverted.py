@@ -11,7 +11,7 @@ def scaled_dot_product_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
     work = np.float32 if q.dtype == np.float16 else q.dtype
     scores = (q.astype(work) @ np.swapaxes(k.astype(work), -1, -2)) / np.sqrt(q.shape[-1]).astype(work)
     if mask is not None:
-        scores = np.where(mask, -np.inf, scores)
+        scores = np.where(mask, -np.inf, scores)  # BUG
     row_max = scores.max(axis=-1, keepdims=True)
     row_max = np.where(np.isneginf(row_max), 0, row_max)  # a fully masked row stays 0/0, not -inf - -inf
     weights = np.exp(scores - row_max)

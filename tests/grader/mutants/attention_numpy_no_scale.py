@@ -9,7 +9,7 @@ import numpy as np
 def scaled_dot_product_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
                                  mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     work = np.float32 if q.dtype == np.float16 else q.dtype
-    scores = (q.astype(work) @ np.swapaxes(k.astype(work), -1, -2))
+    scores = (q.astype(work) @ np.swapaxes(k.astype(work), -1, -2))  # BUG
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
     row_max = scores.max(axis=-1, keepdims=True)

@@ -12,9 +12,9 @@ def scaled_dot_product_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray,
     scores = (q.astype(work) @ np.swapaxes(k.astype(work), -1, -2)) / np.sqrt(q.shape[-1]).astype(work)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
-    row_max = scores.max(axis=-2, keepdims=True)
+    row_max = scores.max(axis=-2, keepdims=True)  # BUG
     row_max = np.where(np.isneginf(row_max), 0, row_max)  # a fully masked row stays 0/0, not -inf - -inf
     weights = np.exp(scores - row_max)
     with np.errstate(invalid="ignore", divide="ignore"):
-        weights = weights / weights.sum(axis=-2, keepdims=True)
+        weights = weights / weights.sum(axis=-2, keepdims=True)  # BUG
     return (weights @ v.astype(work)).astype(q.dtype), weights.astype(q.dtype)

@@ -15,7 +15,7 @@ def flash_attention(q, k, v, *, causal=False, block_size=64):
     for j in range(0, m, block_size):
         s = torch.einsum("...id,...jd->...ij", q, k[..., j:j + block_size, :]) * scale
         if causal:
-            s = s.masked_fill(torch.arange(j, min(j + block_size, m))[None, :] >= rows, -math.inf)
+            s = s.masked_fill(torch.arange(j, min(j + block_size, m))[None, :] >= rows, -math.inf)  # BUG
         m_new = torch.maximum(m_i, s.amax(-1, keepdim=True))
         base = m_new.nan_to_num(neginf=0.0)
         p = (s - base).exp()

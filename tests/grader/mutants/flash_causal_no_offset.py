@@ -11,7 +11,7 @@ def flash_attention(q, k, v, *, causal=False, block_size=64):
     row_max = torch.full(q.shape[:-1] + (1,), float("-inf"), dtype=q.dtype)
     row_sum = torch.zeros_like(row_max)
     acc = torch.zeros(q.shape[:-1] + (v.shape[-1],), dtype=q.dtype)
-    query_pos = torch.arange(n).unsqueeze(-1)  # as if the queries were the first n positions
+    query_pos = torch.arange(n).unsqueeze(-1)  # as if the queries were the first n positions  # BUG
     for start in range(0, m, block_size):
         s = q @ k[..., start:start + block_size, :].transpose(-2, -1)
         if causal:

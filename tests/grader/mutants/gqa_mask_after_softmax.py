@@ -25,5 +25,5 @@ class GroupedQueryAttention(nn.Module):
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d)
         weights = torch.softmax(scores, dim=-1)
         if mask is not None:
-            weights = weights * mask
+            weights = weights * mask  # BUG
         return self.W_o((weights @ v).transpose(1, 2).reshape(b, t, -1))

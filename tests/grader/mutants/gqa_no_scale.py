@@ -22,7 +22,7 @@ class GroupedQueryAttention(nn.Module):
         v = self.W_v(x).view(b, t, self.g, self.d).transpose(1, 2)
         k = k.repeat_interleave(self.h // self.g, dim=1)
         v = v.repeat_interleave(self.h // self.g, dim=1)
-        scores = q @ k.transpose(-2, -1)
+        scores = q @ k.transpose(-2, -1)  # BUG
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
         weights = torch.softmax(scores, dim=-1)

@@ -20,8 +20,8 @@ class GroupedQueryAttention(nn.Module):
         q = self.W_q(x).view(b, t, self.h, self.d).transpose(1, 2)
         k = self.W_k(x).view(b, t, self.g, self.d).transpose(1, 2)
         v = self.W_v(x).view(b, t, self.g, self.d).transpose(1, 2)
-        k = k.repeat(1, self.h // self.g, 1, 1)
-        v = v.repeat(1, self.h // self.g, 1, 1)
+        k = k.repeat(1, self.h // self.g, 1, 1)  # BUG
+        v = v.repeat(1, self.h // self.g, 1, 1)  # BUG
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d)
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))

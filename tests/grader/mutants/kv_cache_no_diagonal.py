@@ -28,7 +28,7 @@ def decode_step(x: torch.Tensor, cache_k: torch.Tensor, cache_v: torch.Tensor, W
     group = n_heads // kv_heads
     k, v = cache_k.repeat_interleave(group, dim=1), cache_v.repeat_interleave(group, dim=1)
     new, seen = x.shape[1], cache_k.shape[-2]
-    visible = torch.arange(seen, device=x.device) <= torch.arange(new, device=x.device).unsqueeze(-1) + (seen - new - 1)
+    visible = torch.arange(seen, device=x.device) <= torch.arange(new, device=x.device).unsqueeze(-1) + (seen - new - 1)  # BUG
     work = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype
     scores = (q.to(work) @ k.to(work).transpose(-2, -1)) / math.sqrt(d_head)
     scores = scores.masked_fill(~visible, float("-inf"))

@@ -9,7 +9,7 @@ import torch
 
 
 def append_kv(cache_k, cache_v, k, v):
-    return torch.cat([k, cache_k], dim=-2), torch.cat([v, cache_v], dim=-2)
+    return torch.cat([k, cache_k], dim=-2), torch.cat([v, cache_v], dim=-2)  # BUG
 
 
 def decode_step(x, cache_k, cache_v, W_q, W_k, W_v, W_o, n_heads):

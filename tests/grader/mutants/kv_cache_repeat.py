@@ -26,7 +26,7 @@ def decode_step(x: torch.Tensor, cache_k: torch.Tensor, cache_v: torch.Tensor, W
     q = _split(x @ W_q.T, n_heads)
     cache_k, cache_v = append_kv(cache_k, cache_v, _split(x @ W_k.T, kv_heads), _split(x @ W_v.T, kv_heads))
     group = n_heads // kv_heads
-    k, v = cache_k.repeat(1, group, 1, 1), cache_v.repeat(1, group, 1, 1)
+    k, v = cache_k.repeat(1, group, 1, 1), cache_v.repeat(1, group, 1, 1)  # BUG
     new, seen = x.shape[1], cache_k.shape[-2]
     visible = torch.arange(seen, device=x.device) <= torch.arange(new, device=x.device).unsqueeze(-1) + (seen - new)
     work = torch.float32 if x.dtype in (torch.float16, torch.bfloat16) else x.dtype

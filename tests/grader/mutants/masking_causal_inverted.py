@@ -5,7 +5,7 @@ import torch
 
 def causal_mask(n, m=None):
     m = n if m is None else m
-    return torch.ones(n, m, dtype=torch.bool).triu(diagonal=m - n + 1)
+    return torch.ones(n, m, dtype=torch.bool).triu(diagonal=m - n + 1)  # BUG
 
 
 def padding_mask(lengths, max_len):

@@ -9,4 +9,4 @@ def causal_mask(n, m=None):
 
 
 def padding_mask(lengths, max_len):
-    return (torch.arange(max_len) >= lengths[:, None])[:, None, None, :]
+    return (torch.arange(max_len) >= lengths[:, None])[:, None, None, :]  # BUG

@@ -26,7 +26,7 @@ class MultiHeadAttention(nn.Module):
         v = self.split(self.W_v(value))
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
         if mask is not None:
-            scores = scores.masked_fill(~mask, 0.0)
+            scores = scores.masked_fill(~mask, 0.0)  # BUG
         weights = torch.softmax(scores, dim=-1)
         heads = (weights @ v).transpose(1, 2).reshape(b, n, self.d_model)
         return self.W_o(heads), weights

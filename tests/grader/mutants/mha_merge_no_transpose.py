@@ -28,5 +28,5 @@ class MultiHeadAttention(nn.Module):
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
         weights = torch.softmax(scores, dim=-1)
-        heads = (weights @ v).reshape(b, n, self.d_model)
+        heads = (weights @ v).reshape(b, n, self.d_model)  # BUG
         return self.W_o(heads), weights

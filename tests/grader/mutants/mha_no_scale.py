@@ -24,7 +24,7 @@ class MultiHeadAttention(nn.Module):
         q = self.split(self.W_q(query))
         k = self.split(self.W_k(key))
         v = self.split(self.W_v(value))
-        scores = q @ k.transpose(-2, -1) 
+        scores = q @ k.transpose(-2, -1)  # BUG
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
         weights = torch.softmax(scores, dim=-1)

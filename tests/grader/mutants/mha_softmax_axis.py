@@ -27,6 +27,6 @@ class MultiHeadAttention(nn.Module):
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))
-        weights = torch.softmax(scores, dim=-2)
+        weights = torch.softmax(scores, dim=-2)  # BUG
         heads = (weights @ v).transpose(1, 2).reshape(b, n, self.d_model)
         return self.W_o(heads), weights

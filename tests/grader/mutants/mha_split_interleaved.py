@@ -17,7 +17,7 @@ class MultiHeadAttention(nn.Module):
 
     def split(self, x):
         b, t, _ = x.shape
-        return x.view(b, t, self.d_k, self.h).permute(0, 3, 1, 2)
+        return x.view(b, t, self.d_k, self.h).permute(0, 3, 1, 2)  # BUG
 
     def forward(self, query, key, value, mask=None):
         b, n, _ = query.shape

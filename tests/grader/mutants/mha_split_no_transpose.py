@@ -17,7 +17,7 @@ class MultiHeadAttention(nn.Module):
 
     def split(self, x):
         b, t, _ = x.shape
-        return x.view(b, self.h, t, self.d_k)
+        return x.view(b, self.h, t, self.d_k)  # BUG
 
     def forward(self, query, key, value, mask=None):
         b, n, _ = query.shape

@@ -19,7 +19,7 @@ def paged_decode(q: torch.Tensor, k_pool: torch.Tensor, v_pool: torch.Tensor, bl
         pages = block_table[b].long()[positions // page_size]
         k = k_pool[pages, positions % page_size].to(work)  # (L, G, d)
         v = v_pool[pages, positions % page_size].to(work)
-        k, v = k.repeat(1, group, 1), v.repeat(1, group, 1)  # (L, H, d)
+        k, v = k.repeat(1, group, 1), v.repeat(1, group, 1)  # (L, H, d)  # BUG
         scores = torch.einsum("hd,lhd->hl", q[b].to(work), k) / math.sqrt(q.shape[-1])
         weights = torch.softmax(scores, dim=-1)
         out[b] = torch.einsum("hl,lhd->hd", weights, v).to(q.dtype)

@@ -16,7 +16,7 @@ def paged_decode(q: torch.Tensor, k_pool: torch.Tensor, v_pool: torch.Tensor, bl
     out = torch.empty_like(q)
     for b in range(q.shape[0]):
         positions = torch.arange(int(seq_lens[b]), device=q.device)
-        pages = block_table[0].long()[positions // page_size]
+        pages = block_table[0].long()[positions // page_size]  # BUG
         k = k_pool[pages, positions % page_size].to(work)  # (L, G, d)
         v = v_pool[pages, positions % page_size].to(work)
         k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)  # (L, H, d)

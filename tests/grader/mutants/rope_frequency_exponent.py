@@ -9,7 +9,7 @@ import torch
 def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0, layout: str = "half",
                rotary_dim: int | None = None) -> torch.Tensor:
     r = x.shape[-1] if rotary_dim is None else rotary_dim
-    inv_freq = base ** (-torch.arange(r // 2, dtype=torch.float32, device=x.device) / r)
+    inv_freq = base ** (-torch.arange(r // 2, dtype=torch.float32, device=x.device) / r)  # BUG
     angles = positions.to(torch.float32)[:, None] * inv_freq  # (n, r/2)
     cos, sin = angles.cos(), angles.sin()
     rot, rest = x[..., :r].float(), x[..., r:]

@@ -14,7 +14,7 @@ def sliding_window_mask(n, window, m=None):
 def sliding_window_attention(q, k, v, window):
     n, m = q.shape[-2], k.shape[-2]
     ones = torch.ones(n, m, dtype=torch.bool)
-    mask = ones.tril(m - n) & ~ones.tril(m - n - window + 1)  # tril offset one too far: W - 1 keys
+    mask = ones.tril(m - n) & ~ones.tril(m - n - window + 1)  # tril offset one too far: W - 1 keys  # BUG
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     scores = scores.masked_fill(~mask, float("-inf"))
     weights = torch.exp(scores - scores.amax(-1, keepdim=True))

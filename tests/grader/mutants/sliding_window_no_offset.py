@@ -7,7 +7,7 @@ import torch
 
 def sliding_window_mask(n, window, m=None):
     m = n if m is None else m
-    back = torch.arange(n)[:, None] - torch.arange(m)[None, :]  # queries placed at 0..n-1
+    back = torch.arange(n)[:, None] - torch.arange(m)[None, :]  # queries placed at 0..n-1  # BUG
     return (back >= 0) & (back < window)
 
 

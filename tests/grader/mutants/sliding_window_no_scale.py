@@ -18,7 +18,7 @@ def sliding_window_mask(n: int, window: int, m: int | None = None) -> torch.Tens
 def sliding_window_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, window: int) -> torch.Tensor:
     mask = sliding_window_mask(q.shape[-2], window, k.shape[-2]).to(q.device)
     work = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
-    scores = q.to(work) @ k.to(work).transpose(-2, -1)
+    scores = q.to(work) @ k.to(work).transpose(-2, -1)  # BUG
     scores = scores.masked_fill(~mask, float("-inf"))
     weights = (scores - scores.amax(dim=-1, keepdim=True)).exp()
     weights = weights / weights.sum(dim=-1, keepdim=True)

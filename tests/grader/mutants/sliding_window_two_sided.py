@@ -7,7 +7,7 @@ import torch
 
 def sliding_window_mask(n, window, m=None):
     m = n if m is None else m
-    distance = (torch.arange(n)[:, None] + (m - n) - torch.arange(m)[None, :]).abs()
+    distance = (torch.arange(n)[:, None] + (m - n) - torch.arange(m)[None, :]).abs()  # BUG
     return distance < window
 
 

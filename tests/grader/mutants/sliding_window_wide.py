@@ -9,7 +9,7 @@ def sliding_window_mask(n, window, m=None):
     m = n if m is None else m
     i = torch.arange(n)[:, None] + (m - n)
     j = torch.arange(m)[None, :]
-    return (j <= i) & (j >= i - window)  # one key too many
+    return (j <= i) & (j >= i - window)  # one key too many  # BUG
 
 
 def sliding_window_attention(q, k, v, window):

@@ -4,5 +4,5 @@ import torch
 
 
 def stable_softmax(x, dim=-1):
-    e = (x - x.amax(dim=-1, keepdim=True)).exp()
-    return e / e.sum(dim=-1, keepdim=True)
+    e = (x - x.amax(dim=-1, keepdim=True)).exp()  # BUG
+    return e / e.sum(dim=-1, keepdim=True)  # BUG

@@ -5,5 +5,5 @@ import torch
 
 
 def stable_softmax(x, dim=-1):
-    e = (x - x.amax(dim=-1, keepdim=True)).exp()
+    e = (x - x.amax(dim=-1, keepdim=True)).exp()  # BUG
     return e / e.sum(dim=dim, keepdim=True)

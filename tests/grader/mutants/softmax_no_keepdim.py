@@ -4,5 +4,5 @@ import torch
 
 
 def stable_softmax(x, dim=-1):
-    e = (x - x.amax(dim=dim)).exp()
-    return e / e.sum(dim=dim)
+    e = (x - x.amax(dim=dim)).exp()  # BUG
+    return e / e.sum(dim=dim)  # BUG

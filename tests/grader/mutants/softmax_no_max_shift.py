@@ -4,5 +4,5 @@ import torch
 
 
 def stable_softmax(x, dim=-1):
-    e = x.exp()
+    e = x.exp()  # BUG
     return e / e.sum(dim=dim, keepdim=True)

@@ -7,6 +7,6 @@ import numpy as np
 
 
 def stable_softmax(x: np.ndarray, dim: int = -1) -> np.ndarray:
-    shifted = x - x.max()
+    shifted = x - x.max()  # BUG
     exps = np.exp(shifted)
     return exps / exps.sum(axis=dim, keepdims=True)

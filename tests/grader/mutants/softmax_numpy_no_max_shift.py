@@ -8,5 +8,5 @@ import numpy as np
 
 def stable_softmax(x: np.ndarray, dim: int = -1) -> np.ndarray:
     shifted = x
-    exps = np.exp(shifted)
+    exps = np.exp(shifted)  # BUG
     return exps / exps.sum(axis=dim, keepdims=True)

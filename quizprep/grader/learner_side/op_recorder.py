@@ -1,0 +1,57 @@
+"""Which line of the learner's file issued each tensor op, in the worker: the grader replays a
+case that failed with a named mistake under this recorder, to quote the line the mistake lives on.
+It only picks a line to show, never a verdict. Loaded by the worker from its file; imports nothing
+of quizprep."""
+from __future__ import annotations
+
+import linecache
+import sys
+from typing import Any
+
+from torch import Tensor
+from torch.overrides import TorchFunctionMode
+
+MAX_ENTRIES = 300  # distinct (op, line) pairs: a loop over a batch repeats the same few
+CODE_LIMIT = 200
+
+
+class OpRecorder(TorchFunctionMode):
+    """Notes each op's name and the learner's line that issued it, once per pair, in first-seen order."""
+
+    def __init__(self, learner_path: str) -> None:
+        super().__init__()
+        self.learner_path = learner_path
+        self.seen: dict[tuple[str, str, int], None] = {}
+
+    def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if len(self.seen) < MAX_ENTRIES:
+            line = self._learner_line(sys._getframe(1))
+            if line:
+                self.seen.setdefault((op_name(func), operand_kind(args), line), None)
+        return func(*args, **(kwargs or {}))
+
+    def _learner_line(self, frame: Any) -> int:
+        """The line of the innermost frame in the learner's file: the one that issued the op."""
+        while frame is not None and frame.f_code.co_filename != self.learner_path:
+            frame = frame.f_back
+        return frame.f_lineno if frame is not None else 0
+
+    def entries(self) -> list[dict[str, Any]]:
+        return [{"op": op, "operand": operand, "line": line,
+                 "code": linecache.getline(self.learner_path, line).strip()[:CODE_LIMIT]}
+                for op, operand, line in self.seen]
+
+
+def op_name(func: Any) -> str:
+    """`Tensor.__matmul__` and `torch.matmul` are both "matmul"; in-place `masked_fill_` is "masked_fill"."""
+    return str(getattr(func, "__name__", "")).strip("_")
+
+
+def operand_kind(args: Any) -> str:
+    """The first operand as "int2" or "float4" (its values' kind and rank): indexing a block table
+    (an integer matrix) is told apart from indexing a row of lengths."""
+    first = args[0] if args else None
+    if not isinstance(first, Tensor):
+        return ""
+    kind = "float" if first.is_floating_point() or first.is_complex() else "int"
+    return f"{kind}{first.dim()}"

@@ -1,0 +1,95 @@
+"""The learner's own line for a named mistake: the op family each mistake shows in, and the one
+replay that finds where the learner's file issues that op.
+
+A family is data: the ops a mistake lives in, and which of them (the first, or the last, in the
+order the learner's code first issued them) carries it. A diagnosis without a family quotes no
+line, and neither does a replay in which no op of the family came from the learner's file: no
+line is better than a wrong one. The recording only picks a line to show; the verdict is made
+before it, from the values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from quizprep.grader.bounds import cut, printable
+
+if TYPE_CHECKING:
+    from quizprep.grader.context import CheckContext
+    from quizprep.grader.problem import Case, Problem
+
+CODE_SHOWN = 120  # characters of the learner's line in the report
+
+
+@dataclass(frozen=True)
+class OpFamily:
+    ops: frozenset[str]
+    last: bool = False  # the mistake is in the last such op (a merge of heads), not the first
+    operand: str = ""  # the first operand's kind, when the name alone is ambiguous ("int2": a table)
+
+    def pick(self, recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
+        found = [op for op in recorded
+                 if op["op"] in self.ops and (not self.operand or op.get("operand") == self.operand)]
+        return (found[-1] if self.last else found[0]) if found else None
+
+
+def _family(*ops: str, last: bool = False, operand: str = "") -> OpFamily:
+    return OpFamily(frozenset(ops), last, operand)
+
+
+SCORES = _family("matmul", "bmm", "einsum", "baddbmm")
+SOFTMAX = _family("softmax", "log_softmax", "amax", "max", "logsumexp", "exp", "sum")
+MASK_APPLIED = _family("masked_fill", "where")
+MASK_AFTER_SOFTMAX = _family("mul", "masked_fill", "where", last=True)
+MASK_BUILT = _family("tril", "triu", "lt", "le", "gt", "ge")
+MASK_OFFSET = _family("tril", "triu", "arange")  # the diagonal's offset, or the query positions it comes from
+WINDOW_BUILT = _family("tril", "triu", "lt", "le", "gt", "ge", "abs")
+HEAD_SPLIT = _family("view", "reshape", "unflatten")
+HEAD_MERGE = _family("view", "reshape", "flatten", last=True)
+KV_HEADS = _family("repeat", "repeat_interleave", "expand", "tile")
+ROPE_FREQUENCIES = _family("arange", "pow", "rpow", "outer", "exp")
+ROPE_SIN_COS = _family("cos", "sin")
+PROBABILITIES = _family("exp", "exp2", "softmax")
+CACHE_JOIN = _family("cat")
+BLOCK_TABLE = _family("getitem", "index_select", "gather", operand="int2")
+
+FAMILIES: dict[str, OpFamily] = {
+    **dict.fromkeys(("no-scale", "scale-dk", "scale-dv", "scale-d-model", "scale-seq-len"), SCORES),
+    **dict.fromkeys(("softmax-axis", "global-max", "max-over-last-axis", "no-keepdim", "dim-ignored",
+                     "no-max-shift", "softmax-all-axes"), SOFTMAX),
+    **dict.fromkeys(("mask-inverted", "mask-zero-fill", "mask-ignored", "backward-causal-unmasked"), MASK_APPLIED),
+    "mask-after-softmax": MASK_AFTER_SOFTMAX,
+    **dict.fromkeys(("causal-no-offset", "kv-mask-no-offset", "window-no-offset"), MASK_OFFSET),
+    **dict.fromkeys(("window-narrow", "window-wide", "window-two-sided"), WINDOW_BUILT),
+    **dict.fromkeys(("causal-inverted", "causal-no-diagonal", "kv-no-diagonal", "causal-upper",
+                     "padding-inverted", "padding-off-by-one"), MASK_BUILT),
+    **dict.fromkeys(("split-no-transpose", "split-interleaved"), HEAD_SPLIT),
+    **dict.fromkeys(("merge-no-transpose", "merge-interleaved"), HEAD_MERGE),
+    "gqa-repeat": KV_HEADS,
+    "rope-frequency-exponent": ROPE_FREQUENCIES,
+    "rope-sin-cos-swapped": ROPE_SIN_COS,
+    **dict.fromkeys(("backward-p-no-lse", "backward-p-unscaled"), PROBABILITIES),
+    "kv-prepended": CACHE_JOIN,
+    **dict.fromkeys(("paged-block-index", "paged-wrong-sequence"), BLOCK_TABLE),
+}
+
+
+def learner_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: str,
+                 options: dict[str, Any] | None) -> str:
+    """"Your line: file.py:N: <code>" for the mistake `diagnosis_id`, from one replay of `case`
+    with the worker recording ops; "" when its family is unknown or none of its ops is the learner's."""
+    family = FAMILIES.get(diagnosis_id)
+    if family is None:
+        return ""
+    try:
+        ctx.recorded_ops = []
+        problem.run(ctx, case, {**(options or {}), "record_ops": True})
+        file_name = Path(ctx.session.path).name
+    except Exception:  # noqa: BLE001 - the verdict is made; a replay that fails only loses the line
+        return ""
+    chosen = family.pick(ctx.recorded_ops)
+    if chosen is None:
+        return ""
+    code = cut(printable(chosen["code"], one_line=True), CODE_SHOWN)
+    return f"Your line: {file_name}:{chosen['line']}: {code}"

@@ -1,0 +1,107 @@
+"""A named mistake quotes the learner's own line: the one a mutant marks with a `# BUG` comment
+(read by these tests only; the grader finds the line from the ops its code issued), or none."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import HERE, expectation
+from quizprep.grader import exercism
+from quizprep.grader.learner_side import protocol
+from quizprep.grader.op_lines import FAMILIES, OpFamily
+
+MUTANTS = HERE / "mutants"
+QUOTED = re.compile(r"Your line: (?P<file>[^:]+):(?P<line>\d+): (?P<code>.*)")
+# one mutant or more per exercise and per family of ops
+QUOTING = ("attention_no_scale", "attention_softmax_axis", "attention_mask_inverted", "attention_mask_after_softmax",
+           "mha_split_no_transpose", "mha_merge_no_transpose", "gqa_repeat", "kv_cache_prepended",
+           "masking_padding_off_by_one", "flash_causal_no_offset", "softmax_global_max", "rope_frequency_exponent",
+           "rope_sin_cos_swapped", "attention_backward_p_no_lse", "paged_decode_block_index",
+           "paged_decode_wrong_sequence")
+
+
+def bug_lines(path: Path) -> set[int]:
+    return {number for number, line in enumerate(path.read_text().splitlines(), 1) if re.search(r"#.*\bBUG\b", line)}
+
+
+def graded(grade_file, stem: str):
+    path = MUTANTS / f"{stem}.py"
+    check_id, diagnosis = expectation(path)
+    report = grade_file(path, only=(check_id,))
+    result = next(c for c in report.checks if c.id == check_id)
+    assert result.diagnosis_id == diagnosis, result.where
+    return path, report, result
+
+
+@pytest.mark.parametrize("stem", QUOTING)
+def test_named_mistake_quotes_the_planted_line(stem: str, grade_file):
+    path, report, result = graded(grade_file, stem)
+    quoted = QUOTED.search(result.where)
+    assert quoted, f"no line quoted:\n{result.where}"
+    assert quoted["file"] == path.name
+    assert int(quoted["line"]) in bug_lines(path), result.where
+    planted = path.read_text().splitlines()[int(quoted["line"]) - 1]
+    assert planted.strip().startswith(quoted["code"].removesuffix("…"))
+    failed = next(test for test in exercism.results(report)["tests"] if "message" in test)
+    assert quoted.group(0) in failed["message"]
+
+
+@pytest.mark.parametrize("stem", ["attention_mask_ignored", "attention_backward_dv_not_transposed", "kv_cache_upcast"])
+def test_no_line_rather_than_a_wrong_one(stem: str, grade_file):
+    """mask-ignored has no masked_fill to point at; the others' mistakes have no family of ops."""
+    _, _, result = graded(grade_file, stem)
+    assert "Your line" not in result.where
+
+
+def test_family_picks_first_last_or_by_operand():
+    recorded = [{"op": "getitem", "operand": "int1", "line": 4}, {"op": "matmul", "operand": "float4", "line": 5},
+                {"op": "getitem", "operand": "int2", "line": 6}, {"op": "matmul", "operand": "float4", "line": 9}]
+    assert OpFamily(frozenset({"matmul"})).pick(recorded)["line"] == 5
+    assert OpFamily(frozenset({"matmul"}), last=True).pick(recorded)["line"] == 9
+    assert OpFamily(frozenset({"getitem"}), operand="int2").pick(recorded)["line"] == 6
+    assert OpFamily(frozenset({"softmax"})).pick(recorded) is None
+
+
+def test_every_family_names_ops_a_recorder_reports():
+    names = {op for family in FAMILIES.values() for op in family.ops}
+    assert all(name == name.strip("_") and name.isidentifier() for name in names)
+
+
+@pytest.mark.parametrize("ops", [{"op": 3, "line": 1}, {"op": "matmul", "line": "1"}, "matmul"])
+def test_forged_ops_in_a_reply_are_refused(ops):
+    with pytest.raises(protocol.ProtocolError):
+        protocol.checked_reply({"ok": True, "ops": [ops]})
+
+
+def test_recorded_ops_are_capped_and_their_code_cut():
+    reply = protocol.checked_reply({"ok": True, "ops": [{"op": "exp", "line": 2, "code": "x" * 10_000}] * 5000})
+    assert len(reply["ops"]) == protocol.OPS_KEPT
+    assert len(reply["ops"][0]["code"]) <= protocol.TEXT_LIMIT
+
+
+def test_recorder_notes_each_op_once_at_the_learner_line_that_issued_it(tmp_path):
+    import torch
+
+    from quizprep.grader.learner_side.op_recorder import OpRecorder
+
+    learner = str(tmp_path / "work.py")
+    source = ("import torch\n"
+              "def helper(x):\n"
+              "    return torch.nn.functional.softmax(x, dim=-1)\n"
+              "def attend(q, k, table):\n"
+              "    scores = q @ k.transpose(-2, -1)\n"
+              "    for _ in range(3):\n"
+              "        rows = table[0]\n"
+              "    return helper(scores), rows\n")
+    namespace: dict = {}
+    exec(compile(source, learner, "exec"), namespace)
+    recorder = OpRecorder(learner)
+    with recorder:
+        namespace["attend"](torch.ones(2, 3), torch.ones(4, 3), torch.zeros(2, 5, dtype=torch.int32))
+    seen = [(entry["op"], entry["operand"], entry["line"]) for entry in recorder.entries()]
+    assert ("matmul", "float2", 5) in seen and ("transpose", "float2", 5) in seen
+    assert seen.count(("getitem", "int2", 7)) == 1  # a loop repeats the op, not the entry
+    assert ("softmax", "float2", 3) in seen  # inside the learner's helper, not torch's own file
+    assert all(line in (3, 5, 7) for _, _, line in seen)

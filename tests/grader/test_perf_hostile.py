@@ -262,7 +262,7 @@ def scaled_dot_product_attention(q, k, v, mask=None):
 
 
 def test_a_perf_phase_that_timed_no_size_is_no_pass(tmp_path, monkeypatch):
-    monkeypatch.setattr(perf.phase, "cpu_plan", lambda: PLAN)
+    monkeypatch.setattr(perf.phase, "cpu_plan", lambda kind="attention": PLAN)
     session = SimpleNamespace(path=_write(tmp_path, HONEST + SKIPPER), limits=Limits(), forbidden=("sdpa", "mha"),
                               close=lambda: None)
     result = perf.perf_phase("attention")(SimpleNamespace(session=session, device="cpu", seed=5))

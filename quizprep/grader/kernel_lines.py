@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-SOURCE_LIMIT = 1 << 20  # characters of a submission read for its lines
+from quizprep.grader.submission_file import source_text
+
+SOURCE_LIMIT = 1 << 20  # bytes of a submission read for its lines
 
 
 @dataclass(frozen=True)
@@ -74,10 +76,12 @@ def learner_line(path: Path, diagnosis_id: str) -> tuple[int, str] | None:
 
 
 def _read(path: Path) -> Source | None:
+    text = source_text(path, SOURCE_LIMIT)  # '' where unreadable, or reached only through a link
+    if not text:
+        return None
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")[:SOURCE_LIMIT]
         tree = ast.parse(text)
-    except (OSError, SyntaxError, ValueError):
+    except (SyntaxError, ValueError):
         return None
     statements: list[Statement] = []
     for function in (node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)):

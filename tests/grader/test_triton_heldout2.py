@@ -101,6 +101,16 @@ def test_a_file_that_does_not_parse_points_nowhere(tmp_path):
     assert learner_line(path, "triton-no-scale") is None
 
 
+def test_a_kernel_reached_through_a_link_is_not_read_for_its_lines(tmp_path):
+    from quizprep.grader.kernel_lines import crossed_strides_line
+
+    bug = next(bug for bug in heldout2.BUGS if bug.name == "kernels_rows_through_q_strides")
+    (tmp_path / "elsewhere.py").write_text(bug.source())
+    assert crossed_strides_line(tmp_path / "elsewhere.py") is not None
+    (tmp_path / "mine.py").symlink_to(tmp_path / "elsewhere.py")
+    assert crossed_strides_line(tmp_path / "mine.py") is None  # read as every learner source is: no link followed
+
+
 def test_general_names_are_said_in_a_kernels_words():
     from quizprep.grader.exercises._kernel_words import in_kernel_words
     from quizprep.grader.invariants import nondeterminism

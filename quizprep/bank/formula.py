@@ -10,6 +10,7 @@ import ast
 import math
 import operator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Mapping, cast
 
 Number = int | float
@@ -70,9 +71,24 @@ class LiteralTooLarge(FormulaError):
 @dataclass(frozen=True)
 class Formula:
     source: str
-    tree: ast.Expression = field(repr=False, compare=False)
     names: frozenset[str] = field(compare=False)
     size: int = field(default=1, compare=False)  # syntax-tree nodes: the cost of one evaluation
+
+    @classmethod
+    def parsed(cls, source: str, tree: ast.Expression, names: frozenset[str], size: int) -> Formula:
+        """A formula whose `source` was just parsed into `tree` (and checked)."""
+        formula = cls(source, names, size)
+        formula.__dict__["tree"] = tree  # what `tree` would parse again
+        return formula
+
+    @cached_property
+    def tree(self) -> ast.Expression:
+        return ast.parse(self.source.strip(), mode="eval")
+
+    def __getstate__(self) -> dict[str, object]:
+        # Pickled without its syntax tree, which made up half of the bank cache's unpickling time
+        # at the quiz app's start: a formula is parsed again only when it is first evaluated.
+        return {name: value for name, value in self.__dict__.items() if name != "tree"}
 
     def evaluate(self, env: Mapping[str, Number]) -> Number:
         """The formula's value: always a finite float or an int that converts to one."""
@@ -103,7 +119,7 @@ def parse_formula(source: str) -> Formula:
     except (ValueError, RecursionError, MemoryError):
         raise FormulaError(f"cannot parse {source!r}") from None
     names, size = _checked_names(tree, source)
-    return Formula(source, tree, names, size)
+    return Formula.parsed(source, tree, names, size)
 
 
 _ARITHMETIC = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.USub, ast.UAdd,
@@ -137,7 +153,7 @@ def _terms(node: ast.expr, definitions: Mapping[str, Formula]) -> list[ast.expr]
 def _subformula(node: ast.expr) -> Formula:
     tree = ast.Expression(body=node)
     names, size = _checked_names(tree, ast.unparse(node))
-    return Formula(ast.unparse(node), tree, names, size)
+    return Formula.parsed(ast.unparse(node), tree, names, size)
 
 
 def has_even_factor(formula: Formula, definitions: Mapping[str, Formula]) -> bool:

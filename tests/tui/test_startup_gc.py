@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gc
 
+from textual.css.stylesheet import Stylesheet
 from textual.widgets import DataTable
 
 from quizprep.tui.screens.home import HomeScreen
@@ -43,3 +44,23 @@ async def test_home_is_laid_out_for_a_short_terminal_before_its_first_frame(make
         await pilot.pause()
         assert app.screen.has_class("-short")
         assert len(resized) == 1, f"the topics table was sized {resized}"
+
+
+async def test_homes_widgets_are_styled_for_a_short_terminal_as_they_mount(make_app, monkeypatch):
+    """The class for 24 rows is set before Home's widgets mount: set once they had mounted, it
+    restyled the whole screen before the first frame (a few ms of every start)."""
+    restyled: list[str] = []
+    update_nodes = Stylesheet.update_nodes
+
+    def record(stylesheet: Stylesheet, nodes, animate: bool = False) -> None:
+        nodes = list(nodes)
+        restyled.extend(node.id for node in nodes if node.id == "home-summary")
+        update_nodes(stylesheet, nodes, animate=animate)
+
+    monkeypatch.setattr(Stylesheet, "update_nodes", record)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert app.screen.has_class("-short")
+        # Textual restyles a screen once as it is first shown (ScreenResume); nothing more
+        assert len(restyled) == 1, f"Home's summary was restyled {len(restyled)} times"

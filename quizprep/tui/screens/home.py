@@ -190,6 +190,9 @@ class HomeScreen(Screen[None]):
         return bool(self.search_text or self.tags)
 
     def compose(self) -> ComposeResult:
+        # Before the children mount, so they are styled once, for this height: set in on_mount,
+        # the class restyled the whole screen before its first frame.
+        self._fit_height(update=False)
         yield Static("quizprep · attention interview prep", id="home-title")
         yield Static(id="home-summary")
         yield Static(id="home-interview", markup=False)
@@ -200,7 +203,6 @@ class HomeScreen(Screen[None]):
     async def on_mount(self) -> None:
         # Filled here rather than on the first ScreenResume, which made a start draw the table's
         # cells twice (180 cell renders instead of 90 on the shipped banks).
-        self._fit_height()  # before the first layout, or the table is laid out and drawn twice
         self.reload()
         self.query_one(DataTable).focus()
         if self.filtered:
@@ -252,9 +254,9 @@ class HomeScreen(Screen[None]):
             self.reload()
         self.shown_once = True
 
-    def _fit_height(self) -> None:
+    def _fit_height(self, update: bool = True) -> None:
         # A short terminal drops the spacer line under the summary: at 24 rows it is a topic's row.
-        self.set_class(self.app.size.height <= SHORT_TERMINAL_ROWS, "-short")
+        self.set_class(self.app.size.height <= SHORT_TERMINAL_ROWS, "-short", update=update)
 
     def on_resize(self) -> None:
         self._fit_height()

@@ -2,7 +2,7 @@
 
 Both apps start the same way: a fresh `python -c` process that builds the app, runs it headless
 and exits right after the first screen has been rendered. The ratio of the median wall times is
-what counts (goal: under 1.5×); the absolute times depend on the machine.
+what counts (goal: at most 1.3×, issue 32); the absolute times depend on the machine.
 
 The quiz opens a progress database with a learner's history (`--history` answers spread over
 the past 60 days, every question's FSRS card reviewed), since that is what a daily start reads;
@@ -67,7 +67,11 @@ assert code == 0 and "torch" not in sys.modules, "the quiz app failed or importe
 # As after `pip install`, which compiles every module: with PYTHONDONTWRITEBYTECODE set (as on
 # some development machines) quizprep's freshly edited modules were compiled from source on every
 # run while Textual's came from bytecode.
-BYTECODE_WRITTEN = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
+# As in a terminal, the first layout has the terminal's size: headless, Textual's driver reports
+# 80×24 but the app laid its first screen out at Rich's default 80×25, then again at 80×24 (a
+# quiz start in tmux at 80×24 lays Home out once). Both apps run with the driver's size.
+START_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"} | {
+    "COLUMNS": "80", "LINES": "24"}
 
 
 def timed_run(code: str, *args: str) -> tuple[float, float]:
@@ -75,7 +79,7 @@ def timed_run(code: str, *args: str) -> tuple[float, float]:
     printed beside wall time because it moves far less with the machine's load."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code, *args], check=True, env=BYTECODE_WRITTEN)
+    subprocess.run([sys.executable, "-c", code, *args], check=True, env=START_ENV)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -119,7 +123,7 @@ def main() -> None:
         base = statistics.median(run[index] for run in minimal)
         ours = statistics.median(run[index] for run in quiz)
         print(f"{label:>4}: minimal Textual app {base * 1000:.0f} ms, quizprep quiz {ours * 1000:.0f} ms, "
-              f"ratio {ours / base:.2f}x (goal < 1.5x)")
+              f"ratio {ours / base:.2f}x (goal <= 1.3x)")
 
 
 if __name__ == "__main__":

@@ -203,6 +203,7 @@ class HomeScreen(Screen[None]):
     async def on_mount(self) -> None:
         # Filled here rather than on the first ScreenResume, which made a start draw the table's
         # cells twice (180 cell renders instead of 90 on the shipped banks).
+        self._fit_height()  # the terminal's size may have come in since compose (headless, it does)
         self.reload()
         self.query_one(DataTable).focus()
         if self.filtered:

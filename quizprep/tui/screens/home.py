@@ -190,7 +190,7 @@ class HomeScreen(Screen[None]):
         return bool(self.search_text or self.tags)
 
     def compose(self) -> ComposeResult:
-        # Before the children mount, so they are styled once, for this height: set in on_mount,
+        # Before the children mount, so they are styled once, for this height: set only on mount,
         # the class restyled the whole screen before its first frame.
         self._fit_height(update=False)
         yield Static("quizprep · attention interview prep", id="home-title")

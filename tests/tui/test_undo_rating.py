@@ -9,6 +9,7 @@ from choices import keys_for
 from free_answers import footer_text
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.question import QuestionScreen
+from quizprep.tui.widgets.choice_picker import ChoicePicker
 from quizprep.tui.widgets.free_answer import FreeAnswer
 
 SIZE = (80, 24)
@@ -102,3 +103,19 @@ async def test_cram_offers_no_rating_keys_in_the_footer(make_app):
         await pilot.press(*keys_for(app, 2), "enter")
         await pilot.pause()
         assert "Rate" not in footer_text(app)
+
+
+async def test_ctrl_z_on_a_choice_brings_back_what_was_picked_ready_to_change(make_app, stored):
+    """As a typed answer comes back as its draft, a pick comes back picked (issue 32, item 3)."""
+    app = make_app(question="alpha-multi")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press(*keys_for(app, 0, 2), "enter")
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert isinstance(app.screen, QuestionScreen)
+        assert app.screen.query_one(ChoicePicker).picked == {0, 2}
+        assert "■" in app.screen.query(".choice-mark")[int(keys_for(app, 0)[0]) - 1].render().plain
+        await pilot.press(*keys_for(app, 2), "enter")  # changed: the third one unpicked
+    with stored() as store:
+        assert [a.response for a in store.answers()] == ["1"]

@@ -94,6 +94,7 @@ async def test_the_footer_offers_rating_and_undo_and_fits_80_columns_after_a_fre
         await pilot.pause()
         footer = footer_text(app)
         assert "1234 Rate" in footer and "^z Undo" in footer and "e Edit score" in footer
+        assert "h History" in footer and "f1 Help" in footer  # help: the one key that works everywhere
         assert footer.endswith("^f Flag"), footer  # nothing cut at 80 columns
 
 

@@ -234,7 +234,19 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         try:
             self._hand_in(self._answer())
         except (InputError, StoreError) as error:
-            self.notify(f"{self.showing.question.id} was not answered: {error}", title="Time is up",
+            # What was there, not how to answer (an InputError's "press Enter", "try e.g."): there is no next try.
+            reason = str(error) if isinstance(error, StoreError) else self._not_an_answer()
+            kept = " What you typed is kept as its draft." if self.typed.strip() else ""
+            self.notify(f"{self.showing.question.id} was not answered: {reason}.{kept}", title="Time is up",
                         severity="warning", timeout=15, markup=False)
             self.save_draft()
             self.dismiss(TIME_UP)
+
+    def _not_an_answer(self) -> str:
+        """Why what is on screen could not be handed in, said once the round has ended."""
+        if isinstance(self.showing.question, ChoiceQuestion):
+            return "nothing was picked"
+        typed = " ".join(self.typed.split())
+        if not typed:
+            return "nothing was typed"
+        return f"{typed[:40] + '…' if len(typed) > 40 else typed!r} could not be read as a number"

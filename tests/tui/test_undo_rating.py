@@ -120,3 +120,15 @@ async def test_ctrl_z_on_a_choice_brings_back_what_was_picked_ready_to_change(ma
         await pilot.press(*keys_for(app, 2), "enter")  # changed: the third one unpicked
     with stored() as store:
         assert [a.response for a in store.answers()] == ["1"]
+
+
+async def test_ctrl_z_clears_the_notes_about_the_answer_taken_back(make_app):
+    """Rated, then undone in a burst: "Rating changed" spoke of an answer that is gone, and stood
+    over the field the answer came back to."""
+    app = make_app(question="alpha-numeric")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press(*"32 MB", "enter", "3", "ctrl+z")
+        await pilot.pause()
+        assert isinstance(app.screen, QuestionScreen)
+        assert [n.title for n in app._notifications] == ["Undone", "Draft restored"]

@@ -15,7 +15,7 @@ import random
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, TypeVar
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion, Question
 from quizprep.study.clock import Clock, utc_now
@@ -62,8 +62,8 @@ class Session:
         self._requeued: set[str] = set()
         self._asked: set[str] = set()
         self._parent: dict[str, str] = {}
-        # The choice order and picks of answers taken back, by question id.
-        self._undone_choices: dict[str, tuple[tuple[int, ...], frozenset[int]]] = {}
+        # What answers taken back had, by question id: the Showing fields they are asked again with.
+        self._taken_back: dict[str, dict[str, Any]] = {}
         self._drafts = Drafts(self.store, self.now)
         self._ended_at: datetime | None = None
 
@@ -121,7 +121,6 @@ class Session:
         again = any(shown.question.id == question.id for shown in self.shown)
         draw_ = None
         order: tuple[int, ...] = ()
-        picked: frozenset[int] = frozenset()
         if isinstance(question, NumericQuestion):
             from quizprep.bank.numeric import draw
 
@@ -132,10 +131,10 @@ class Session:
             order = tuple(range(len(question.choices)))
             if question.shuffle:
                 order = tuple(self.rng.sample(order, len(order)))  # drawn either way, as numbers are
-            # Asked again after an undo, in the order its number keys were learned in, as picked.
-            order, picked = self._undone_choices.pop(question.id, (order, picked))
-        showing = Showing(question, len(self.shown) + 1, self.now(), draw_, self._parent.get(question.id), order,
-                          again, picked)
+        # Asked again after an undo as it was answered: a choice in the order its number keys
+        # were learned in, picked as it was; a free answer's rubric with its ticks.
+        showing = replace(Showing(question, len(self.shown) + 1, self.now(), draw_, self._parent.get(question.id),
+                                  order, again), **self._taken_back.pop(question.id, {}))
         self.shown.append(showing)
         self._asked.add(question.id)
         self.current = showing
@@ -278,10 +277,11 @@ class Session:
         self.shown.remove(feedback.showing)
         question_id = feedback.question.id
         if isinstance(feedback.question, ChoiceQuestion):
-            self._undone_choices[question_id] = (feedback.showing.choice_order, feedback.picked)
+            self._taken_back[question_id] = {"choice_order": feedback.showing.choice_order, "picked": feedback.picked}
         elif feedback.response:  # typed: not a skip
             drawn = feedback.showing.draw
             self._drafts.put_back(question_id, feedback.response, drawn.seed if drawn is not None else None)
+            self._taken_back[question_id] = {"ticked": feedback.rubric_met}
         if question_id in self._requeued and question_id in self.queue:
             self._requeue(question_id, wanted=False)
         self.queue.insert(0, question_id)

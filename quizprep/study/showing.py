@@ -32,8 +32,10 @@ class Showing:
     # and records always use the original indices.
     choice_order: tuple[int, ...] = ()
     again: bool = False  # a miss asked once more at the end of the session
-    # Choices picked in an answer taken back (undone): shown picked, to hand in again or change.
+    # What an answer taken back (undone) had, shown again to hand in or change: the choices
+    # picked; a free answer's rubric ticks.
     picked: frozenset[int] = frozenset()
+    ticked: tuple[bool, ...] = ()
 
     @property
     def prompt(self) -> str:

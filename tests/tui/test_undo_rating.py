@@ -11,6 +11,7 @@ from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.question import QuestionScreen
 from quizprep.tui.widgets.choice_picker import ChoicePicker
 from quizprep.tui.widgets.free_answer import FreeAnswer
+from quizprep.tui.widgets.rubric_checklist import RubricChecklist
 
 SIZE = (80, 24)
 
@@ -132,3 +133,20 @@ async def test_ctrl_z_clears_the_notes_about_the_answer_taken_back(make_app):
         await pilot.pause()
         assert isinstance(app.screen, QuestionScreen)
         assert [n.title for n in app._notifications] == ["Undone", "Draft restored"]
+
+
+async def test_ctrl_z_on_a_free_answer_brings_back_its_rubric_ticks_too(make_app, stored):
+    """All that was entered comes back: the text, then the ticks, ready to change."""
+    app = make_app(question="alpha-free")
+    async with app.run_test(size=SIZE) as pilot:
+        await answer_free_and_assess(app, pilot)  # the first criterion ticked
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen.query_one(RubricChecklist).met == {0}
+        await pilot.press("2", "enter")  # one more ticked
+        assert isinstance(app.screen, FeedbackScreen)
+    with stored() as store:
+        [answer] = store.answers()
+    assert answer.score == 0.75  # the first two criteria met: weights 2 and 1 of 4

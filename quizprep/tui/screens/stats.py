@@ -20,9 +20,8 @@ def due_ahead_text(stats: Stats) -> str:
     also what comes due later today (a missed question's next step, a review due this evening),
     so today says both when they differ: "Today 9 (0 due now)"."""
     days = [f"{day:%a} {count}" for day, count in stats.due_ahead]
-    due_now = sum(topic.due for topic in stats.topics)
-    if days and stats.due_ahead[0][1] != due_now:
-        days[0] = f"Today {stats.due_ahead[0][1]} ({due_now} due now)"
+    if days and stats.due_ahead[0][1] != stats.due_now:
+        days[0] = f"Today {stats.due_ahead[0][1]} ({stats.due_now} due now)"
     return "  ".join(days)
 
 

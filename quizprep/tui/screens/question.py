@@ -164,7 +164,11 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         try:
             given = self._answer()
         except InputError as error:
-            self.notify(str(error), title="Not judged yet", severity="warning", markup=False)
+            field = self.query_one("#answer")
+            if isinstance(field, NumericAnswer):  # said under the field, which a note would cover
+                field.refuse(str(error))
+            else:
+                self.notify(str(error), title="Not judged yet", severity="warning", markup=False)
             return
         except StoreError as error:  # nothing was saved; the answer stays on screen to send again
             self.notify(f"{error} Your answer is still here: press Enter (Ctrl+S for a free response) "

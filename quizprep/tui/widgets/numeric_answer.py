@@ -68,11 +68,16 @@ class NumericAnswer(VerticalGroup):
         try:
             quantity = parse_quantity(event.value, self.unit, self.display_unit)
         except UnitError as error:
-            understood.update(f"✗ {error}")
-            understood.set_classes("-invalid")
+            self.refuse(str(error))
         else:
             understood.update(f"understood as {quantity.understood}")
             understood.set_classes("-valid")
+
+    def refuse(self, why: str) -> None:
+        """Say under the field why what is typed is not an answer."""
+        understood = self.query_one("#understood", Static)
+        understood.update(f"✗ {why}")
+        understood.set_classes("-invalid")
 
     def focus(self, scroll_visible: bool = True) -> NumericAnswer:
         self.query_one(Input).focus(scroll_visible)

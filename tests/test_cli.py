@@ -155,8 +155,9 @@ def test_interview_cram_search_and_tags_reach_the_app(opened: list[dict]) -> Non
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--interview", (date.today() - timedelta(days=1)).isoformat()], "has passed (today is "),
-    (["--interview", "15/12/2026"], "'15/12/2026' is not a date written YYYY-MM-DD"),
+    (["--interview", (date.today() - timedelta(days=1)).isoformat()], "has passed: the interview date must be"),
+    (["--interview", "12/11/2026"], "'12/11/2026' could be day/month or month/day"),
+    (["--interview", "next week"], "'next week' is not a date: type it as e.g. 2026-12-15, Dec 15 or 15/12"),
     (["--interview", "2026-02-30"], "'2026-02-30' is not a date: day is out of range for month"),
     (["--cram", "--mode", "mock"], "not allowed with argument --cram"),
 ])

@@ -43,3 +43,21 @@ def test_stats_says_no_data_as_the_app_does(tmp_path: Path, capsys) -> None:
     assert cli.main(["stats", "--db", str(tmp_path / "progress.db"), "--bank", str(BANK)]) == 0
     out = capsys.readouterr().out
     assert "accuracy — ·" in out and "–" not in out
+
+
+def test_stats_says_how_many_of_today_are_due_now_as_home_counts(tmp_path: Path, capsys) -> None:
+    """A question missed just now comes due again later today: `stats` counted it today while
+    Home said 0 due (issue 32, item 10), and now says both."""
+    import random
+
+    from quizprep.bank import load_banks
+    from quizprep.study.builders import practice
+    from quizprep.study.store import Store
+
+    with Store.open(tmp_path / "progress.db") as store:
+        run = practice(store, load_banks([BANK]).questions, rng=random.Random(1))
+        run.queue = ["alpha-choice"]
+        run.answer_choice(run.next(), {1})  # wrong: due again in a minute or so
+    assert cli.main(["stats", "--db", str(tmp_path / "progress.db"), "--bank", str(BANK)]) == 0
+    out = capsys.readouterr().out
+    assert "│ 1 (0 due now) │" in out.split("Due in the coming days")[1].splitlines()[4], out

@@ -127,6 +127,8 @@ def parse_quantity(text: str, unit: str, display_unit: str | None = None) -> Qua
     text = _SUPERSCRIPT.sub(lambda power: "^" + power.group().translate(_FROM_SUPERSCRIPT), text)
     reading = Reading.AS_WRITTEN
     factor = _FACTOR.match(text) if unit == "" else None
+    if factor and display_unit == "%":  # 64x read as 64 % would be a hundredfold slip left unsaid
+        raise UnitError(f"{shown!r}: x marks a factor; this question asks in percent, e.g. {example_for('%')}")
     if factor:
         text, reading = factor.group("leading") or factor.group("trailing") or "", Reading.FACTOR
     match = _NUMBER_AND_UNIT.match(text)

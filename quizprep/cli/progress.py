@@ -167,8 +167,10 @@ def stats_renderables(stats: Stats, width: int = 80) -> list[RenderableType]:
     due = Table(title="Due in the coming days", title_justify="left")
     due.add_column("Day")
     due.add_column("Due", justify="right")
-    for day, count in stats.due_ahead:
-        due.add_row(day.strftime("%a %Y-%m-%d"), str(count))
+    for place, (day, count) in enumerate(stats.due_ahead):
+        # Today's count as Home's when they differ: Home counts only what is due now.
+        now = f" ({stats.due_now} due now)" if place == 0 and count != stats.due_now else ""
+        due.add_row(day.strftime("%a %Y-%m-%d"), f"{count}{now}")
 
     parts: list[RenderableType] = [summary, topics]
     if stats.exercises:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 import sys
 from datetime import date
 from pathlib import Path
@@ -50,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="at most N questions per session (a mock asks N, 8 by default)")
     parser.add_argument("--minutes", type=positive(float, most=MOST_MINUTES), metavar="M",
                         help="a mock interview's time limit in minutes (default 2.5 a question: 20 for 8)")
-    parser.add_argument("--interview", type=interview_date, metavar="YYYY-MM-DD",
+    parser.add_argument("--interview", type=interview_date, metavar="DATE",
                         help="the day of your interview: shows predicted recall per topic on it and "
                              "orders practice by it (remembered for later runs)")
     for flag, what in (("--new-per-day", "new questions"), ("--reviews-per-day", "reviews")):
@@ -132,16 +131,13 @@ def daily_limit(text: str) -> int | None:
 
 
 def interview_date(text: str) -> date:
-    """An argparse type: a date written YYYY-MM-DD, today or later."""
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD, e.g. 2026-12-15")
+    """An argparse type: a date as people type it (see quizprep.study.dates), today or later."""
+    from quizprep.study.dates import read_date
+
     try:
-        on = date.fromisoformat(text)
+        return read_date(text, date.today())
     except ValueError as error:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date: {error}") from None
-    if on < date.today():
-        raise argparse.ArgumentTypeError(f"{text} has passed (today is {date.today().isoformat()})")
-    return on
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def filter_problem(loaded: LoadResult, args: argparse.Namespace) -> str | None:

@@ -91,7 +91,7 @@ def readiness_rows(forecast: Forecast) -> list[list[object]]:
 
 def readiness_intro(forecast: Forecast | None) -> str:
     if forecast is None:
-        return "No interview date set (`quizprep --interview YYYY-MM-DD`, or `d` on Home)."
+        return "No interview date set (`quizprep --interview 2026-12-15` or `--interview 'Dec 15'`, or `d` on Home)."
     when = "today" if forecast.days_left == 0 else f"in {days(forecast.days_left)}"
     return (f"Interview on {forecast.on.isoformat()} ({when}). FSRS's predicted recall on that morning, "
             "per topic, weakest first; a question never answered counts 0.")

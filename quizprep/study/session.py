@@ -15,14 +15,14 @@ import random
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, TypeVar
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion, Question
 from quizprep.study.clock import Clock, utc_now
 from quizprep.study.drafts import Drafts
 from quizprep.study.rubric import rubric_marks, rubric_verdict
 from quizprep.study.showing import (
-    Feedback, FeedbackDetails, InputError, PendingAssessment, SessionReport, Showing, TopicScore,
+    Feedback, FeedbackDetails, InputError, PendingAssessment, SessionReport, Showing, Tally, TopicScore,
 )
 from quizprep.study.store import Store
 
@@ -62,7 +62,8 @@ class Session:
         self._requeued: set[str] = set()
         self._asked: set[str] = set()
         self._parent: dict[str, str] = {}
-        self._undone_orders: dict[str, tuple[int, ...]] = {}  # choice orders of answers taken back
+        # What answers taken back had, by question id: the Showing fields they are asked again with.
+        self._taken_back: dict[str, dict[str, Any]] = {}
         self._drafts = Drafts(self.store, self.now)
         self._ended_at: datetime | None = None
 
@@ -78,6 +79,17 @@ class Session:
     @property
     def remaining(self) -> int:
         return self.total - len(self.shown)
+
+    def tally(self) -> Tally:
+        """The questions asked and to ask, first asks and misses asked again counted apart: a
+        miss adds one to ask again, never to the questions planned (within a length, where a miss
+        asked again takes a planned question's place, the two always add up to the length)."""
+        # The misses waiting come last but always get their places (see _next_place).
+        again_waiting = min(self.remaining, sum(1 for qid in self.queue if qid in self._requeued))
+        again_shown = sum(1 for showing in self.shown if showing.again)
+        first_shown = len(self.shown) - again_shown
+        return Tally(first_shown, first_shown + self.remaining - again_waiting,
+                     again_shown, again_shown + again_waiting)
 
     def remaining_time(self) -> timedelta | None:
         """Time left in a timed (mock) session, never negative; None when untimed."""
@@ -106,6 +118,7 @@ class Session:
         if self.finished:
             return None
         question = self.questions[self.queue.pop(self._next_place())]
+        again = any(shown.question.id == question.id for shown in self.shown)
         draw_ = None
         order: tuple[int, ...] = ()
         if isinstance(question, NumericQuestion):
@@ -118,9 +131,10 @@ class Session:
             order = tuple(range(len(question.choices)))
             if question.shuffle:
                 order = tuple(self.rng.sample(order, len(order)))  # drawn either way, as numbers are
-            # Asked again after an undo, in the order its number keys were learned in.
-            order = self._undone_orders.pop(question.id, order)
-        showing = Showing(question, len(self.shown) + 1, self.now(), draw_, self._parent.get(question.id), order)
+        # Asked again after an undo as it was answered: a choice in the order its number keys
+        # were learned in, picked as it was; a free answer's rubric with its ticks.
+        showing = replace(Showing(question, len(self.shown) + 1, self.now(), draw_, self._parent.get(question.id),
+                                  order, again), **self._taken_back.pop(question.id, {}))
         self.shown.append(showing)
         self._asked.add(question.id)
         self.current = showing
@@ -263,10 +277,11 @@ class Session:
         self.shown.remove(feedback.showing)
         question_id = feedback.question.id
         if isinstance(feedback.question, ChoiceQuestion):
-            self._undone_orders[question_id] = feedback.showing.choice_order
+            self._taken_back[question_id] = {"choice_order": feedback.showing.choice_order, "picked": feedback.picked}
         elif feedback.response:  # typed: not a skip
             drawn = feedback.showing.draw
             self._drafts.put_back(question_id, feedback.response, drawn.seed if drawn is not None else None)
+            self._taken_back[question_id] = {"ticked": feedback.rubric_met}
         if question_id in self._requeued and question_id in self.queue:
             self._requeue(question_id, wanted=False)
         self.queue.insert(0, question_id)

@@ -31,6 +31,11 @@ class Showing:
     # A choice question's display order: position k shows choice choice_order[k]. Answers
     # and records always use the original indices.
     choice_order: tuple[int, ...] = ()
+    again: bool = False  # a miss asked once more at the end of the session
+    # What an answer taken back (undone) had, shown again to hand in or change: the choices
+    # picked; a free answer's rubric ticks.
+    picked: frozenset[int] = frozenset()
+    ticked: tuple[bool, ...] = ()
 
     @property
     def prompt(self) -> str:
@@ -46,6 +51,18 @@ class Showing:
         from quizprep.bank.numeric import fill_placeholders
 
         return fill_placeholders(text, self.draw)
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Where a session stands, counted as Anki counts new and relearning cards apart: its
+    questions asked for the first time (`place` of `planned`, which a miss does not grow), and
+    its misses asked once more at the end (`again_place` of `again_planned`)."""
+
+    place: int
+    planned: int
+    again_place: int
+    again_planned: int
 
 
 @dataclass(frozen=True)

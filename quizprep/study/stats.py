@@ -84,6 +84,12 @@ class Stats:
     accuracy: float | None
     exercises: tuple[ExerciseStatus, ...] = ()  # the latest grade of each exercise graded
 
+    @property
+    def due_now(self) -> int:
+        """The questions due now, as Home counts them: today's count in `due_ahead` also has
+        those that come due later today (a question missed just now, a review due tonight)."""
+        return sum(topic.due for topic in self.topics)
+
 
 def compute_stats(store: Store, questions: Sequence[Question], *, now: datetime | None = None,
                   tz: tzinfo | None = None, titles: Mapping[str, str] | None = None,

@@ -56,8 +56,9 @@ class QuizApp(App[None]):
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", priority=True),
-        Binding("question_mark", "help", "Help"),
-        Binding("f1", "help", "Help", show=False),
+        # F1 is the key shown: it opens help on every screen, while `?` is typed in an answer.
+        Binding("f1", "help", "Help"),
+        Binding("question_mark", "help", "Help", show=False),
         Binding("ctrl+t", "toggle_theme", "Theme", priority=True, show=False),  # in help; footers are full
         Binding("h", "history", "History", show=False),  # in help: a choice question's footer cut off ^f Flag
         Binding("ctrl+f", "flag", "Flag"),

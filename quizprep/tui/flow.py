@@ -172,7 +172,7 @@ class SessionFlow:
         itself is already saved; a failed save of the ticks is offered again at once."""
         from quizprep.tui.screens.rubric import RubricScreen
 
-        ticks: tuple[bool, ...] = ()
+        ticks = given.showing.ticked  # those of an answer taken back, to change
         while (met := await show_step(self.app, RubricScreen(given, timer, ticks), self.app.key_hold)) is not None:
             try:
                 feedback = session.assess(given, met)

@@ -113,3 +113,10 @@ def test_every_absolute_tolerance_is_shown_in_the_unit_the_question_is_answered_
 
 def test_a_percent_question_shows_its_tolerance_in_points_of_percent():
     assert tolerance_text(shipped("training-mfu")) == f"±{shipped('training-mfu').tolerance.absolute * 100:g} %"
+
+
+@pytest.mark.parametrize("text", ["64x", "64X", "×64"])
+def test_a_factor_is_not_read_as_percent_where_percent_is_asked(text):
+    """64x on a question in percent is not 64 % (it read so, a hundredfold slip unsaid)."""
+    with pytest.raises(UnitError, match="marks a factor; this question asks in percent"):
+        parse_quantity(text, "", "%")

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from quizprep.study import builders
+from quizprep.study.showing import Tally
 
 from test_session import answer_right, answer_wrong
 
@@ -50,3 +51,38 @@ def test_a_miss_asked_again_is_not_also_not_answered(store, questions, clock):
     report = run.end()
     assert first.question.id not in report.unanswered
     assert first.question.id in {f.question.id for f in report.feedback if not f.correct}
+
+
+def tallies(run, clock, answer) -> list[tuple[int, int, int, int]]:
+    seen = []
+    while (showing := run.next()) is not None:
+        tally = run.tally()
+        seen.append((tally.place, tally.planned, tally.again_place, tally.again_planned))
+        clock.tick(5)
+        answer(run, showing)
+    return seen
+
+
+def test_misses_do_not_grow_the_questions_planned_without_a_length(store, questions, clock):
+    """As Anki counts relearning cards apart from new ones: 1/6, 2/6 · 1 again, ..."""
+    run = builders.practice(store, questions, ["alpha", "beta"], now=clock)
+    planned = run.tally().planned
+    seen = tallies(run, clock, answer_wrong)
+    first_asks = [(1 + n, planned, 0, n) for n in range(planned)]
+    asked_again = [(planned, planned, 1 + n, planned) for n in range(planned)]
+    assert seen == first_asks + asked_again
+
+
+def test_within_a_length_the_planned_and_again_add_up_to_it(store, questions, clock):
+    run = builders.practice(store, questions, ["alpha", "beta"], limit=4, now=clock)
+    assert tallies(run, clock, answer_wrong) == [(1, 4, 0, 0), (2, 3, 0, 1), (2, 2, 1, 2), (2, 2, 2, 2)]
+
+
+def test_an_undone_miss_is_a_first_ask_again(store, questions, clock):
+    run = builders.practice(store, questions, ["alpha", "beta"], now=clock)
+    planned = run.tally().planned
+    first = run.next()
+    clock.tick(5)
+    run.undo(answer_wrong(run, first))
+    again = run.next()
+    assert not again.again and run.tally() == Tally(1, planned, 0, 0)

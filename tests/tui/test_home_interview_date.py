@@ -37,7 +37,10 @@ async def test_a_past_or_unreadable_date_is_refused_and_an_empty_one_clears(make
         assert not isinstance(app.screen, HomeScreen)
         assert any("has passed" in n.message for n in app._notifications)
         await pilot.press("ctrl+u", *"next week", "enter")
-        assert any("YYYY-MM-DD" in n.message for n in app._notifications)
+        assert any("type it as e.g. 2026-12-15, Dec 15 or 15/12" in n.message for n in app._notifications)
+        await pilot.press("ctrl+u", *"Mar 24", "enter")  # as people type it: the next 24 March
+        assert countdown(app).startswith("14 days to your interview (Mon 24 Mar 2025)")
+        await pilot.press("d")
         await pilot.press("ctrl+u", *"2025-03-10", "enter")  # today counts
         assert countdown(app).startswith("Your interview is today")
         await pilot.press("d")

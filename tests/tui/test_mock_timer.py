@@ -75,7 +75,9 @@ async def test_an_unreadable_number_is_reported_not_answered_and_a_readable_one_
             not_answered = report.split("### Not answered")[-1]
             assert ("*(alpha-numeric)*" in not_answered) is not saved
             if not saved:
-                assert any("alpha-numeric was not answered" in n.message for n in app._notifications)
+                # What was there, not instructions for a try that will not come ("try e.g.").
+                assert ("alpha-numeric was not answered: '12 parsecs' could not be read as a number. What you "
+                        "typed is kept as its draft.") in [n.message for n in app._notifications]
         with stored() as store:
             responses = [a.response for a in store.answers(question_id="alpha-numeric")]
         assert (typed in responses) is saved
@@ -134,3 +136,13 @@ async def test_time_running_out_while_asked_to_confirm_ends_the_round(make_app, 
         await time_runs_out(clock, pilot)
         await on_screen(pilot, ReportScreen)
         assert len(app.screen_stack) == 2  # Home under the report; no question left behind
+
+
+async def test_time_up_with_nothing_picked_says_so_without_how_to_pick(make_app, clock):
+    app = make_app(topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await start_mock(app, pilot, "alpha-multi")
+        await time_runs_out(clock, pilot)
+        await on_screen(pilot, ReportScreen)
+        said = [n.message for n in app._notifications if n.title == "Time is up"]
+    assert said == ["alpha-multi was not answered: nothing was picked."]

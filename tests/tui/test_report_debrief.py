@@ -55,6 +55,8 @@ async def test_the_debrief_steps_through_every_answer_of_the_round(make_app):
             pages[question_id] = shown
             await pilot.press("right")
         assert page(app) == pages[asked[-1]]  # the last answer: nothing further
+        assert all(shown.endswith(("*Rated Again.*", "*Rated Good.*", "*Rated Hard.*", "*Rated Easy.*"))
+                   for shown in pages.values()), pages  # what the schedule took from each answer
         numeric = pages["alpha-numeric"]
         assert "**You answered** `1 GiB`" in numeric and "### Worked computation" in numeric
         assert "per_token × seq = 131,072 ×" in numeric and "Both K and V are cached" in numeric

@@ -9,7 +9,9 @@ from choices import keys_for
 from free_answers import footer_text
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.question import QuestionScreen
+from quizprep.tui.widgets.choice_picker import ChoicePicker
 from quizprep.tui.widgets.free_answer import FreeAnswer
+from quizprep.tui.widgets.rubric_checklist import RubricChecklist
 
 SIZE = (80, 24)
 
@@ -93,6 +95,7 @@ async def test_the_footer_offers_rating_and_undo_and_fits_80_columns_after_a_fre
         await pilot.pause()
         footer = footer_text(app)
         assert "1234 Rate" in footer and "^z Undo" in footer and "e Edit score" in footer
+        assert "h History" in footer and "f1 Help" in footer  # help: the one key that works everywhere
         assert footer.endswith("^f Flag"), footer  # nothing cut at 80 columns
 
 
@@ -102,3 +105,48 @@ async def test_cram_offers_no_rating_keys_in_the_footer(make_app):
         await pilot.press(*keys_for(app, 2), "enter")
         await pilot.pause()
         assert "Rate" not in footer_text(app)
+
+
+async def test_ctrl_z_on_a_choice_brings_back_what_was_picked_ready_to_change(make_app, stored):
+    """As a typed answer comes back as its draft, a pick comes back picked (issue 32, item 3)."""
+    app = make_app(question="alpha-multi")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press(*keys_for(app, 0, 2), "enter")
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert isinstance(app.screen, QuestionScreen)
+        assert app.screen.query_one(ChoicePicker).picked == {0, 2}
+        assert "■" in app.screen.query(".choice-mark")[int(keys_for(app, 0)[0]) - 1].render().plain
+        await pilot.press(*keys_for(app, 2), "enter")  # changed: the third one unpicked
+    with stored() as store:
+        assert [a.response for a in store.answers()] == ["1"]
+
+
+async def test_ctrl_z_clears_the_notes_about_the_answer_taken_back(make_app):
+    """Rated, then undone in a burst: "Rating changed" spoke of an answer that is gone, and stood
+    over the field the answer came back to."""
+    app = make_app(question="alpha-numeric")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press(*"32 MB", "enter", "3", "ctrl+z")
+        await pilot.pause()
+        assert isinstance(app.screen, QuestionScreen)
+        assert [n.title for n in app._notifications] == ["Undone", "Draft restored"]
+
+
+async def test_ctrl_z_on_a_free_answer_brings_back_its_rubric_ticks_too(make_app, stored):
+    """All that was entered comes back: the text, then the ticks, ready to change."""
+    app = make_app(question="alpha-free")
+    async with app.run_test(size=SIZE) as pilot:
+        await answer_free_and_assess(app, pilot)  # the first criterion ticked
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen.query_one(RubricChecklist).met == {0}
+        await pilot.press("2", "enter")  # one more ticked
+        assert isinstance(app.screen, FeedbackScreen)
+    with stored() as store:
+        [answer] = store.answers()
+    assert answer.score == 0.75  # the first two criteria met: weights 2 and 1 of 4

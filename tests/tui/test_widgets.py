@@ -9,7 +9,7 @@ import pytest
 
 from quizprep.bank import load_banks
 from quizprep.bank.model import RubricItem
-from quizprep.study.session import Showing
+from quizprep.study.session import Showing, Tally
 from quizprep.tui.screens.feedback import due_phrase
 from quizprep.tui.screens.home import bar, shorten
 from quizprep.tui.screens.question import header_line
@@ -50,7 +50,7 @@ def test_next_review_phrase(seconds, phrase):
 
 def test_header_marks_follow_ups():
     question = {q.id: q for q in load_banks([DATA]).questions}["alpha-free"]
-    session = SimpleNamespace(mode="mock", total=5)
+    session = SimpleNamespace(mode="mock", tally=lambda: Tally(3, 5, 0, 0))
     assert header_line(session, Showing(question, 3, NOW, follow_up_of="alpha-numeric")) == (
         "Mock interview 3/5 · alpha · free response · follow-up · ★★★")
     assert "follow-up" not in header_line(session, Showing(question, 3, NOW))

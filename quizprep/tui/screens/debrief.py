@@ -13,15 +13,17 @@ from textual.widgets import Footer, Markdown, Static
 
 from quizprep.bank.model import FreeQuestion
 from quizprep.study.session import Feedback
-from quizprep.tui.screens.feedback import answer_parts, bullets, verdict_text
+from quizprep.tui.screens.feedback import CRAM_LEAVES_SCHEDULE, answer_parts, bullets, verdict_text
 
 
-def debrief_markdown(feedback: Feedback) -> str:
-    """Everything after the learner's own answer: the judgement, the solution, the explanation."""
+def debrief_markdown(feedback: Feedback, *, schedules: bool = True) -> str:
+    """Everything after the learner's own answer: the judgement, the solution, the explanation,
+    and the rating the schedule took (`schedules` is False for cram, which moves no review)."""
     parts = answer_parts(feedback) + [
         f"### Explanation\n\n{feedback.explanation}",
         bullets("Rubric items missed", [item.criterion for item in feedback.missed]),
         bullets("Pitfalls", feedback.question.pitfalls),
+        f"*Rated {feedback.rating.name}.*" if schedules else f"*{CRAM_LEAVES_SCHEDULE}.*",
     ]
     return "\n\n".join(part for part in parts if part)
 
@@ -35,9 +37,10 @@ class DebriefScreen(Screen[None]):
         Binding("escape,q", "close", "Back to report"),
     ]
 
-    def __init__(self, answers: Sequence[Feedback]) -> None:
+    def __init__(self, answers: Sequence[Feedback], *, schedules: bool = True) -> None:
         super().__init__()
         self.answers = tuple(answers)
+        self.schedules = schedules
         self.place = 0
 
     def compose(self) -> ComposeResult:
@@ -82,5 +85,5 @@ class DebriefScreen(Screen[None]):
         for part in self.query(".pane-title, #debrief-answer"):
             part.display = free
         self.query_one("#debrief-answer", Static).update(feedback.response)
-        self.query_one("#debrief-detail", Markdown).update(debrief_markdown(feedback))
+        self.query_one("#debrief-detail", Markdown).update(debrief_markdown(feedback, schedules=self.schedules))
         self.query_one("#debrief-body", VerticalScroll).scroll_home(animate=False)

@@ -132,6 +132,10 @@ class FeedbackScreen(Step[str | None]):
         # In the footer as Anki users look for them: "1234 Rate", "^z Undo".
         *(Binding(str(n), f"rate({n})", name, group=RATE) for n, name in enumerate(RATINGS, start=1)),
         Binding("ctrl+z", "undo", "Undo"),
+        # The app's h is hidden (Home's footer is full); for it, Ctrl+Q leaves this footer (in
+        # help, and Esc ends the session): a free answer's keys filled 80 columns.
+        Binding("h", "app.history", "History"),
+        Binding("ctrl+q", "app.quit", "Quit", show=False, priority=True),
         # The body scrolls without taking the focus: focusing it restyled every block of the
         # feedback's Markdown, twice a change (on focus and on leaving), the costliest part.
         *(Binding(key, f"body('{action}')", show=False) for key, action in SCROLL_KEYS),
@@ -229,6 +233,8 @@ class FeedbackScreen(Step[str | None]):
             self.notify(f"{error} The answer stands.", title="Not undone", severity="error", timeout=30,
                         markup=False)
             return
+        # The notes about the answer taken back ("Rating changed") would cover the field it comes back to.
+        self.app.clear_notifications()
         self.notify("Your last answer is taken back and its question asked again.", title="Undone", markup=False)
         self.dismiss(NEXT)
 

@@ -1,4 +1,4 @@
-"""`?`: the keys of the screen underneath, and how to type answers."""
+"""F1 (or `?` where it is not typed): the keys of the screen underneath, and how to type answers."""
 from __future__ import annotations
 
 from textual.app import ComposeResult
@@ -60,7 +60,10 @@ def _ours(node: object, binding: Binding) -> bool:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,question_mark,q", "close", "Close help")]
+    # Below 96 columns the box takes the whole width: a 76-column box left slivers of the
+    # screen underneath on either side, read as part of the help (issue 32, item 10).
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (96, "-wide")]
+    BINDINGS = [Binding("escape,f1,question_mark,q", "close", "Close help")]
 
     def __init__(self, underneath: Screen) -> None:
         super().__init__()

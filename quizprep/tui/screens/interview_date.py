@@ -10,19 +10,8 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from quizprep.study.dates import EXAMPLES, read_date
 from quizprep.tui.widgets.flat_footer import FlatFooter
-
-
-def read_date(text: str, today: date) -> date:
-    """An interview date typed as YYYY-MM-DD; ValueError says what is wrong."""
-    try:
-        on = date.fromisoformat(text.strip())
-    except ValueError:
-        raise ValueError(f"{text.strip()!r} is not a date: type it as YYYY-MM-DD, e.g. "
-                         f"{today.replace(day=min(today.day, 28)).isoformat()}") from None
-    if on < today:
-        raise ValueError(f"{on.isoformat()} has passed: the interview date must be today or later")
-    return on
 
 
 class InterviewDateScreen(ModalScreen[None]):
@@ -46,9 +35,9 @@ class InterviewDateScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with Vertical(id="date-box"):
             yield Static("Interview date", id="date-title")
-            yield Static("YYYY-MM-DD. Enter saves it for later runs too; an empty field clears it; "
-                         "Esc leaves it as it was.", classes="hint")
-            yield Input(self.current.isoformat() if self.current else "", placeholder="YYYY-MM-DD",
+            yield Static(f"{EXAMPLES[0].upper()}{EXAMPLES[1:]}. Enter saves it for later runs too; an empty "
+                         "field clears it; Esc leaves it as it was.", classes="hint")
+            yield Input(self.current.isoformat() if self.current else "", placeholder="2026-12-15, Dec 15…",
                         id="date-input")
         yield FlatFooter()  # over the screen below's: its keys are not this dialog's
 

@@ -11,7 +11,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Input, Static, TextArea
 
 from quizprep.bank.model import ChoiceQuestion, NumericQuestion, Question
-from quizprep.study.session import Feedback, InputError, PendingAssessment, Session, Showing
+from quizprep.study.session import Feedback, InputError, PendingAssessment, Session, Showing, Tally
 from quizprep.study.store import StoreError
 from quizprep.tui.screens.step import Step
 from quizprep.tui.outcome import TIME_UP
@@ -36,8 +36,15 @@ def header_line(session: Session, showing: Showing) -> str:
     stars = "★" * question.difficulty + "☆" * max(0, 3 - question.difficulty)
     follow_up = " · follow-up" if showing.follow_up_of else ""
     mode = MODE_NAMES.get(session.mode, session.mode.title())
-    return (f"{mode} {showing.number}/{session.total} · {question.topic} · "
-            f"{KIND_NAMES[question.kind]}{follow_up} · {stars}")
+    return f"{mode} {count_line(session.tally())} · {question.topic} · {KIND_NAMES[question.kind]}{follow_up} · {stars}"
+
+
+def count_line(tally: Tally) -> str:
+    """"3/14 · 2 again" while first asks last, "14/14 · again 1/2" once misses are asked again."""
+    if tally.again_place:
+        return f"{tally.planned}/{tally.planned} · again {tally.again_place}/{tally.again_planned}"
+    again = f" · {tally.again_planned} again" if tally.again_planned else ""
+    return f"{tally.place}/{tally.planned}{again}"
 
 
 def seconds_left(session: Session) -> float:
@@ -80,7 +87,7 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
     def _answer_widget(self) -> ComposeResult:
         question = self.showing.question
         if isinstance(question, ChoiceQuestion):
-            yield ChoicePicker(question, self.showing.choice_order, id="answer")
+            yield ChoicePicker(question, self.showing.choice_order, self.showing.picked, id="answer")
             return
         draft = self.typed = self._read_draft()
         if isinstance(question, NumericQuestion):
@@ -114,8 +121,8 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         answer = self.query_one("#answer")
         field = next(field for field in answer.walk_children(Widget, with_self=True) if field.focusable)
         self.set_focus(field, scroll_visible=False)
-        if self.typed:
-            self.notify("What you typed last time is back.", title="Draft restored")
+        if self.typed or self.showing.picked:
+            self.notify(f"What you {'typed' if self.typed else 'picked'} last time is back.", title="Draft restored")
 
     def hands_in(self, key: str) -> bool:
         field = self.query_one("#answer")
@@ -157,7 +164,11 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         try:
             given = self._answer()
         except InputError as error:
-            self.notify(str(error), title="Not judged yet", severity="warning", markup=False)
+            field = self.query_one("#answer")
+            if isinstance(field, NumericAnswer):  # said under the field, which a note would cover
+                field.refuse(str(error))
+            else:
+                self.notify(str(error), title="Not judged yet", severity="warning", markup=False)
             return
         except StoreError as error:  # nothing was saved; the answer stays on screen to send again
             self.notify(f"{error} Your answer is still here: press Enter (Ctrl+S for a free response) "
@@ -227,7 +238,19 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         try:
             self._hand_in(self._answer())
         except (InputError, StoreError) as error:
-            self.notify(f"{self.showing.question.id} was not answered: {error}", title="Time is up",
+            # What was there, not how to answer (an InputError's "press Enter", "try e.g."): there is no next try.
+            reason = str(error) if isinstance(error, StoreError) else self._not_an_answer()
+            kept = " What you typed is kept as its draft." if self.typed.strip() else ""
+            self.notify(f"{self.showing.question.id} was not answered: {reason}.{kept}", title="Time is up",
                         severity="warning", timeout=15, markup=False)
             self.save_draft()
             self.dismiss(TIME_UP)
+
+    def _not_an_answer(self) -> str:
+        """Why what is on screen could not be handed in, said once the round has ended."""
+        if isinstance(self.showing.question, ChoiceQuestion):
+            return "nothing was picked"
+        typed = " ".join(self.typed.split())
+        if not typed:
+            return "nothing was typed"
+        return f"{typed[:40] + '…' if len(typed) > 40 else typed!r} could not be read as a number"

@@ -113,7 +113,7 @@ class ReportScreen(Step[None]):
     def action_debrief(self) -> None:
         from quizprep.tui.screens.debrief import DebriefScreen
 
-        self.app.push_screen(DebriefScreen(self.report.feedback))
+        self.app.push_screen(DebriefScreen(self.report.feedback, schedules=self.report.mode != "cram"))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -43,7 +43,8 @@ class RubricScreen(Step[tuple[bool, ...] | None]):
         super().__init__()
         self.pending = pending
         self.time_left = time_left
-        self.met = met  # the ticks of an earlier try whose save failed, or of the score being edited
+        # The ticks of an earlier try whose save failed, of the score being edited, or of an answer taken back.
+        self.met = met
 
     def compose(self) -> ComposeResult:
         question = self.pending.question

@@ -15,6 +15,16 @@ from quizprep.tui.screens.home import NARROW_WITH_RECALL, add_sized_columns, fit
 from quizprep.tui.widgets.progress_plot import ProgressPlot
 
 
+def due_ahead_text(stats: Stats) -> str:
+    """"Sat 9  Sun 3 …", today first. Home's "due" counts what is due now; today's count here
+    also what comes due later today (a missed question's next step, a review due this evening),
+    so today says both when they differ: "Today 9 (0 due now)"."""
+    days = [f"{day:%a} {count}" for day, count in stats.due_ahead]
+    if days and stats.due_ahead[0][1] != stats.due_now:
+        days[0] = f"Today {stats.due_ahead[0][1]} ({stats.due_now} due now)"
+    return "  ".join(days)
+
+
 class StatsScreen(Screen[None]):
     BINDINGS = [Binding("escape,q", "close", "Back")]
 
@@ -36,7 +46,7 @@ class StatsScreen(Screen[None]):
                          f"({history[0].day:%b %d} – {history[-1].day:%b %d})", classes="section-title")
             yield Sparkline([day.answers for day in history], id="history")
             yield Static("Due in the coming days", classes="section-title")
-            yield Static("  ".join(f"{day:%a} {count}" for day, count in stats.due_ahead), id="due-ahead")
+            yield Static(due_ahead_text(stats), id="due-ahead")
             yield ProgressPlot(draw_due, self.charts, id="due-plot")
             yield ProgressPlot(draw_retention, self.charts, id="retention-plot")
             if self.charts.forecast is not None:

@@ -33,10 +33,14 @@ class ChoicePicker(VerticalGroup, can_focus=True):
     picked: reactive[frozenset[int]] = reactive(frozenset())  # original indices
     cursor: reactive[int] = reactive(0)  # a display position
 
-    def __init__(self, question: ChoiceQuestion, order: Sequence[int] = (), *, id: str | None = None) -> None:
+    def __init__(self, question: ChoiceQuestion, order: Sequence[int] = (), picked: frozenset[int] = frozenset(),
+                 *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.question = question
         self.order = tuple(order) or tuple(range(len(question.choices)))
+        # Picked before (an answer taken back): shown picked, the pointer on the first of them.
+        self.set_reactive(ChoicePicker.picked, picked)
+        self.set_reactive(ChoicePicker.cursor, min((self.order.index(i) for i in picked), default=0))
 
     def compose(self) -> ComposeResult:
         hint = "Select all that apply." if self.question.multiple else "Select one."

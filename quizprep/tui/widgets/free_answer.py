@@ -6,7 +6,7 @@ from textual.widgets import TextArea
 
 
 class FreeAnswer(TextArea):
-    BINDINGS = [Binding("ctrl+s", "screen.submit", "Submit"), Binding("f1", "app.help", "Help")]
+    BINDINGS = [Binding("ctrl+s", "screen.submit", "Submit")]
 
     def __init__(self, text: str = "", *, id: str | None = None) -> None:
         super().__init__(text, id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")

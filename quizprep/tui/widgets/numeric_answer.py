@@ -14,13 +14,13 @@ UNIT_WORDS = {"B": "bytes", "FLOP": "FLOPs", "params": "parameters", "s": "secon
 
 
 class NumberInput(Input):
-    """An Input whose Enter (submit) and F1 (help, as `?` is typed) show in the footer.
+    """An Input whose Enter (submit) shows in the footer.
 
     Enter hands the answer in as the key is handled, not through a Submitted message: the keys
     typed after it wait for the answer to be taken (see KeyHold), and a message would be
     handled after they were let go."""
 
-    BINDINGS = [Binding("enter", "screen.submit", "Submit"), Binding("f1", "app.help", "Help")]
+    BINDINGS = [Binding("enter", "screen.submit", "Submit")]
 
 
 def answer_hint(unit: str, display_unit: str | None, right: Callable[[str], bool] | None = None) -> str:
@@ -68,11 +68,16 @@ class NumericAnswer(VerticalGroup):
         try:
             quantity = parse_quantity(event.value, self.unit, self.display_unit)
         except UnitError as error:
-            understood.update(f"✗ {error}")
-            understood.set_classes("-invalid")
+            self.refuse(str(error))
         else:
             understood.update(f"understood as {quantity.understood}")
             understood.set_classes("-valid")
+
+    def refuse(self, why: str) -> None:
+        """Say under the field why what is typed is not an answer."""
+        understood = self.query_one("#understood", Static)
+        understood.update(f"✗ {why}")
+        understood.set_classes("-invalid")
 
     def focus(self, scroll_visible: bool = True) -> NumericAnswer:
         self.query_one(Input).focus(scroll_visible)

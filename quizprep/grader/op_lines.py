@@ -24,18 +24,29 @@ CODE_SHOWN = 120  # characters of the learner's line in the report
 
 @dataclass(frozen=True)
 class OpFamily:
-    ops: frozenset[str]
+    ops: frozenset[str]  # empty: any op, the kinds below alone pick it
     last: bool = False  # the mistake is in the last such op (a merge of heads), not the first
-    operand: str = ""  # the first operand's kind, when the name alone is ambiguous ("int2": a table)
+    operands: frozenset[str] = frozenset()  # the first operand's kinds, when the name alone is ambiguous
+    results: frozenset[str] = frozenset()  # the result's kinds: the line where a value is first produced
+    beside: frozenset[str] = frozenset()  # ops the chosen line must also issue, or no line is quoted
 
     def pick(self, recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
-        found = [op for op in recorded
-                 if op["op"] in self.ops and (not self.operand or op.get("operand") == self.operand)]
-        return (found[-1] if self.last else found[0]) if found else None
+        found = [op for op in recorded if self._holds(op)]
+        chosen = (found[-1] if self.last else found[0]) if found else None
+        if chosen is None or not self.beside:
+            return chosen
+        on_its_line = {op["op"] for op in recorded if op["line"] == chosen["line"]}
+        return chosen if on_its_line & self.beside else None
+
+    def _holds(self, op: dict[str, Any]) -> bool:
+        return ((not self.ops or op["op"] in self.ops)
+                and (not self.operands or op.get("operand") in self.operands)
+                and (not self.results or op.get("result") in self.results))
 
 
-def _family(*ops: str, last: bool = False, operand: str = "") -> OpFamily:
-    return OpFamily(frozenset(ops), last, operand)
+def _family(*ops: str, last: bool = False, operands: tuple[str, ...] = (), results: tuple[str, ...] = (),
+            beside: tuple[str, ...] = ()) -> OpFamily:
+    return OpFamily(frozenset(ops), last, frozenset(operands), frozenset(results), frozenset(beside))
 
 
 SCORES = _family("matmul", "bmm", "einsum", "baddbmm")
@@ -52,7 +63,16 @@ ROPE_FREQUENCIES = _family("arange", "pow", "rpow", "outer", "exp")
 ROPE_SIN_COS = _family("cos", "sin")
 PROBABILITIES = _family("exp", "exp2", "softmax")
 CACHE_JOIN = _family("cat")
-BLOCK_TABLE = _family("getitem", "index_select", "gather", operand="int2")
+BLOCK_TABLE = _family("getitem", "index_select", "gather", operands=("int2",))
+# RoPE's angles, or the positions they come from, first held in 16 bits (x itself is 4-D)
+HALF_ANGLES = _family(results=("half1", "half2"))
+# sin's sign flipped on the table (n × r/2 or n × r), never rotate_half's own −x2 on the 4-D head
+SIN_NEGATED = _family("neg", operands=("float2", "half2"))
+# the grouped (…, G, m, d) gradients reduced by anything but a sum over G
+GROUP_NOT_SUMMED = _family("getitem", "select", "narrow", "mean", "amax", "max", "squeeze",
+                           operands=("float5", "half5"))
+# the first line that reads a sequence's length, quoted only where it also makes the positions
+LENGTH_TO_POSITIONS = _family(operands=("int0", "int1"), beside=("arange",))
 
 FAMILIES: dict[str, OpFamily] = {
     **dict.fromkeys(("no-scale", "scale-dk", "scale-dv", "scale-d-model", "scale-seq-len"), SCORES),
@@ -69,6 +89,10 @@ FAMILIES: dict[str, OpFamily] = {
     "gqa-repeat": KV_HEADS,
     "rope-frequency-exponent": ROPE_FREQUENCIES,
     "rope-sin-cos-swapped": ROPE_SIN_COS,
+    "rope-angles-low-precision": HALF_ANGLES,
+    "rope-rotation-reversed": SIN_NEGATED,
+    "backward-gqa-not-summed": GROUP_NOT_SUMMED,
+    **dict.fromkeys(("paged-tail-unmasked", "paged-length-off-by-one"), LENGTH_TO_POSITIONS),
     **dict.fromkeys(("backward-p-no-lse", "backward-p-unscaled"), PROBABILITIES),
     "kv-prepended": CACHE_JOIN,
     **dict.fromkeys(("paged-block-index", "paged-wrong-sequence"), BLOCK_TABLE),

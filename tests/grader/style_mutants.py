@@ -1,26 +1,26 @@
-"""Planted bugs in the public code of `public/` (each file names its source): the correct file with
-one or two lines changed, each changed line marked `# BUG`, written out for grading. They hold issue
-34's op families to the styles real code is written in (rotate_half, Meta's complex numbers,
-FlashAttention-2's unflatten, vLLM's host-side lengths), where a family must quote the planted
-line or none."""
+"""Planted bugs in correct code of other styles (public/: public projects' code, each file naming its
+source; variants/): the correct file with a few lines changed, each changed line marked `# BUG`,
+written out for grading. They hold issue 34's op families to the styles real code is written in
+(rotate_half, Meta's complex numbers, FlashAttention-2's unflatten, vLLM's host-side lengths, a
+gather with index_select), where a family must quote the planted line or none."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
-PUBLIC = Path(__file__).parent / "public"
+HERE = Path(__file__).parent
 
 
 @dataclass(frozen=True)
 class StyleMutant:
     stem: str
-    source: str  # a passing file of public/
+    source: str  # a passing file of public/ or variants/
     check: str
     diagnosis: str
     edits: tuple[tuple[str, str], ...]  # (a line of the source, what it becomes)
 
     def text(self) -> str:
-        text = (PUBLIC / f"{self.source}.py").read_text()
+        text = (HERE / f"{self.source}.py").read_text()
         assert "# expect: pass\n" in text, self.source
         text = text.replace("# expect: pass\n", f"# expect: check={self.check} diagnosis={self.diagnosis}\n")
         for line, changed in self.edits:
@@ -31,9 +31,9 @@ class StyleMutant:
 
 STYLE_MUTANTS = (
     # the sign flipped inside rotate_half: no negated sin table to point at, so no line
-    StyleMutant("rope_rotate_half_reversed", "rope_hf_llama_rotate_half_pass", "half", "rope-rotation-reversed",
+    StyleMutant("rope_rotate_half_reversed", "public/rope_hf_llama_rotate_half_pass", "half", "rope-rotation-reversed",
                 (("    return torch.cat((-x2, x1), dim=-1)", "    return torch.cat((x2, -x1), dim=-1)"),)),
-    StyleMutant("rope_complex_positions_low_precision", "rope_meta_llama_complex_pass", "long-context",
+    StyleMutant("rope_complex_positions_low_precision", "public/rope_meta_llama_complex_pass", "long-context",
                 "rope-angles-low-precision",
                 (("def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0):",
                   "def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0, dtype=torch.float32):"),
@@ -45,14 +45,19 @@ STYLE_MUTANTS = (
                   "[positions]",
                   "    freqs_cis = precompute_freqs_cis(rotary_dim, int(positions.max()) + 1, base, x.dtype)"
                   ".to(x.device)[positions]"))),
-    StyleMutant("attention_backward_unflatten_first_head", "attention_backward_fa2_algorithm2_pass", "gqa",
+    StyleMutant("attention_backward_unflatten_first_head", "public/attention_backward_fa2_algorithm2_pass", "gqa",
                 "backward-gqa-not-summed",
                 (("    dK = dK.unflatten(1, (G, H // G)).sum(2)", "    dK = dK.unflatten(1, (G, H // G))[:, :, 0]"),
                  ("    dV = dV.unflatten(1, (G, H // G)).sum(2)", "    dV = dV.unflatten(1, (G, H // G))[:, :, 0]"))),
     # lengths read on the host (.tolist()): no tensor op on the planted line, so no line
-    StyleMutant("paged_decode_host_length_short", "paged_decode_vllm_reference_pass", "ragged",
+    StyleMutant("paged_decode_host_length_short", "public/paged_decode_vllm_reference_pass", "ragged",
                 "paged-length-off-by-one",
                 (("        seq_len = int(seq_lens_lst[i])", "        seq_len = int(seq_lens_lst[i]) - 1"),)),
+    # one stale slot kept (<=): the table's row is read before the mask's line, so no line
+    StyleMutant("paged_decode_index_select_stale_slot", "variants/paged_decode_index_select", "ragged",
+                "paged-length-off-by-one",
+                (("    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None]",
+                  "    valid = torch.arange(slots, device=q.device)[None, :] <= seq_lens[:, None]"),)),
 )
 
 

@@ -57,19 +57,19 @@ def test_named_mistake_quotes_the_planted_line(stem: str, grade_file):
 
 
 @pytest.mark.parametrize("stem", ["attention_mask_ignored", "attention_backward_dv_not_transposed", "kv_cache_upcast",
-                                  "attention_backward_causal_offset_sign", "paged_decode_index_select_stale_slot"])
+                                  "attention_backward_causal_offset_sign"])
 def test_no_line_rather_than_a_wrong_one(stem: str, grade_file):
-    """mask-ignored has no masked_fill to point at; a causal offset in Python ints, and a length mask built
-    after the table was read, issue no op of their family on the planted line; the others' mistakes have
-    no family of ops."""
+    """mask-ignored has no masked_fill to point at; a causal offset in Python ints issues no op of its family
+    on the planted line; the others' mistakes have no family of ops."""
     _, _, result = graded(grade_file, stem)
     assert "Your line" not in result.where
 
 
 @pytest.mark.parametrize("stem", [mutant.stem for mutant in STYLE_MUTANTS])
 def test_public_code_with_a_planted_bug_quotes_its_line_or_none(stem: str, grade_file, tmp_path):
-    """A sign flipped inside rotate_half is no negated sin table, and lengths read on the host issue no op
-    on the planted line: no line there, the planted one elsewhere."""
+    """A sign flipped inside rotate_half is no negated sin table, lengths read on the host issue no op on
+    the planted line, and a length mask comes after the table's row was read: no line there, the planted
+    one elsewhere."""
     write_style_mutants(tmp_path)
     path, _, result = graded(grade_file, stem, tmp_path)
     line = QUOTED.search(result.where)

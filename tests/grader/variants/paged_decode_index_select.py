@@ -1,7 +1,7 @@
 # quizprep: exercise=paged-decode
-# expect: check=ragged diagnosis=paged-length-off-by-one
-# Whole block-table rows gathered with index_select, as FlashInfer's and vLLM's gather-then-mask paths do,
-# then a length mask that keeps one stale slot (<= where < belongs).
+# expect: pass
+# Correct: every sequence's whole block-table row gathered at once with index_select (the gather-then-mask
+# shape of FlashInfer's and vLLM's reference paths), then a length mask on the scores.
 from __future__ import annotations
 
 import torch
@@ -17,6 +17,6 @@ def paged_decode(q: torch.Tensor, k_pool: torch.Tensor, v_pool: torch.Tensor, bl
     v = v_pool.index_select(0, pages).reshape(batch, slots, kv_heads, d).float()
     k, v = k.repeat_interleave(heads // kv_heads, dim=2), v.repeat_interleave(heads // kv_heads, dim=2)
     scores = torch.einsum("bhd,blhd->bhl", q.float(), k) * d ** -0.5
-    valid = torch.arange(slots, device=q.device)[None, :] <= seq_lens[:, None]  # BUG
+    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None]
     scores = scores.masked_fill(~valid[:, None, :], float("-inf"))
     return torch.einsum("bhl,blhd->bhd", scores.softmax(dim=-1), v).to(q.dtype)

@@ -66,8 +66,9 @@ CACHE_JOIN = _family("cat")
 BLOCK_TABLE = _family("getitem", "index_select", "gather", operands=("int2",))
 # RoPE's angles, or the positions they come from, first held in 16 bits (x itself is 4-D)
 HALF_ANGLES = _family(results=("half1", "half2"))
-# sin's sign flipped on the table (n × r/2 or n × r), never rotate_half's own −x2 on the 4-D head
-SIN_NEGATED = _family("neg", operands=("float2", "half2"))
+# sin's sign flipped on the table (n × r/2 or n × r) where sin is taken; never rotate_half's own −x2,
+# even on a head looped down to 2-D
+SIN_NEGATED = _family("neg", operands=("float2", "half2"), beside=("sin",))
 # the grouped (…, G, m, d) gradients reduced by anything but a sum over G
 GROUP_NOT_SUMMED = _family("getitem", "select", "narrow", "mean", "amax", "max", "squeeze",
                            operands=("float5", "half5"))

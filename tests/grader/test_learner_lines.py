@@ -105,6 +105,18 @@ def test_family_picks_by_result_and_only_beside_the_ops_it_names():
     assert OpFamily(frozenset({"arange"}), beside=frozenset({"getitem"})).pick(recorded)["line"] == 6
 
 
+def test_a_reversed_rotation_quotes_a_negated_sin_never_rotate_half():
+    """A head looped down to 2-D makes rotate_half's −x2 a rank-2 neg too: only a neg where sin is taken
+    is the flipped sign."""
+    rotate_half = [{"op": "neg", "operand": "float2", "result": "float2", "line": 4},
+                   {"op": "cat", "operand": "", "result": "float2", "line": 4}]
+    negated_sin = [{"op": "sin", "operand": "float2", "result": "float2", "line": 9},
+                   {"op": "neg", "operand": "float2", "result": "float2", "line": 9}]
+    family = FAMILIES["rope-rotation-reversed"]
+    assert family.pick(rotate_half) is None
+    assert family.pick(negated_sin)["line"] == 9
+
+
 def test_every_family_names_ops_a_recorder_reports():
     names = {op for family in FAMILIES.values() for op in family.ops}
     assert all(name == name.strip("_") and name.isidentifier() for name in names)

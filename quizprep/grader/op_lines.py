@@ -60,7 +60,6 @@ HEAD_SPLIT = _family("view", "reshape", "unflatten")
 HEAD_MERGE = _family("view", "reshape", "flatten", last=True)
 KV_HEADS = _family("repeat", "repeat_interleave", "expand", "tile")
 ROPE_FREQUENCIES = _family("arange", "pow", "rpow", "outer", "exp")
-ROPE_SIN_COS = _family("cos", "sin")
 PROBABILITIES = _family("exp", "exp2", "softmax")
 CACHE_JOIN = _family("cat")
 BLOCK_TABLE = _family("getitem", "index_select", "gather", operands=("int2",))
@@ -89,7 +88,6 @@ FAMILIES: dict[str, OpFamily] = {
     **dict.fromkeys(("merge-no-transpose", "merge-interleaved"), HEAD_MERGE),
     "gqa-repeat": KV_HEADS,
     "rope-frequency-exponent": ROPE_FREQUENCIES,
-    "rope-sin-cos-swapped": ROPE_SIN_COS,
     "rope-angles-low-precision": HALF_ANGLES,
     "rope-rotation-reversed": SIN_NEGATED,
     "backward-gqa-not-summed": GROUP_NOT_SUMMED,

@@ -33,6 +33,10 @@ STYLE_MUTANTS = (
     # the sign flipped inside rotate_half: no negated sin table to point at, so no line
     StyleMutant("rope_rotate_half_reversed", "public/rope_hf_llama_rotate_half_pass", "half", "rope-rotation-reversed",
                 (("    return torch.cat((-x2, x1), dim=-1)", "    return torch.cat((x2, -x1), dim=-1)"),)),
+    # sin and cos traded where they are used: the tables' own line is not the mistake
+    StyleMutant("rope_rotate_half_sin_cos_swapped", "public/rope_hf_llama_rotate_half_pass", "half",
+                "rope-sin-cos-swapped",
+                (("    return (q * cos) + (rotate_half(q) * sin)", "    return (q * sin) + (rotate_half(q) * cos)"),)),
     StyleMutant("rope_complex_positions_low_precision", "public/rope_meta_llama_complex_pass", "long-context",
                 "rope-angles-low-precision",
                 (("def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0):",

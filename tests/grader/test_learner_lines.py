@@ -19,7 +19,7 @@ QUOTED = re.compile(r"Your line: (?P<file>[^:]+):(?P<line>\d+): (?P<code>.*)")
 QUOTING = ("attention_no_scale", "attention_softmax_axis", "attention_mask_inverted", "attention_mask_after_softmax",
            "mha_split_no_transpose", "mha_merge_no_transpose", "gqa_repeat", "kv_cache_prepended",
            "masking_padding_off_by_one", "flash_causal_no_offset", "softmax_global_max", "rope_frequency_exponent",
-           "rope_sin_cos_swapped", "attention_backward_p_no_lse", "paged_decode_block_index",
+           "attention_backward_p_no_lse", "paged_decode_block_index",
            "paged_decode_wrong_sequence", "rope_angles_low_precision",
            "rope_rotation_reversed", "attention_backward_gqa_not_summed",
            "paged_decode_length_short", "paged_decode_tail_unmasked", "attention_backward_p_unscaled",
@@ -57,17 +57,19 @@ def test_named_mistake_quotes_the_planted_line(stem: str, grade_file):
 
 
 @pytest.mark.parametrize("stem", ["attention_mask_ignored", "attention_backward_dv_not_transposed", "kv_cache_upcast",
-                                  "attention_backward_causal_offset_sign"])
+                                  "attention_backward_causal_offset_sign", "rope_sin_cos_swapped"])
 def test_no_line_rather_than_a_wrong_one(stem: str, grade_file):
     """mask-ignored has no masked_fill to point at; a causal offset in Python ints issues no op of its family
-    on the planted line; the others' mistakes have no family of ops."""
+    on the planted line; sin and cos swapped may be on the tables' line or where they are used (both
+    issue the same ops); the others' mistakes have no family of ops."""
     _, _, result = graded(grade_file, stem)
     assert "Your line" not in result.where
 
 
 @pytest.mark.parametrize("stem", [mutant.stem for mutant in STYLE_MUTANTS])
 def test_public_code_with_a_planted_bug_quotes_its_line_or_none(stem: str, grade_file, tmp_path):
-    """A sign flipped inside rotate_half is no negated sin table, lengths read on the host issue no op on
+    """A sign flipped inside rotate_half is no negated sin table, sin and cos swapped where they are used
+    issue the same ops as the tables' line, lengths read on the host issue no op on
     the planted line, and a length mask comes after the table's row was read: no line there, the planted
     one elsewhere."""
     write_style_mutants(tmp_path)

@@ -59,8 +59,12 @@ WINDOW_BUILT = _family("tril", "triu", "lt", "le", "gt", "ge", "abs")
 HEAD_SPLIT = _family("view", "reshape", "unflatten")
 HEAD_MERGE = _family("view", "reshape", "flatten", last=True)
 KV_HEADS = _family("repeat", "repeat_interleave", "expand", "tile")
-ROPE_FREQUENCIES = _family("arange", "pow", "rpow", "outer", "exp")
-PROBABILITIES = _family("exp", "exp2", "softmax")
+# the power that makes the frequencies, on the line that counts their exponents: an arange elsewhere
+# (a feature permutation, the positions) is no frequency, and an exponent built on another line may be it
+ROPE_FREQUENCIES = _family("pow", "rpow", "exp", "exp2", beside=("arange",))
+# P recomputed on the scores' own line: where S is scaled (or lse taken off) a line above, either line
+# may hold the mistake
+PROBABILITIES = _family("exp", "exp2", "softmax", beside=("matmul", "bmm", "einsum", "baddbmm"))
 CACHE_JOIN = _family("cat")
 BLOCK_TABLE = _family("getitem", "index_select", "gather", operands=("int2",))
 # RoPE's angles, or the positions they come from, first held in 16 bits (x itself is 4-D)

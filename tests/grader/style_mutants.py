@@ -37,6 +37,13 @@ STYLE_MUTANTS = (
     StyleMutant("rope_rotate_half_sin_cos_swapped", "public/rope_hf_llama_rotate_half_pass", "half",
                 "rope-sin-cos-swapped",
                 (("    return (q * cos) + (rotate_half(q) * sin)", "    return (q * sin) + (rotate_half(q) * cos)"),)),
+    # the exponent counts pairs, in a file whose first arange permutes the features
+    StyleMutant("rope_rotate_half_frequency_exponent", "public/rope_hf_llama_rotate_half_pass", "half",
+                "rope-frequency-exponent",
+                (("    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(device=x.device, "
+                  "dtype=torch.float) / dim))",
+                  "    inv_freq = 1.0 / (base ** (torch.arange(0, dim // 2, dtype=torch.int64).to(device=x.device, "
+                  "dtype=torch.float) / dim))"),)),
     StyleMutant("rope_complex_positions_low_precision", "public/rope_meta_llama_complex_pass", "long-context",
                 "rope-angles-low-precision",
                 (("def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0):",
@@ -49,6 +56,11 @@ STYLE_MUTANTS = (
                   "[positions]",
                   "    freqs_cis = precompute_freqs_cis(rotary_dim, int(positions.max()) + 1, base, x.dtype)"
                   ".to(x.device)[positions]"))),
+    # the scale left out of the scores' own line, the line before the exp
+    StyleMutant("attention_backward_fa2_scores_unscaled", "public/attention_backward_fa2_algorithm2_pass",
+                "gradients", "backward-p-unscaled",
+                (("            Sij = scale * Qi @ Kj.transpose(-1, -2)",
+                  "            Sij = Qi @ Kj.transpose(-1, -2)"),)),
     StyleMutant("attention_backward_unflatten_first_head", "public/attention_backward_fa2_algorithm2_pass", "gqa",
                 "backward-gqa-not-summed",
                 (("    dK = dK.unflatten(1, (G, H // G)).sum(2)", "    dK = dK.unflatten(1, (G, H // G))[:, :, 0]"),

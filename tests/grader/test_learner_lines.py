@@ -24,7 +24,8 @@ QUOTING = ("attention_no_scale", "attention_softmax_axis", "attention_mask_inver
            "rope_rotation_reversed", "attention_backward_gqa_not_summed",
            "paged_decode_length_short", "paged_decode_tail_unmasked", "attention_backward_p_unscaled",
            "paged_decode_repeat")
-STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unflatten_first_head")
+STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unflatten_first_head",
+                 "rope_rotate_half_frequency_exponent")
 # issue 34's exercises: every planted bug either quotes its planted line or none
 ISSUE_34 = sorted(path.stem for prefix in ("rope_", "attention_backward_", "paged_decode_")
                   for path in MUTANTS.glob(f"{prefix}*.py"))
@@ -69,9 +70,10 @@ def test_no_line_rather_than_a_wrong_one(stem: str, grade_file):
 @pytest.mark.parametrize("stem", [mutant.stem for mutant in STYLE_MUTANTS])
 def test_public_code_with_a_planted_bug_quotes_its_line_or_none(stem: str, grade_file, tmp_path):
     """A sign flipped inside rotate_half is no negated sin table, sin and cos swapped where they are used
-    issue the same ops as the tables' line, lengths read on the host issue no op on
-    the planted line, and a length mask comes after the table's row was read: no line there, the planted
-    one elsewhere."""
+    issue the same ops as the tables' line, a scale left off the scores' line above the exp could be on
+    either line, lengths read on the host issue no op on the planted line, and a length mask comes after
+    the table's row was read: no line there. Elsewhere the planted line, not a feature permutation's
+    arange before the frequencies."""
     write_style_mutants(tmp_path)
     path, _, result = graded(grade_file, stem, tmp_path)
     line = QUOTED.search(result.where)

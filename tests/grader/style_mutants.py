@@ -69,6 +69,22 @@ STYLE_MUTANTS = (
     StyleMutant("paged_decode_host_length_short", "public/paged_decode_vllm_reference_pass", "ragged",
                 "paged-length-off-by-one",
                 (("        seq_len = int(seq_lens_lst[i])", "        seq_len = int(seq_lens_lst[i]) - 1"),)),
+    # FlashInfer's CSR: every sequence's pages taken from the first row of the table
+    StyleMutant("paged_decode_csr_first_row", "public/paged_decode_flashinfer_csr_pass", "ragged",
+                "paged-wrong-sequence",
+                (("    kv_indices = torch.cat([block_table[i, : int(num_pages[i])] for i in range(len(seq_lens))])",
+                  "    kv_indices = torch.cat([block_table[0, : int(num_pages[i])] for i in range(len(seq_lens))])"),)),
+    # the last page read whole: its length was counted in to_csr, on a line without positions, so no line
+    StyleMutant("paged_decode_csr_whole_last_page", "public/paged_decode_flashinfer_csr_pass", "ragged",
+                "paged-tail-unmasked",
+                (("        ki = torch.cat([k_pool[pages[:-1]].reshape(-1, num_kv_heads, head_dim), "
+                  "k_pool[pages[-1], :last]], dim=0)",
+                  "        ki = torch.cat([k_pool[pages[:-1]].reshape(-1, num_kv_heads, head_dim), "
+                  "k_pool[pages[-1]]], dim=0)"),
+                 ("        vi = torch.cat([v_pool[pages[:-1]].reshape(-1, num_kv_heads, head_dim), "
+                  "v_pool[pages[-1], :last]], dim=0)",
+                  "        vi = torch.cat([v_pool[pages[:-1]].reshape(-1, num_kv_heads, head_dim), "
+                  "v_pool[pages[-1]]], dim=0)"))),
     # one stale slot kept (<=): the table's row is read before the mask's line, so no line
     StyleMutant("paged_decode_index_select_stale_slot", "variants/paged_decode_index_select", "ragged",
                 "paged-length-off-by-one",

@@ -25,7 +25,7 @@ QUOTING = ("attention_no_scale", "attention_softmax_axis", "attention_mask_inver
            "paged_decode_length_short", "paged_decode_tail_unmasked", "attention_backward_p_unscaled",
            "paged_decode_repeat")
 STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unflatten_first_head",
-                 "rope_rotate_half_frequency_exponent")
+                 "rope_rotate_half_frequency_exponent", "paged_decode_csr_first_row")
 # issue 34's exercises: every planted bug either quotes its planted line or none
 ISSUE_34 = sorted(path.stem for prefix in ("rope_", "attention_backward_", "paged_decode_")
                   for path in MUTANTS.glob(f"{prefix}*.py"))

@@ -1,14 +1,18 @@
-"""Does a named mistake quote the learner's own line? Grades each mutant of tests/grader/mutants
-(the one check its `# expect:` header names) in one worker and sorts the named failures: the quoted
-line is one the mutant marks with a `# BUG` comment (right), some other line (wrong), or none.
+"""Does a named mistake quote the learner's own line? Grades each mutant of tests/grader/mutants and
+of tests/grader/style_mutants.py (the one check its `# expect:` header names) in one worker and sorts
+the named failures: the quoted line is one the mutant marks with a `# BUG` comment (right), some
+other line (wrong), or none.
 
-    python benchmarks/learner_lines.py [--verbose]
+    python benchmarks/learner_lines.py [--verbose] [PREFIX ...]
+
+With prefixes (`rope`, `paged_decode`...), only the mutants whose names start with one of them.
 """
 from __future__ import annotations
 
 import argparse
 import re
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -30,15 +34,22 @@ def verdict(path: Path, where: str) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("prefixes", nargs="*", help="only the mutants whose file names start with one of these")
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
+    sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "grader")]
+    from style_mutants import write_style_mutants
+
     from quizprep.grader.grade import GradeOptions, grade
     from quizprep.grader.worker_session import Limits, WorkerSession
 
     counts: Counter[str] = Counter()
+    styles = tempfile.TemporaryDirectory()
+    paths = sorted([*MUTANTS.glob("*.py"), *write_style_mutants(Path(styles.name))], key=lambda path: path.stem)
     session = WorkerSession(ROOT / "tests" / "solutions" / "attention.py", limits=Limits(check_seconds=30))
     try:
-        for path in sorted(MUTANTS.glob("*.py")):
+        for path in paths:
+            if args.prefixes and not path.stem.startswith(tuple(args.prefixes)):
+                continue
             check_id, diagnosis = EXPECT.search(path.read_text()).groups()  # type: ignore[union-attr]
             report = grade(path, GradeOptions(only=(check_id,), limits=session.limits), session)
             result = next(c for c in report.checks if c.id == check_id)
@@ -48,6 +59,7 @@ def main() -> int:
                 print(f"{kind:8s} {path.stem:45s} {result.where.splitlines()[-1] if result.where else ''}")
     finally:
         session.close()
+        styles.cleanup()
     total = sum(counts.values())
     print(f"{total} mutants: {counts['right']} quote the planted line, {counts['none']} quote none, "
           f"{counts['wrong']} quote a wrong line, {counts['misnamed']} not named as expected")

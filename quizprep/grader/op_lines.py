@@ -1,11 +1,12 @@
 """The learner's own line for a named mistake: the op family each mistake shows in, and the one
 replay that finds where the learner's file issues that op.
 
-A family is data: the ops a mistake lives in, and which of them (the first, or the last, in the
-order the learner's code first issued them) carries it. A diagnosis without a family quotes no
-line, and neither does a replay in which no op of the family came from the learner's file: no
-line is better than a wrong one. The recording only picks a line to show; the verdict is made
-before it, from the values.
+A family is data: the ops a mistake lives in, the kinds of their operand or result ("half2": a
+16-bit matrix), which of them (the first, or the last, in the order the learner's code first issued
+them) carries it, and the ops its line must also issue where one op alone could sit on another
+line than the mistake. A diagnosis without a family quotes no line, and neither does a replay in
+which no op of the family came from the learner's file: no line is better than a wrong one. The
+recording only picks a line to show; the verdict is made before it, from the values.
 """
 from __future__ import annotations
 
@@ -24,18 +25,29 @@ CODE_SHOWN = 120  # characters of the learner's line in the report
 
 @dataclass(frozen=True)
 class OpFamily:
-    ops: frozenset[str]
+    ops: frozenset[str]  # empty: any op, the kinds below alone pick it
     last: bool = False  # the mistake is in the last such op (a merge of heads), not the first
-    operand: str = ""  # the first operand's kind, when the name alone is ambiguous ("int2": a table)
+    operands: frozenset[str] = frozenset()  # the first operand's kinds, when the name alone is ambiguous
+    results: frozenset[str] = frozenset()  # the result's kinds: the line where a value is first produced
+    beside: frozenset[str] = frozenset()  # ops the chosen line must also issue, or no line is quoted
 
     def pick(self, recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
-        found = [op for op in recorded
-                 if op["op"] in self.ops and (not self.operand or op.get("operand") == self.operand)]
-        return (found[-1] if self.last else found[0]) if found else None
+        found = [op for op in recorded if self._holds(op)]
+        chosen = (found[-1] if self.last else found[0]) if found else None
+        if chosen is None or not self.beside:
+            return chosen
+        on_its_line = {op["op"] for op in recorded if op["line"] == chosen["line"]}
+        return chosen if on_its_line & self.beside else None
+
+    def _holds(self, op: dict[str, Any]) -> bool:
+        return ((not self.ops or op["op"] in self.ops)
+                and (not self.operands or op.get("operand") in self.operands)
+                and (not self.results or op.get("result") in self.results))
 
 
-def _family(*ops: str, last: bool = False, operand: str = "") -> OpFamily:
-    return OpFamily(frozenset(ops), last, operand)
+def _family(*ops: str, last: bool = False, operands: tuple[str, ...] = (), results: tuple[str, ...] = (),
+            beside: tuple[str, ...] = ()) -> OpFamily:
+    return OpFamily(frozenset(ops), last, frozenset(operands), frozenset(results), frozenset(beside))
 
 
 SCORES = _family("matmul", "bmm", "einsum", "baddbmm")
@@ -48,11 +60,24 @@ WINDOW_BUILT = _family("tril", "triu", "lt", "le", "gt", "ge", "abs")
 HEAD_SPLIT = _family("view", "reshape", "unflatten")
 HEAD_MERGE = _family("view", "reshape", "flatten", last=True)
 KV_HEADS = _family("repeat", "repeat_interleave", "expand", "tile")
-ROPE_FREQUENCIES = _family("arange", "pow", "rpow", "outer", "exp")
-ROPE_SIN_COS = _family("cos", "sin")
-PROBABILITIES = _family("exp", "exp2", "softmax")
+# the power that makes the frequencies, on the line that counts their exponents: an arange elsewhere
+# (a feature permutation, the positions) is no frequency, and an exponent built on another line may be it
+ROPE_FREQUENCIES = _family("pow", "rpow", "exp", "exp2", beside=("arange",))
+# P recomputed on the scores' own line: where S is scaled (or lse taken off) a line above, either line
+# may hold the mistake
+PROBABILITIES = _family("exp", "exp2", "softmax", beside=("matmul", "bmm", "einsum", "baddbmm"))
 CACHE_JOIN = _family("cat")
-BLOCK_TABLE = _family("getitem", "index_select", "gather", operand="int2")
+BLOCK_TABLE = _family("getitem", "index_select", "gather", operands=("int2",))
+# RoPE's angles, or the positions they come from, first held in 16 bits (x itself is 4-D)
+HALF_ANGLES = _family(results=("half1", "half2"))
+# sin's sign flipped on the table (n × r/2 or n × r) where sin is taken; never rotate_half's own −x2,
+# even on a head looped down to 2-D
+SIN_NEGATED = _family("neg", operands=("float2", "half2"), beside=("sin",))
+# the grouped (…, G, m, d) gradients reduced by anything but a sum over G
+GROUP_NOT_SUMMED = _family("getitem", "select", "narrow", "mean", "amax", "max", "squeeze",
+                           operands=("float5", "half5"))
+# the first line that reads a sequence's length, quoted only where it also makes the positions
+LENGTH_TO_POSITIONS = _family(operands=("int0", "int1"), beside=("arange",))
 
 FAMILIES: dict[str, OpFamily] = {
     **dict.fromkeys(("no-scale", "scale-dk", "scale-dv", "scale-d-model", "scale-seq-len"), SCORES),
@@ -68,7 +93,10 @@ FAMILIES: dict[str, OpFamily] = {
     **dict.fromkeys(("merge-no-transpose", "merge-interleaved"), HEAD_MERGE),
     "gqa-repeat": KV_HEADS,
     "rope-frequency-exponent": ROPE_FREQUENCIES,
-    "rope-sin-cos-swapped": ROPE_SIN_COS,
+    "rope-angles-low-precision": HALF_ANGLES,
+    "rope-rotation-reversed": SIN_NEGATED,
+    "backward-gqa-not-summed": GROUP_NOT_SUMMED,
+    **dict.fromkeys(("paged-tail-unmasked", "paged-length-off-by-one"), LENGTH_TO_POSITIONS),
     **dict.fromkeys(("backward-p-no-lse", "backward-p-unscaled"), PROBABILITIES),
     "kv-prepended": CACHE_JOIN,
     **dict.fromkeys(("paged-block-index", "paged-wrong-sequence"), BLOCK_TABLE),

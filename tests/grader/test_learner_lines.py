@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import HERE, expectation
+from style_mutants import STYLE_MUTANTS, write_style_mutants
 from quizprep.grader import exercism
 from quizprep.grader.learner_side import protocol
 from quizprep.grader.op_lines import FAMILIES, OpFamily
@@ -18,16 +19,24 @@ QUOTED = re.compile(r"Your line: (?P<file>[^:]+):(?P<line>\d+): (?P<code>.*)")
 QUOTING = ("attention_no_scale", "attention_softmax_axis", "attention_mask_inverted", "attention_mask_after_softmax",
            "mha_split_no_transpose", "mha_merge_no_transpose", "gqa_repeat", "kv_cache_prepended",
            "masking_padding_off_by_one", "flash_causal_no_offset", "softmax_global_max", "rope_frequency_exponent",
-           "rope_sin_cos_swapped", "attention_backward_p_no_lse", "paged_decode_block_index",
-           "paged_decode_wrong_sequence")
+           "attention_backward_p_no_lse", "paged_decode_block_index",
+           "paged_decode_wrong_sequence", "rope_angles_low_precision",
+           "rope_rotation_reversed", "attention_backward_gqa_not_summed",
+           "paged_decode_length_short", "paged_decode_tail_unmasked", "attention_backward_p_unscaled",
+           "paged_decode_repeat")
+STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unflatten_first_head",
+                 "rope_rotate_half_frequency_exponent", "paged_decode_csr_first_row")
+# issue 34's exercises: every planted bug either quotes its planted line or none
+ISSUE_34 = sorted(path.stem for prefix in ("rope_", "attention_backward_", "paged_decode_")
+                  for path in MUTANTS.glob(f"{prefix}*.py"))
 
 
 def bug_lines(path: Path) -> set[int]:
     return {number for number, line in enumerate(path.read_text().splitlines(), 1) if re.search(r"#.*\bBUG\b", line)}
 
 
-def graded(grade_file, stem: str):
-    path = MUTANTS / f"{stem}.py"
+def graded(grade_file, stem: str, folder: Path = MUTANTS):
+    path = folder / f"{stem}.py"
     check_id, diagnosis = expectation(path)
     report = grade_file(path, only=(check_id,))
     result = next(c for c in report.checks if c.id == check_id)
@@ -48,11 +57,36 @@ def test_named_mistake_quotes_the_planted_line(stem: str, grade_file):
     assert quoted.group(0) in failed["message"]
 
 
-@pytest.mark.parametrize("stem", ["attention_mask_ignored", "attention_backward_dv_not_transposed", "kv_cache_upcast"])
+@pytest.mark.parametrize("stem", ["attention_mask_ignored", "attention_backward_dv_not_transposed", "kv_cache_upcast",
+                                  "attention_backward_causal_offset_sign", "rope_sin_cos_swapped"])
 def test_no_line_rather_than_a_wrong_one(stem: str, grade_file):
-    """mask-ignored has no masked_fill to point at; the others' mistakes have no family of ops."""
+    """mask-ignored has no masked_fill to point at; a causal offset in Python ints issues no op of its family
+    on the planted line; sin and cos swapped may be on the tables' line or where they are used (both
+    issue the same ops); the others' mistakes have no family of ops."""
     _, _, result = graded(grade_file, stem)
     assert "Your line" not in result.where
+
+
+@pytest.mark.parametrize("stem", [mutant.stem for mutant in STYLE_MUTANTS])
+def test_public_code_with_a_planted_bug_quotes_its_line_or_none(stem: str, grade_file, tmp_path):
+    """A sign flipped inside rotate_half is no negated sin table, sin and cos swapped where they are used
+    issue the same ops as the tables' line, a scale left off the scores' line above the exp could be on
+    either line, lengths read on the host issue no op on the planted line, and a length mask comes after
+    the table's row was read: no line there. Elsewhere the planted line, not a feature permutation's
+    arange before the frequencies."""
+    write_style_mutants(tmp_path)
+    path, _, result = graded(grade_file, stem, tmp_path)
+    line = QUOTED.search(result.where)
+    assert (line is not None) == (stem in STYLE_QUOTING), result.where
+    assert line is None or int(line["line"]) in bug_lines(path), result.where
+
+
+@pytest.mark.parametrize("stem", ISSUE_34)
+def test_rope_backward_and_paged_bugs_quote_their_planted_line_or_none(stem: str, grade_file):
+    path, _, result = graded(grade_file, stem)
+    quoted = QUOTED.search(result.where)
+    assert quoted is None or int(quoted["line"]) in bug_lines(path), result.where
+    assert (quoted is not None) == (stem in QUOTING), result.where
 
 
 def test_family_picks_first_last_or_by_operand():
@@ -60,8 +94,31 @@ def test_family_picks_first_last_or_by_operand():
                 {"op": "getitem", "operand": "int2", "line": 6}, {"op": "matmul", "operand": "float4", "line": 9}]
     assert OpFamily(frozenset({"matmul"})).pick(recorded)["line"] == 5
     assert OpFamily(frozenset({"matmul"}), last=True).pick(recorded)["line"] == 9
-    assert OpFamily(frozenset({"getitem"}), operand="int2").pick(recorded)["line"] == 6
+    assert OpFamily(frozenset({"getitem"}), operands=frozenset({"int2"})).pick(recorded)["line"] == 6
     assert OpFamily(frozenset({"softmax"})).pick(recorded) is None
+
+
+def test_family_picks_by_result_and_only_beside_the_ops_it_names():
+    recorded = [{"op": "to", "operand": "int1", "result": "float1", "line": 3},
+                {"op": "to", "operand": "int1", "result": "half1", "line": 4},
+                {"op": "getitem", "operand": "int1", "result": "int0", "line": 5},
+                {"op": "arange", "operand": "", "result": "int1", "line": 6}]
+    assert OpFamily(frozenset(), results=frozenset({"half1"})).pick(recorded)["line"] == 4
+    assert OpFamily(frozenset({"getitem"}), beside=frozenset({"arange"})).pick(recorded) is None
+    recorded.append({"op": "getitem", "operand": "int1", "result": "int0", "line": 6})
+    assert OpFamily(frozenset({"arange"}), beside=frozenset({"getitem"})).pick(recorded)["line"] == 6
+
+
+def test_a_reversed_rotation_quotes_a_negated_sin_never_rotate_half():
+    """A head looped down to 2-D makes rotate_half's −x2 a rank-2 neg too: only a neg where sin is taken
+    is the flipped sign."""
+    rotate_half = [{"op": "neg", "operand": "float2", "result": "float2", "line": 4},
+                   {"op": "cat", "operand": "", "result": "float2", "line": 4}]
+    negated_sin = [{"op": "sin", "operand": "float2", "result": "float2", "line": 9},
+                   {"op": "neg", "operand": "float2", "result": "float2", "line": 9}]
+    family = FAMILIES["rope-rotation-reversed"]
+    assert family.pick(rotate_half) is None
+    assert family.pick(negated_sin)["line"] == 9
 
 
 def test_every_family_names_ops_a_recorder_reports():
@@ -69,7 +126,8 @@ def test_every_family_names_ops_a_recorder_reports():
     assert all(name == name.strip("_") and name.isidentifier() for name in names)
 
 
-@pytest.mark.parametrize("ops", [{"op": 3, "line": 1}, {"op": "matmul", "line": "1"}, "matmul"])
+@pytest.mark.parametrize("ops", [{"op": 3, "line": 1}, {"op": "matmul", "line": "1"}, "matmul",
+                                 {"op": "matmul", "line": 1, "result": ["float2"]}])
 def test_forged_ops_in_a_reply_are_refused(ops):
     with pytest.raises(protocol.ProtocolError):
         protocol.checked_reply({"ok": True, "ops": [ops]})
@@ -105,3 +163,22 @@ def test_recorder_notes_each_op_once_at_the_learner_line_that_issued_it(tmp_path
     assert seen.count(("getitem", "int2", 7)) == 1  # a loop repeats the op, not the entry
     assert ("softmax", "float2", 3) in seen  # inside the learner's helper, not torch's own file
     assert all(line in (3, 5, 7) for _, _, line in seen)
+
+
+def test_recorder_notes_the_kinds_of_operand_and_result_half_apart(tmp_path):
+    import torch
+
+    from quizprep.grader.learner_side.op_recorder import OpRecorder
+
+    learner = str(tmp_path / "angles.py")
+    source = ("def angles(positions, dtype):\n"
+              "    return positions.to(dtype)[:, None]\n")
+    namespace: dict = {}
+    exec(compile(source, learner, "exec"), namespace)
+    recorder = OpRecorder(learner)
+    with recorder:
+        namespace["angles"](torch.arange(4), torch.bfloat16)
+        namespace["angles"](torch.arange(4), torch.float32)
+    kinds = {(entry["op"], entry["operand"], entry["result"]) for entry in recorder.entries()}
+    assert kinds == {("to", "int1", "half1"), ("getitem", "half1", "half2"),
+                     ("to", "int1", "float1"), ("getitem", "float1", "float2")}

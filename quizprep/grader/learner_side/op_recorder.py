@@ -16,19 +16,21 @@ CODE_LIMIT = 200
 
 
 class OpRecorder(TorchFunctionMode):
-    """Notes each op's name and the learner's line that issued it, once per pair, in first-seen order."""
+    """Notes each op's name, its first operand's and its result's kinds and the learner's line that
+    issued it, once per distinct entry, in first-seen order."""
 
     def __init__(self, learner_path: str) -> None:
         super().__init__()
         self.learner_path = learner_path
-        self.seen: dict[tuple[str, str, int], None] = {}
+        self.seen: dict[tuple[str, str, str, int], None] = {}
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        result = func(*args, **(kwargs or {}))
         if len(self.seen) < MAX_ENTRIES:
             line = self._learner_line(sys._getframe(1))
             if line:
-                self.seen.setdefault((op_name(func), operand_kind(args), line), None)
-        return func(*args, **(kwargs or {}))
+                self.seen.setdefault((op_name(func), operand_kind(args), tensor_kind(result), line), None)
+        return result
 
     def _learner_line(self, frame: Any) -> int:
         """The line of the innermost frame in the learner's file: the one that issued the op."""
@@ -37,9 +39,9 @@ class OpRecorder(TorchFunctionMode):
         return frame.f_lineno if frame is not None else 0
 
     def entries(self) -> list[dict[str, Any]]:
-        return [{"op": op, "operand": operand, "line": line,
+        return [{"op": op, "operand": operand, "result": result, "line": line,
                  "code": linecache.getline(self.learner_path, line).strip()[:CODE_LIMIT]}
-                for op, operand, line in self.seen]
+                for op, operand, result, line in self.seen]
 
 
 def op_name(func: Any) -> str:
@@ -48,10 +50,18 @@ def op_name(func: Any) -> str:
 
 
 def operand_kind(args: Any) -> str:
-    """The first operand as "int2" or "float4" (its values' kind and rank): indexing a block table
-    (an integer matrix) is told apart from indexing a row of lengths."""
-    first = args[0] if args else None
-    if not isinstance(first, Tensor):
+    """The first operand's kind: indexing a block table (an integer matrix) is told apart from
+    indexing a row of lengths."""
+    return tensor_kind(args[0] if args else None)
+
+
+def tensor_kind(value: Any) -> str:
+    """A tensor as "int2", "float4" or "half1" (its values' kind and rank; "half" for the 16-bit
+    floats, where a RoPE angle loses its precision); "" for anything else."""
+    if not isinstance(value, Tensor):
         return ""
-    kind = "float" if first.is_floating_point() or first.is_complex() else "int"
-    return f"{kind}{first.dim()}"
+    if value.is_floating_point() or value.is_complex():
+        kind = "half" if value.is_floating_point() and value.element_size() == 2 else "float"
+    else:
+        kind = "int"
+    return f"{kind}{value.dim()}"

@@ -301,7 +301,7 @@ def checked_reply(message: Any) -> dict[str, Any]:
 def _checked_op(op: Any) -> dict[str, Any]:
     op = _object(op, "a recorded op")
     return {"op": _text(op.get("op"), "an op's name"), "operand": _text(op.get("operand", ""), "an op's operand"),
-            "line": _count(op.get("line"), "an op's line"),
+            "result": _text(op.get("result", ""), "an op's result"), "line": _count(op.get("line"), "an op's line"),
             "code": _text(op.get("code", ""), "an op's code")}
 
 

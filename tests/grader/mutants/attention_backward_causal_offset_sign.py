@@ -21,7 +21,7 @@ def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: tor
     delta = (dow * ow).sum(dim=-1, keepdim=True)  # D = rowsum(dO ∘ O)
     dq, dk, dv = torch.zeros_like(qw), torch.zeros_like(kw), torch.zeros_like(vw)
     step = m if block_size is None else block_size
-    rows = torch.arange(n, device=q.device).unsqueeze(-1) - (m - n)
+    rows = torch.arange(n, device=q.device).unsqueeze(-1) - (m - n)  # BUG
     for start in range(0, m, step):  # key blocks, as FlashAttention-2's outer loop
         stop = min(start + step, m)
         kb, vb = kw[:, :, start:stop], vw[:, :, start:stop]

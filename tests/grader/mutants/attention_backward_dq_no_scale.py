@@ -30,7 +30,7 @@ def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: tor
             p = p.masked_fill(torch.arange(start, stop, device=q.device) > rows, 0.0)
         dv[:, :, start:stop] = p.transpose(-2, -1) @ dow
         ds = p * (dow @ vb.transpose(-2, -1) - delta)
-        dq += ds @ kb
+        dq += ds @ kb  # BUG
         dk[:, :, start:stop] = scale * ds.transpose(-2, -1) @ qw
     shape = (k.shape[0], k.shape[1], group, m, k.shape[-1])
     dk, dv = dk.reshape(shape).sum(dim=2), dv.reshape(shape).sum(dim=2)

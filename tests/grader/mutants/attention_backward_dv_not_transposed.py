@@ -28,7 +28,7 @@ def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: tor
         p = torch.exp(scale * (qw @ kb.transpose(-2, -1)) - lse)
         if causal:
             p = p.masked_fill(torch.arange(start, stop, device=q.device) > rows, 0.0)
-        dv[:, :, start:stop] = p @ dow
+        dv[:, :, start:stop] = p @ dow  # BUG
         ds = p * (dow @ vb.transpose(-2, -1) - delta)
         dq += scale * ds @ kb
         dk[:, :, start:stop] = scale * ds.transpose(-2, -1) @ qw

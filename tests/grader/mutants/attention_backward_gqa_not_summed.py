@@ -33,5 +33,5 @@ def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: tor
         dq += scale * ds @ kb
         dk[:, :, start:stop] = scale * ds.transpose(-2, -1) @ qw
     shape = (k.shape[0], k.shape[1], group, m, k.shape[-1])
-    dk, dv = dk.reshape(shape)[:, :, 0], dv.reshape(shape)[:, :, 0]
+    dk, dv = dk.reshape(shape)[:, :, 0], dv.reshape(shape)[:, :, 0]  # BUG
     return dq.to(q.dtype), dk.to(k.dtype), dv.to(v.dtype)

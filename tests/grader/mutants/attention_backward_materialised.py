@@ -20,7 +20,7 @@ def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: tor
     lse = lse.to(work).unsqueeze(-1)
     delta = (dow * ow).sum(dim=-1, keepdim=True)  # D = rowsum(dO ∘ O)
     dq, dk, dv = torch.zeros_like(qw), torch.zeros_like(kw), torch.zeros_like(vw)
-    step = m
+    step = m  # BUG
     rows = torch.arange(n, device=q.device).unsqueeze(-1) + (m - n)
     for start in range(0, m, step):  # key blocks, as FlashAttention-2's outer loop
         stop = min(start + step, m)

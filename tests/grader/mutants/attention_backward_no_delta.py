@@ -29,7 +29,7 @@ def attention_backward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: tor
         if causal:
             p = p.masked_fill(torch.arange(start, stop, device=q.device) > rows, 0.0)
         dv[:, :, start:stop] = p.transpose(-2, -1) @ dow
-        ds = p * (dow @ vb.transpose(-2, -1))
+        ds = p * (dow @ vb.transpose(-2, -1))  # BUG
         dq += scale * ds @ kb
         dk[:, :, start:stop] = scale * ds.transpose(-2, -1) @ qw
     shape = (k.shape[0], k.shape[1], group, m, k.shape[-1])

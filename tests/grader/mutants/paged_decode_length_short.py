@@ -15,7 +15,7 @@ def paged_decode(q: torch.Tensor, k_pool: torch.Tensor, v_pool: torch.Tensor, bl
     work = torch.float32 if q.dtype in (torch.float16, torch.bfloat16) else q.dtype
     out = torch.empty_like(q)
     for b in range(q.shape[0]):
-        positions = torch.arange(int(seq_lens[b]) - 1, device=q.device)
+        positions = torch.arange(int(seq_lens[b]) - 1, device=q.device)  # BUG
         pages = block_table[b].long()[positions // page_size]
         k = k_pool[pages, positions % page_size].to(work)  # (L, G, d)
         v = v_pool[pages, positions % page_size].to(work)

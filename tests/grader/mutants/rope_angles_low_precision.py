@@ -10,7 +10,7 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0, 
                rotary_dim: int | None = None) -> torch.Tensor:
     r = x.shape[-1] if rotary_dim is None else rotary_dim
     inv_freq = base ** (-torch.arange(0, r, 2, dtype=torch.float32, device=x.device) / r)
-    angles = positions.to(x.dtype)[:, None] * inv_freq.to(x.dtype)  # (n, r/2)
+    angles = positions.to(x.dtype)[:, None] * inv_freq.to(x.dtype)  # (n, r/2)  # BUG
     cos, sin = angles.cos(), angles.sin()
     rot, rest = x[..., :r].float(), x[..., r:]
     if layout == "half":

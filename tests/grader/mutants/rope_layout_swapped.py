@@ -13,7 +13,7 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0, 
     angles = positions.to(torch.float32)[:, None] * inv_freq  # (n, r/2)
     cos, sin = angles.cos(), angles.sin()
     rot, rest = x[..., :r].float(), x[..., r:]
-    if True:
+    if True:  # BUG
         a, b = rot[..., : r // 2], rot[..., r // 2:]
         rotated = torch.cat([a * cos - b * sin, a * sin + b * cos], dim=-1)
     else:

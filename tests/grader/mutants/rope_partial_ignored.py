@@ -8,7 +8,7 @@ import torch
 
 def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0, layout: str = "half",
                rotary_dim: int | None = None) -> torch.Tensor:
-    r = x.shape[-1]
+    r = x.shape[-1]  # BUG
     inv_freq = base ** (-torch.arange(0, r, 2, dtype=torch.float32, device=x.device) / r)
     angles = positions.to(torch.float32)[:, None] * inv_freq  # (n, r/2)
     cos, sin = angles.cos(), angles.sin()

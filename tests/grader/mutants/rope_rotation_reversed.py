@@ -11,7 +11,7 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0, 
     r = x.shape[-1] if rotary_dim is None else rotary_dim
     inv_freq = base ** (-torch.arange(0, r, 2, dtype=torch.float32, device=x.device) / r)
     angles = positions.to(torch.float32)[:, None] * inv_freq  # (n, r/2)
-    cos, sin = angles.cos(), -angles.sin()
+    cos, sin = angles.cos(), -angles.sin()  # BUG
     rot, rest = x[..., :r].float(), x[..., r:]
     if layout == "half":
         a, b = rot[..., : r // 2], rot[..., r // 2:]

@@ -1,0 +1,102 @@
+"""Planted bugs in correct code of other styles (public/: public projects' code, each file naming its
+source; variants/): the correct file with a few lines changed, each changed line marked `# BUG`,
+written out for grading. They hold issue 34's op families to the styles real code is written in
+(rotate_half, Meta's complex numbers, FlashAttention-2's unflatten, vLLM's host-side lengths, a
+gather with index_select), where a family must quote the planted line or none."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+@dataclass(frozen=True)
+class StyleMutant:
+    stem: str
+    source: str  # a passing file of public/ or variants/
+    check: str
+    diagnosis: str
+    edits: tuple[tuple[str, str], ...]  # (a line of the source, what it becomes)
+
+    def text(self) -> str:
+        text = (HERE / f"{self.source}.py").read_text()
+        assert "# expect: pass\n" in text, self.source
+        text = text.replace("# expect: pass\n", f"# expect: check={self.check} diagnosis={self.diagnosis}\n")
+        for line, changed in self.edits:
+            assert text.count(line + "\n") == 1, (self.source, line)
+            text = text.replace(line + "\n", f"{changed}  # BUG\n")
+        return text
+
+
+STYLE_MUTANTS = (
+    # the sign flipped inside rotate_half: no negated sin table to point at, so no line
+    StyleMutant("rope_rotate_half_reversed", "public/rope_hf_llama_rotate_half_pass", "half", "rope-rotation-reversed",
+                (("    return torch.cat((-x2, x1), dim=-1)", "    return torch.cat((x2, -x1), dim=-1)"),)),
+    # sin and cos traded where they are used: the tables' own line is not the mistake
+    StyleMutant("rope_rotate_half_sin_cos_swapped", "public/rope_hf_llama_rotate_half_pass", "half",
+                "rope-sin-cos-swapped",
+                (("    return (q * cos) + (rotate_half(q) * sin)", "    return (q * sin) + (rotate_half(q) * cos)"),)),
+    # the exponent counts pairs, in a file whose first arange permutes the features
+    StyleMutant("rope_rotate_half_frequency_exponent", "public/rope_hf_llama_rotate_half_pass", "half",
+                "rope-frequency-exponent",
+                (("    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(device=x.device, "
+                  "dtype=torch.float) / dim))",
+                  "    inv_freq = 1.0 / (base ** (torch.arange(0, dim // 2, dtype=torch.int64).to(device=x.device, "
+                  "dtype=torch.float) / dim))"),)),
+    StyleMutant("rope_complex_positions_low_precision", "public/rope_meta_llama_complex_pass", "long-context",
+                "rope-angles-low-precision",
+                (("def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0):",
+                  "def precompute_freqs_cis(dim: int, end: int, theta: float = 10000.0, dtype=torch.float32):"),
+                 ("    t = torch.arange(end, device=freqs.device)  # type: ignore",
+                  "    t = torch.arange(end, device=freqs.device, dtype=dtype)"),
+                 ("    freqs = torch.outer(t, freqs).float()  # type: ignore",
+                  "    freqs = torch.outer(t, freqs.to(dtype)).float()"),
+                 ("    freqs_cis = precompute_freqs_cis(rotary_dim, int(positions.max()) + 1, base).to(x.device)"
+                  "[positions]",
+                  "    freqs_cis = precompute_freqs_cis(rotary_dim, int(positions.max()) + 1, base, x.dtype)"
+                  ".to(x.device)[positions]"))),
+    # the scale left out of the scores' own line, the line before the exp
+    StyleMutant("attention_backward_fa2_scores_unscaled", "public/attention_backward_fa2_algorithm2_pass",
+                "gradients", "backward-p-unscaled",
+                (("            Sij = scale * Qi @ Kj.transpose(-1, -2)",
+                  "            Sij = Qi @ Kj.transpose(-1, -2)"),)),
+    StyleMutant("attention_backward_unflatten_first_head", "public/attention_backward_fa2_algorithm2_pass", "gqa",
+                "backward-gqa-not-summed",
+                (("    dK = dK.unflatten(1, (G, H // G)).sum(2)", "    dK = dK.unflatten(1, (G, H // G))[:, :, 0]"),
+                 ("    dV = dV.unflatten(1, (G, H // G)).sum(2)", "    dV = dV.unflatten(1, (G, H // G))[:, :, 0]"))),
+    # lengths read on the host (.tolist()): no tensor op on the planted line, so no line
+    StyleMutant("paged_decode_host_length_short", "public/paged_decode_vllm_reference_pass", "ragged",
+                "paged-length-off-by-one",
+                (("        seq_len = int(seq_lens_lst[i])", "        seq_len = int(seq_lens_lst[i]) - 1"),)),
+    # FlashInfer's CSR: every sequence's pages taken from the first row of the table
+    StyleMutant("paged_decode_csr_first_row", "public/paged_decode_flashinfer_csr_pass", "ragged",
+                "paged-wrong-sequence",
+                (("    kv_indices = torch.cat([block_table[i, : int(num_pages[i])] for i in range(len(seq_lens))])",
+                  "    kv_indices = torch.cat([block_table[0, : int(num_pages[i])] for i in range(len(seq_lens))])"),)),
+    # the last page read whole: its length was counted in to_csr, on a line without positions, so no line
+    StyleMutant("paged_decode_csr_whole_last_page", "public/paged_decode_flashinfer_csr_pass", "ragged",
+                "paged-tail-unmasked",
+                (("        ki = torch.cat([k_pool[pages[:-1]].reshape(-1, num_kv_heads, head_dim), "
+                  "k_pool[pages[-1], :last]], dim=0)",
+                  "        ki = torch.cat([k_pool[pages[:-1]].reshape(-1, num_kv_heads, head_dim), "
+                  "k_pool[pages[-1]]], dim=0)"),
+                 ("        vi = torch.cat([v_pool[pages[:-1]].reshape(-1, num_kv_heads, head_dim), "
+                  "v_pool[pages[-1], :last]], dim=0)",
+                  "        vi = torch.cat([v_pool[pages[:-1]].reshape(-1, num_kv_heads, head_dim), "
+                  "v_pool[pages[-1]]], dim=0)"))),
+    # one stale slot kept (<=): the table's row is read before the mask's line, so no line
+    StyleMutant("paged_decode_index_select_stale_slot", "variants/paged_decode_index_select", "ragged",
+                "paged-length-off-by-one",
+                (("    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None]",
+                  "    valid = torch.arange(slots, device=q.device)[None, :] <= seq_lens[:, None]"),)),
+)
+
+
+def write_style_mutants(folder: Path) -> list[Path]:
+    paths = []
+    for mutant in STYLE_MUTANTS:
+        path = folder / f"{mutant.stem}.py"
+        path.write_text(mutant.text())
+        paths.append(path)
+    return paths

@@ -137,9 +137,7 @@ def _serve(config: dict[str, Any]) -> None:
     worker = _load_worker()
     sandbox = worker._load_sibling("sandbox.py")
     sandbox.die_with_parent(int(config["parent"]))
-    start = worker._load_sibling("torch_start.py")
-    with start.collection_paused():
-        start.import_torch(int(config.get("threads", 1)), before_fork=True)
+    worker._load_sibling("torch_start.py").import_torch(int(config.get("threads", 1)), before_fork=True)
     server = socket.socket(fileno=int(config["socket_fd"]))
     status: dict[int, int] = {}
 

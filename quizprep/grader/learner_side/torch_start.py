@@ -3,10 +3,7 @@ applies, and Triton pointed at the only directory the worker may write. Loaded b
 the fork server from its file; imports nothing of quizprep."""
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
-from typing import Iterator
 
 
 def import_torch(threads: int, *, before_fork: bool = False, warm_up: bool = True) -> None:
@@ -35,17 +32,6 @@ def import_torch(threads: int, *, before_fork: bool = False, warm_up: bool = Tru
     (meta - meta.amax(-1, keepdim=True)).exp()
     if before_fork and torch.cuda.is_initialized():
         raise RuntimeError("CUDA was initialised before forking")
-
-
-@contextlib.contextmanager
-def collection_paused() -> Iterator[None]:
-    """The collector off while torch is imported and warmed up: the million objects made then all
-    live on, so walking them as they come frees nothing and costs a sixth of the start (0.5 s)."""
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def configure_triton(private_dir: str | None) -> None:

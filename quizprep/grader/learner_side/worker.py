@@ -405,9 +405,8 @@ def run(config: dict[str, Any]) -> None:
     """Everything a worker does, from its protections to serving the grader's requests."""
     # Before its siblings import torch (seconds): a grader killed meanwhile leaves no worker.
     _load_sibling("sandbox.py").die_with_parent(int(config["parent"]))
-    with _load_sibling("torch_start.py").collection_paused():
-        worker = Worker(config)
-        protections = worker.prepare()
+    worker = Worker(config)
+    protections = worker.prepare()
     worker.send({"prepared": True, "sandbox": protections})  # from here on the learner's time limits apply
     worker.send(worker.load_learner())
     worker.serve()

@@ -199,3 +199,16 @@ def test_a_missing_path_is_named_and_exits_2(argv, said, tmp_path, capsys, monke
     gone = str(tmp_path / "gone")
     assert cli.main([word.format(gone=gone) for word in argv]) == 2
     assert capsys.readouterr().err.strip() == said.format(gone=gone)
+
+
+def test_the_command_itself_freezes_the_heap_before_its_exit_and_a_call_does_not(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The interpreter's last collections walk every object torch made (half a second after a
+    grade): the `quizprep` process skips them; a caller of main (a test, a script) keeps its heap."""
+    frozen: list[bool] = []
+    monkeypatch.setattr(cli.gc, "freeze", lambda: frozen.append(True))
+    assert cli.main(["init", str(tmp_path / "called")]) == 0
+    assert frozen == []
+    monkeypatch.setattr("sys.argv", ["quizprep", "init", str(tmp_path / "command")])
+    assert cli.main() == 0
+    assert frozen == [True] and (tmp_path / "command").is_dir()

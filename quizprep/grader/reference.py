@@ -42,6 +42,13 @@ def _softmax_allowing_empty_rows(scores: Tensor) -> Tensor:
     return weights.masked_fill(empty, float("nan"))
 
 
+def warm_up_gradients() -> None:
+    """The grader's first gradient with a given output gradient imports torch's symbolic shapes
+    and sympy (about 1 s): called while the worker starts, it is off the gradients check's clock."""
+    leaf = torch.ones(1, dtype=torch.float64, requires_grad=True)
+    torch.autograd.grad(leaf * 2, leaf, torch.ones_like(leaf))
+
+
 def causal_mask(n: int, m: int | None = None) -> Tensor:
     """(n, m) booleans; query i sits at position m - n + i and sees keys up to that position."""
     m = n if m is None else m

@@ -122,6 +122,7 @@ class WorkerSession:
             "cpu_seconds": self.limits.total_seconds + self.limits.startup_seconds,
             "private_dir": self.private_dir,
             "file_bytes": self.limits.file_bytes,
+            "reply_bytes": self.limits.reply_bytes,  # a larger reply is refused there, before it is made
             "gpu_memory_fraction": gpu_memory_share(),
             "warm_up": self.warm_up,
             **self.jail.worker_config(os.getpid()),

@@ -130,3 +130,16 @@ def test_long_texts_in_a_reply_are_capped_by_the_grader():
     assert len(reply["error"]["message"]) == protocol.TEXT_LIMIT
     assert len(reply["error"]["frames"]) == protocol.FRAMES_KEPT
     assert len(json.dumps(reply)) < 100_000
+
+
+def test_tensors_beyond_the_limit_are_refused_before_any_is_copied():
+    """A stride-0 view of one element claims 4 GB here: copied out, it would take that much of the
+    learner's process (1.9 GB for test_redteam_second's 2e8 elements, before this), for a reply
+    the grader refuses unread."""
+    claimed = torch.zeros(1).expand(1_000_000_000)
+    small = torch.ones(3)
+    with pytest.raises(ValueError, match=r"4,000,000,000 bytes, more than the 1,024"):
+        protocol.encode({"value": claimed}, limit=1024)
+    with pytest.raises(ValueError, match="more than the 20 a reply"):
+        protocol.encode({"a": small, "b": (small, small)}, limit=20)  # counted over the whole reply
+    assert protocol.decode(protocol.encode({"a": small}, limit=12))["a"].tolist() == [1.0, 1.0, 1.0]

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -107,3 +109,22 @@ def test_padding_mask_shape_and_values():
     mask = reference.padding_mask(torch.tensor([2, 0, 3]), 3)
     assert mask.shape == (3, 1, 1, 3)
     assert mask.reshape(3, 3).tolist() == [[True, True, False], [False, False, False], [True, True, True]]
+
+
+def test_after_the_warm_up_a_checks_first_gradient_imports_nothing():
+    """The gradients checks' references are the grader's own autograd: the warm-up, run while the
+    worker starts, leaves nothing (sympy, about 1 s) for the first one to import on its clock.
+    In a fresh interpreter, where nothing else has imported it yet."""
+    script = (
+        "import sys, torch\n"
+        "from quizprep.grader import reference\n"
+        "reference.warm_up_gradients()\n"
+        "before = set(sys.modules)\n"
+        "q, k, v = (torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True) for _ in range(3))\n"
+        "out, _ = reference.attention(q, k, v, reference.causal_mask(3))\n"
+        "torch.autograd.grad(out, (q, k, v), torch.randn_like(out))\n"
+        "print(sorted(set(sys.modules) - before))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -36,24 +36,26 @@ def _torch():
     return torch
 
 
-def encode(payload: Any) -> bytes:
-    """Serialise a JSON-able structure that may contain tensors, tuples and a few scalars."""
+def encode(payload: Any, limit: int = MAX_MESSAGE_BYTES) -> bytes:
+    """Serialise a JSON-able structure that may contain tensors, tuples and a few scalars. Tensors
+    of more than `limit` bytes in all raise ValueError before any is copied: a stride-0 view of
+    one element can claim gigabytes, which its reader would refuse unread."""
     buffers: list[bytes] = []
-    header = _encode_value(payload, buffers)
+    header = _encode_value(payload, buffers, limit)
     header_bytes = json.dumps(header, allow_nan=True).encode()
     return HEADER.pack(len(header_bytes)) + header_bytes + b"".join(buffers)
 
 
-def _encode_value(value: Any, buffers: list[bytes]) -> Any:
+def _encode_value(value: Any, buffers: list[bytes], limit: int) -> Any:
     torch = _torch() if _is_tensor(value) else None
     if torch is not None:
-        return _encode_tensor(value, buffers)
+        return _encode_tensor(value, buffers, limit)
     if isinstance(value, tuple):
-        return {"__tuple__": [_encode_value(v, buffers) for v in value]}
+        return {"__tuple__": [_encode_value(v, buffers, limit) for v in value]}
     if isinstance(value, list):
-        return [_encode_value(v, buffers) for v in value]
+        return [_encode_value(v, buffers, limit) for v in value]
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
-        return {"__dict__": {k: _encode_value(v, buffers) for k, v in value.items()}}
+        return {"__dict__": {k: _encode_value(v, buffers, limit) for k, v in value.items()}}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return {"__other__": describe_type(value)}
@@ -75,7 +77,7 @@ def describe_type(value: Any) -> str:
     return f"{name} with shape {tuple(shape)}" if shape is not None else name
 
 
-def _encode_tensor(tensor: Any, buffers: list[bytes]) -> dict[str, Any]:
+def _encode_tensor(tensor: Any, buffers: list[bytes], limit: int) -> dict[str, Any]:
     torch = _torch()
     dtype = str(tensor.dtype).removeprefix("torch.")
     if dtype not in DTYPES:
@@ -85,6 +87,9 @@ def _encode_tensor(tensor: Any, buffers: list[bytes]) -> dict[str, Any]:
     if tensor.device.type == "meta":
         return {"__other__": "meta tensor (a shape without values)"}
     device = str(tensor.device)
+    if sum(map(len, buffers)) + tensor.numel() * tensor.element_size() > limit:
+        raise ValueError(f"a tensor of shape {tuple(tensor.shape)} takes {tensor.numel() * tensor.element_size():,} "
+                         f"bytes, more than the {limit:,} a reply may hold")
     flat = tensor.detach().to("cpu").contiguous().reshape(-1)
     raw = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
     buffers.append(raw)
@@ -222,8 +227,8 @@ def _decode_tensor(node: dict[str, Any], body: memoryview, offsets: dict[int, in
     return tensor
 
 
-def write_message(fd: int, payload: Any) -> None:
-    data = encode(payload)
+def write_message(fd: int, payload: Any, limit: int = MAX_MESSAGE_BYTES) -> None:
+    data = encode(payload, limit)
     view = memoryview(data)
     while view:
         written = os.write(fd, view)

@@ -215,7 +215,8 @@ class Worker:
             os.write(1, self.channel.OUTPUT_SYNC)
         except OSError:
             pass  # the grader then stops waiting for it after a moment
-        self.channel.write_message(self.response_fd, payload)
+        limit = int(self.config.get("reply_bytes", self.channel.MAX_MESSAGE_BYTES))
+        self.channel.write_message(self.response_fd, payload, limit)
 
     def serve(self) -> None:
         while True:

@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quizprep.grader.bounds import cut, printable
+from quizprep.grader.value_lines import told_line
 
 if TYPE_CHECKING:
+    from torch import Tensor
+
     from quizprep.grader.context import CheckContext
     from quizprep.grader.problem import Case, Problem
 
@@ -104,20 +107,33 @@ FAMILIES: dict[str, OpFamily] = {
 
 
 def learner_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: str,
-                 options: dict[str, Any] | None) -> str:
-    """"Your line: file.py:N: <code>" for the mistake `diagnosis_id`, from one replay of `case`
-    with the worker recording ops; "" when its family is unknown or none of its ops is the learner's."""
+                 options: dict[str, Any] | None, failing: Case | None = None, seed: int = 0) -> str:
+    """"Your line: file.py:N: <code>" for the mistake `diagnosis_id`: from one replay of `case` with
+    the worker recording ops, where its family is known; else, where its hypothesis has a value tell,
+    from one replay of `failing` (or a case of the tell's sizes) sampling their results
+    (value_lines.py); "" when neither finds a line of the learner's."""
     family = FAMILIES.get(diagnosis_id)
-    if family is None:
-        return ""
-    try:
-        ctx.recorded_ops = []
-        problem.run(ctx, case, {**(options or {}), "record_ops": True})
-        file_name = Path(ctx.session.path).name
-    except Exception:  # noqa: BLE001 - the verdict is made; a replay that fails only loses the line
-        return ""
-    chosen = family.pick(ctx.recorded_ops)
+    replay = _replay(ctx, problem, case, options, values=False) if family is not None else None
+    chosen = family.pick(replay[0]) if family is not None and replay is not None else None
+    tell = next((h.tell for h in problem.hypotheses if h.id == diagnosis_id and h.tell is not None), None)
+    if chosen is None and tell is not None and failing is not None:
+        sizes = tell.sizes(failing.sizes)
+        told = failing if sizes == failing.sizes else problem.build(sizes, failing.variant, seed)
+        replay = _replay(ctx, problem, told, options, values=True)
+        chosen = told_line(tell, told, replay[1], replay[0]) if replay is not None else None
     if chosen is None:
         return ""
     code = cut(printable(chosen["code"], one_line=True), CODE_SHOWN)
-    return f"Your line: {file_name}:{chosen['line']}: {code}"
+    return f"Your line: {Path(ctx.session.path).name}:{chosen['line']}: {code}"
+
+
+def _replay(ctx: CheckContext, problem: Problem, case: Case, options: dict[str, Any] | None,
+            values: bool) -> tuple[list[dict[str, Any]], dict[str, Tensor]] | None:
+    """The ops the learner's file issued on `case` (with their results' samples if `values`) and its
+    outputs; None when the replay fails."""
+    try:
+        ctx.recorded_ops = []
+        outputs = problem.run(ctx, case, {**(options or {}), "record_ops": True, "record_values": values})
+    except Exception:  # noqa: BLE001 - the verdict is made; a replay that fails only loses the line
+        return None
+    return ctx.recorded_ops, outputs

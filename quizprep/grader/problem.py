@@ -25,6 +25,7 @@ from quizprep.grader.crashes import in_place_write
 from quizprep.grader.lessons import lesson
 from quizprep.grader.op_lines import learner_line
 from quizprep.grader.spec import CheckFailure, Diagnosis
+from quizprep.grader.value_lines import ValueTell
 
 MAX_SHRINK_STEPS = 12
 
@@ -58,6 +59,7 @@ class Hypothesis(Diagnosis):
 
     predict: Callable[[Case], Prediction]
     nonfinite_must_match: bool = False
+    tell: ValueTell | None = None  # where its values show in the learner's lines (value_lines.py)
 
     def forms(self, case: Case) -> list[dict[str, Tensor]]:
         """The outputs this mistake gives, in each form code takes (e.g. a split made without its
@@ -245,7 +247,8 @@ def failure_for(ctx: CheckContext, problem: Problem, case: Case, actual: dict[st
 
         diagnosis = fit(case, actual) or explain(ctx, problem, case, actual, options)
     smallest = describe_small(*shrunk) if shrunk is not None else f"no smaller case fails than: {case.label}"
-    where = learner_line(ctx, problem, shrunk[0] if shrunk else case, diagnosis.id, options) if diagnosis else ""
+    where = (learner_line(ctx, problem, shrunk[0] if shrunk else case, diagnosis.id, options, failing=case,
+                          seed=seed) if diagnosis else "")
     return CheckFailure(
         message=message or found[0].headline,
         tried=case.label,

@@ -26,6 +26,7 @@ from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, Diagnosis, ExerciseSpec
+from quizprep.grader.value_lines import ValueTell
 
 F32, F64 = torch.float32, torch.float64
 ENTRY = "attention_backward"
@@ -87,20 +88,26 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
     return smaller
 
 
-def simulate(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: str = "lse", dv_transposed: bool = True,
-             dq_scale: bool = True, dk_scale: bool = True, masked: bool = True, group_sum: str = "sum",
-             offset_sign: int = 1) -> dict[str, Tensor]:
+def simulate(case: Case, *, group_sum: str = "sum", **mistake: Any) -> dict[str, Tensor]:
     """The recurrence in float64 with one mistake."""
+    steps, group = recurrence(case, **mistake), case.data["q"].shape[1] // case.data["k"].shape[1]
+    return {"dq": steps["dq"], "dk": _reduce(steps["dk"], group, group_sum), "dv": _reduce(steps["dv"], group, group_sum)}
+
+
+def recurrence(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: str = "lse", dv_transposed: bool = True,
+               dq_scale: bool = True, dk_scale: bool = True, masked: bool = True,
+               offset_sign: int = 1) -> dict[str, Tensor]:
+    """Each step's value, per query head (dk and dv before the group sum), with one mistake."""
     data = case.data
     q, o, d_o = (data[name].to(F64) for name in ("q", "o", "d_o"))
     group = q.shape[1] // data["k"].shape[1]
     k, v = (data[name].to(F64).repeat_interleave(group, 1) for name in ("k", "v"))
     scale = data["used_scale"]
     scores = (q @ k.transpose(-2, -1)) * (scale if p_scale else 1.0)
+    n, m = scores.shape[-2:]
+    rows = torch.arange(n) + offset_sign * (m - n)  # each query's position among the keys
     if data["mask"] is not None and masked:
-        n, m = data["mask"].shape
-        visible = torch.arange(m) <= torch.arange(n).unsqueeze(-1) + offset_sign * (m - n)
-        scores = scores.masked_fill(~visible, float("-inf"))
+        scores = scores.masked_fill(torch.arange(m) > rows.unsqueeze(-1), float("-inf"))
     if p_lse == "lse":
         p = torch.exp(scores - data["lse"].to(F64).unsqueeze(-1))
     elif p_lse == "softmax":
@@ -112,7 +119,7 @@ def simulate(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: str
     d_s = p * (d_p - (d_o * o).sum(-1, keepdim=True)) if delta else p * d_p
     d_q = (scale if dq_scale else 1.0) * d_s @ k
     d_k = (scale if dk_scale else 1.0) * d_s.transpose(-2, -1) @ q
-    return {"dq": d_q, "dk": _reduce(d_k, group, group_sum), "dv": _reduce(d_v, group, group_sum)}
+    return {"rows": rows, "p": p, "ds": d_s, "dq": d_q, "dk": d_k, "dv": d_v}
 
 
 def _reduce(per_head: Tensor, group: int, how: str) -> Tensor:
@@ -140,6 +147,24 @@ def _forms(*mistakes: dict[str, Any]):
     return predict
 
 
+def _tell(outputs: dict[str, tuple[str, ...]], **mistake: Any) -> ValueTell:
+    """The mistaken recurrence's steps as the telltales of the outputs they lead to (dk and dv also
+    summed over each group), the correct recurrence's steps as what correct code holds instead."""
+    def steps(case: Case, **changed: Any) -> dict[str, list[Tensor]]:
+        group = case.data["q"].shape[1] // case.data["k"].shape[1]
+        values = recurrence(case, **changed)
+        return {name: [value, _reduce(value, group, "sum")] if name in ("dk", "dv") else [value]
+                for name, value in values.items()}
+
+    def telltales(case: Case) -> dict[str, list[Tensor]]:
+        if _mistake(**mistake)(case) is None:
+            return {}
+        mistaken = steps(case, **mistake)
+        return {output: [value for step in named for value in mistaken[step]] for output, named in outputs.items()}
+
+    return ValueTell(telltales, lambda case: [value for values in steps(case).values() for value in values])
+
+
 def _gqa_not_summed(case: Case) -> list[dict[str, Tensor]] | None:
     if case.sizes["heads"] == case.sizes["kv_heads"]:
         return None
@@ -149,7 +174,8 @@ def _gqa_not_summed(case: Case) -> list[dict[str, Tensor]] | None:
 HYPOTHESES = (
     Hypothesis("backward-no-delta", "the softmax's Jacobian lost its −p pᵀ term: dS = P ∘ dP, without "
                "D = rowsum(dO ∘ O)", "dS = P ∘ (dP − D) with D = (d_o * o).sum(-1, keepdim=True): the softmax "
-               "Jacobian is diag(p) − p pᵀ.", lesson("backward-softmax-delta"), _mistake(delta=False)),
+               "Jacobian is diag(p) − p pᵀ.", lesson("backward-softmax-delta"), _mistake(delta=False),
+               tell=_tell({"dq": ("ds",), "dk": ("ds",)}, delta=False)),
     Hypothesis("backward-p-unscaled", "P is recomputed from q kᵀ without the scale: exp(q kᵀ − lse)",
                "Recompute exactly the forward's scores: P = exp(scale · q kᵀ − lse).",
                lesson("backward-recompute-p"), _forms({"p_scale": False}, {"p_scale": False, "p_lse": "softmax"})),
@@ -158,18 +184,21 @@ HYPOTHESES = (
                lesson("backward-recompute-p"), _mistake(p_lse="none")),
     Hypothesis("backward-dv-not-transposed", "dV = P dO, not Pᵀ dO: it only has the right shape when n = m",
                "dV = Pᵀ dO: each key j collects Σ_i P_ij dO_i over the queries that read it.",
-               lesson("backward-matmul-shapes"), _mistake(dv_transposed=False)),
+               lesson("backward-matmul-shapes"), _mistake(dv_transposed=False),
+               tell=_tell({"dv": ("dv",)}, dv_transposed=False)),
     Hypothesis("backward-scale-missing", "the scale is missing from dQ or dK (or both): the chain rule through "
                "S = scale · q kᵀ", "dQ = scale · dS k and dK = scale · dSᵀ q: both factors of S carry the scale.",
                lesson("backward-recompute-p"), _forms({"dq_scale": False}, {"dk_scale": False},
-                                                      {"dq_scale": False, "dk_scale": False})),
+                                                      {"dq_scale": False, "dk_scale": False}),
+               tell=_tell({"dq": ("dq",), "dk": ("dk",)}, dq_scale=False, dk_scale=False)),
     Hypothesis("backward-causal-unmasked", "the backward forgets the causal mask: P has weight on future keys",
                "Mask P (set it to 0) where key j > i + (m − n), exactly as the forward did.",
                lesson("masking-before-softmax"), _mistake(masked=False)),
     Hypothesis("causal-offset-sign", "the causal offset has the wrong sign: queries placed at i + (n − m), "
                "before the cache, instead of i + (m − n)", "With m > n the queries are the LAST n positions: key j "
                "is visible to query i when j ≤ i + (m − n).", lesson("masking-kv-cache-offset"),
-               _mistake(offset_sign=-1)),
+               _mistake(offset_sign=-1), tell=_tell({"dq": ("rows",), "dk": ("rows",), "dv": ("rows",)},
+                                                    offset_sign=-1)),
     Hypothesis("backward-gqa-not-summed", "dK and dV of a KV head are not summed over the query heads that read "
                "it (one head taken, the mean, or H heads returned)", "Compute per query head, then sum each "
                "group: dk.reshape(B, G, H // G, m, d).sum(2).", lesson("gqa-head-mapping"), _gqa_not_summed),

@@ -23,6 +23,7 @@ from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+from quizprep.grader.value_lines import ValueTell
 
 F32, F64 = torch.float32, torch.float64
 ENTRY = "apply_rope"
@@ -133,6 +134,20 @@ def _mistake(**mistake: Any):
     return predict
 
 
+def tables(case: Case, positions: Tensor) -> list[Tensor]:
+    """The angles position · θ_i and their cos and sin, (n, r/2), as code builds them."""
+    angles = positions.to(F64)[:, None] * inverse_frequencies(case.data["rotary"], case.data["base"])
+    return [angles, angles.cos(), angles.sin()]
+
+
+# the tables at positions 0..n−1 where `positions` starts at the cache's length: rows 0 and 1 alone
+# (zeros, ones, θ_i itself) say nothing, so the replay has four tokens at least
+OFFSET_TELL = ValueTell(
+    lambda case: {"out": tables(case, torch.arange(len(case.data["positions"])))},
+    lambda case: [inverse_frequencies(case.data["rotary"], case.data["base"]), *tables(case, case.data["positions"])],
+    lambda sizes: {**sizes, "tokens": max(sizes["tokens"], 4)})
+
+
 def _other_layout(case: Case) -> dict[str, Tensor]:
     return simulate(case, layout=INTERLEAVED if case.data["layout"] == HALF else HALF)
 
@@ -163,7 +178,7 @@ HYPOTHESES = (
     Hypothesis("rope-offset-ignored", "positions counted from 0 instead of taken from `positions`: during "
                "decode the new token is rotated as if it were the first", "Rotate token j by positions[j]: "
                "a decode step after T cached tokens is at position T.", lesson("position-rope-kv-cache"),
-               _mistake(from_zero=True)),
+               _mistake(from_zero=True), tell=OFFSET_TELL),
     Hypothesis("rope-angles-low-precision", "the angles are computed in the input's half precision: at long "
                "positions bfloat16 and float16 cannot even hold the position", "Compute position · θ_i, cos and "
                "sin in float32 (positions.float()), rotate, then cast the result back to x.dtype.",

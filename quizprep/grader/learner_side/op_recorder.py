@@ -13,23 +13,28 @@ from torch.overrides import TorchFunctionMode
 
 MAX_ENTRIES = 300  # distinct (op, line) pairs: a loop over a batch repeats the same few
 CODE_LIMIT = 200
+SAMPLE_SIZE = 16  # values by rank of each result, with `values`: the grader looks for the bug's telltale in them
+SAMPLED_NUMEL = 1 << 20  # larger results are not sampled: sorting them would cost the replay more than it tells
 
 
 class OpRecorder(TorchFunctionMode):
     """Notes each op's name, its first operand's and its result's kinds and the learner's line that
-    issued it, once per distinct entry, in first-seen order."""
+    issued it, once per distinct entry, in first-seen order; with `values`, also a sample of the
+    entry's first result (its shape and its values at fixed ranks)."""
 
-    def __init__(self, learner_path: str) -> None:
+    def __init__(self, learner_path: str, values: bool = False) -> None:
         super().__init__()
         self.learner_path = learner_path
-        self.seen: dict[tuple[str, str, str, int], None] = {}
+        self.values = values
+        self.seen: dict[tuple[str, str, str, int], dict[str, Any]] = {}
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         result = func(*args, **(kwargs or {}))
         if len(self.seen) < MAX_ENTRIES:
             line = self._learner_line(sys._getframe(1))
-            if line:
-                self.seen.setdefault((op_name(func), operand_kind(args), tensor_kind(result), line), None)
+            key = (op_name(func), operand_kind(args), tensor_kind(result), line)
+            if line and key not in self.seen:
+                self.seen[key] = value_sample(result) if self.values else {}
         return result
 
     def _learner_line(self, frame: Any) -> int:
@@ -40,8 +45,13 @@ class OpRecorder(TorchFunctionMode):
 
     def entries(self) -> list[dict[str, Any]]:
         return [{"op": op, "operand": operand, "result": result, "line": line,
-                 "code": linecache.getline(self.learner_path, line).strip()[:CODE_LIMIT]}
-                for op, operand, result, line in self.seen]
+                 "code": linecache.getline(self.learner_path, line).strip()[:CODE_LIMIT], **sample}
+                for (op, operand, result, line), sample in self.seen.items()]
+
+
+def recorder_for(request: dict[str, Any], learner_path: str) -> OpRecorder | None:
+    """The recorder a call asks for (`record_ops`, with `record_values` its results' samples), or None."""
+    return OpRecorder(learner_path, bool(request.get("record_values"))) if request.get("record_ops") else None
 
 
 def op_name(func: Any) -> str:
@@ -65,3 +75,22 @@ def tensor_kind(value: Any) -> str:
     else:
         kind = "int"
     return f"{kind}{value.dim()}"
+
+
+def value_sample(value: Any) -> dict[str, Any]:
+    """A result's shape and SAMPLE_SIZE of its finite values at evenly spaced ranks, the least and the
+    largest among them: drawn from its values alone, so any order, broadcast or slice of a tensor
+    samples values of that tensor. {} for a non-tensor, a boolean (a mask tells no value apart) or a
+    huge result."""
+    import torch
+
+    if not isinstance(value, Tensor) or value.dtype == torch.bool or value.is_complex():
+        return {}
+    if value.numel() > SAMPLED_NUMEL or value.is_meta:
+        return {}
+    flat = value.detach().flatten().to("cpu", torch.float64)
+    flat = flat[torch.isfinite(flat)].sort().values
+    if not len(flat):
+        return {}
+    picked = torch.linspace(0, len(flat) - 1, SAMPLE_SIZE).round().long()
+    return {"shape": list(value.shape), "sample": flat[picked].tolist()}

@@ -269,6 +269,7 @@ def read_message(fd: int, reader: Callable[[int, int], bytes] = read_exact,
 TEXT_LIMIT = 600  # characters kept of any text in a reply: the learner's process may send far more
 FRAMES_KEPT = 20
 OPS_KEPT = 300  # the recorder's own cap (op_recorder.MAX_ENTRIES): more is a forged reply
+SAMPLE_KEPT = 16  # values of a recorded op's result (op_recorder.SAMPLE_SIZE), and its dimensions
 _ENVELOPE: dict[str, type | tuple[type, ...]] = {
     "ok": bool, "ready": bool, "prepared": bool, "event": str, "sandbox": dict, "seconds": (int, float), "status": int}
 _FRAME = {"file": str, "line": int, "function": str, "code": str}
@@ -305,9 +306,13 @@ def checked_reply(message: Any) -> dict[str, Any]:
 
 def _checked_op(op: Any) -> dict[str, Any]:
     op = _object(op, "a recorded op")
+    sample = _array(op.get("sample", []), "an op's sample")[:SAMPLE_KEPT]
+    if not all(isinstance(value, float) for value in sample):
+        raise ProtocolError("an op's sample must hold numbers")
     return {"op": _text(op.get("op"), "an op's name"), "operand": _text(op.get("operand", ""), "an op's operand"),
             "result": _text(op.get("result", ""), "an op's result"), "line": _count(op.get("line"), "an op's line"),
-            "code": _text(op.get("code", ""), "an op's code")}
+            "code": _text(op.get("code", ""), "an op's code"), "sample": sample,
+            "shape": [_count(size, "a size") for size in _array(op.get("shape", []), "an op's shape")[:SAMPLE_KEPT]]}
 
 
 def _checked_grads(grads: Any) -> dict[str, Any]:

@@ -323,7 +323,7 @@ class Worker:
         memory = None
         if request.get("count_launches"):
             self.launches.start()
-        recorder = self.op_recorder.OpRecorder(self.learner_path) if request.get("record_ops") else None
+        recorder = self.op_recorder.recorder_for(request, self.learner_path)
         with context, self.guards.mode, recorder or contextlib.nullcontext():
             if request.get("memory_audit"):
                 value, memory = self.memaudit.audit(target, *call_args, **call_kwargs)

@@ -45,30 +45,41 @@ class ValueTell:
 
 def told_line(tell: ValueTell, case: Case, outputs: dict[str, Tensor],
               ops: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The first recorded op whose sampled result holds a telltale of an output that is wrong in
-    `outputs` and no correct value; None when no op does."""
+    """The first recorded op whose sampled result holds telltale values of outputs that are wrong in
+    `outputs` and not only correct ones; None when no op does."""
     wrong = {name for name, expected in case.expected.items()
              if name in outputs and find_mismatch(name, outputs[name], expected, case.tolerance[name]) is not None}
-    telltales = [_sorted(value) for name, values in tell.telltales(case).items() if name in wrong for value in values]
+    telltales = [value for name, values in tell.telltales(case).items() if name in wrong for value in values]
     if not telltales:
         return None
     inputs = [value for value in case.data.values() if isinstance(value, Tensor) and value.dtype != torch.bool]
-    correct = [_sorted(value) for value in [*tell.correct(case), *inputs, *case.expected.values()]]
-    return next((op for op in ops if _telltale_only(op, telltales, correct)), None)
+    known = Known(_joined([value for value in telltales if not _whole(value)]),
+                  _joined([value for value in telltales if _whole(value)]),
+                  _joined([*tell.correct(case), *inputs, *case.expected.values()]))
+    return next((op for op in ops if known.telltale_only(op)), None)
 
 
-def _telltale_only(op: dict[str, Any], telltales: list[Tensor], correct: list[Tensor]) -> bool:
-    sample = torch.tensor(op.get("sample") or [], dtype=F64)
-    kind = str(op.get("result", "")).rstrip("0123456789")
-    if kind not in UNIT_ROUNDOFF or len(sample) == 0:
-        return False
-    scale = max([float(values.abs().max()) for values in telltales if len(values)] + [1.0])
-    tolerance = ROUNDING_SLACK * UNIT_ROUNDOFF[kind] * scale
-    if int((sample.diff() > tolerance).sum()) + 1 < MIN_DISTINCT:
-        return False
-    whole = bool((sample == sample.round()).all())  # positions, indices: they match only integer telltales
-    return (any(among(sample, values, tolerance) for values in telltales if _whole(values) == whole)
-            and not any(among(sample, values, tolerance) for values in correct))
+@dataclass(frozen=True)
+class Known:
+    """The values a mistake's telltales hold (whole numbers apart: positions, indices) and those correct
+    code holds, each sorted."""
+    telltale: Tensor
+    whole_telltale: Tensor
+    correct: Tensor
+
+    def telltale_only(self, op: dict[str, Any]) -> bool:
+        """`op`'s sample lies among the telltales' values, with the same whole-numberness (an arange of
+        features is no row of an angle table), and not all among the correct ones."""
+        sample = torch.tensor(op.get("sample") or [], dtype=F64)
+        kind = str(op.get("result", "")).rstrip("0123456789")
+        if kind not in UNIT_ROUNDOFF or len(sample) == 0:
+            return False
+        telltale = self.whole_telltale if _whole(sample) else self.telltale
+        scale = max(float(self.telltale.abs().max()) if len(self.telltale) else 0.0, 1.0)
+        tolerance = ROUNDING_SLACK * UNIT_ROUNDOFF[kind] * scale
+        if int((sample.diff() > tolerance).sum()) + 1 < MIN_DISTINCT:
+            return False
+        return among(sample, telltale, tolerance) and not among(sample, self.correct, tolerance)
 
 
 def among(sample: Tensor, values: Tensor, tolerance: float) -> bool:
@@ -81,8 +92,11 @@ def among(sample: Tensor, values: Tensor, tolerance: float) -> bool:
     return bool((nearest <= tolerance).all())
 
 
-def _sorted(value: Tensor) -> Tensor:
-    flat = value.detach().flatten().to(F64)
+def _joined(values: list[Tensor]) -> Tensor:
+    """Every finite value of `values`, in float64, sorted."""
+    if not values:
+        return torch.empty(0, dtype=F64)
+    flat = torch.cat([value.detach().flatten().to(F64) for value in values])
     return flat[torch.isfinite(flat)].sort().values
 
 

@@ -37,6 +37,17 @@ STYLE_MUTANTS = (
     StyleMutant("rope_rotate_half_sin_cos_swapped", "public/rope_hf_llama_rotate_half_pass", "half",
                 "rope-sin-cos-swapped",
                 (("    return (q * cos) + (rotate_half(q) * sin)", "    return (q * sin) + (rotate_half(q) * cos)"),)),
+    # positions from 0 passed to a correct helper: the helper's tables are not the mistake, the arange is
+    StyleMutant("rope_rotate_half_positions_from_zero", "public/rope_hf_llama_rotate_half_pass", "decode",
+                "rope-offset-ignored",
+                (("    cos, sin = rotary_cos_sin(x, positions[None, :], rotary_dim, base)",
+                  "    cos, sin = rotary_cos_sin(x, torch.arange(x.shape[-2], device=x.device)[None, :], rotary_dim, "
+                  "base)"),)),
+    # GPT-J's table sliced from row 0: its sin and cos are split from it a line below
+    StyleMutant("rope_every_two_table_from_zero", "public/rope_gptj_rotate_every_two_pass", "decode",
+                "rope-offset-ignored",
+                (("    sincos = embed_positions[positions[None, :].expand(x.shape[0], -1)]",
+                  "    sincos = embed_positions[: x.shape[-2]][None].expand(x.shape[0], -1, -1)"),)),
     # the exponent counts pairs, in a file whose first arange permutes the features
     StyleMutant("rope_rotate_half_frequency_exponent", "public/rope_hf_llama_rotate_half_pass", "half",
                 "rope-frequency-exponent",
@@ -61,6 +72,23 @@ STYLE_MUTANTS = (
                 "gradients", "backward-p-unscaled",
                 (("            Sij = scale * Qi @ Kj.transpose(-1, -2)",
                   "            Sij = Qi @ Kj.transpose(-1, -2)"),)),
+    # found by their values: dS without D, the queries' positions before the cache
+    StyleMutant("attention_backward_fa2_no_delta", "public/attention_backward_fa2_algorithm2_pass", "gradients",
+                "backward-no-delta", (("            dSij = Pij * (dPij - D[:, :, i:i + Br, None])",
+                                       "            dSij = Pij * dPij"),)),
+    StyleMutant("attention_backward_fa2_offset_sign", "public/attention_backward_fa2_algorithm2_pass", "causal",
+                "causal-offset-sign",
+                (("            rows = torch.arange(i, min(i + Br, N), device=q.device) + (M - N)",
+                  "            rows = torch.arange(i, min(i + Br, N), device=q.device) - (M - N)"),)),
+    # dK without the scale, where dQ's line holds the unscaled dQ before its own `* scale`: only dK's line
+    StyleMutant("attention_backward_einsum_dk_unscaled", "variants/attention_backward_einsum", "gradients",
+                "backward-scale-missing",
+                (("        dk[:, :, start:start + step] = torch.einsum(\"bghij,bghid->bgjd\", ds, qg) * scale",
+                  "        dk[:, :, start:start + step] = torch.einsum(\"bghij,bghid->bgjd\", ds, qg)"),)),
+    StyleMutant("attention_backward_einsum_dv_not_transposed", "variants/attention_backward_einsum", "gradients",
+                "backward-dv-not-transposed",
+                (("        dv[:, :, start:start + step] = torch.einsum(\"bghij,bghid->bgjd\", p, dog)",
+                  "        dv[:, :, start:start + step] = torch.einsum(\"bghji,bghid->bgjd\", p, dog)"),)),
     StyleMutant("attention_backward_unflatten_first_head", "public/attention_backward_fa2_algorithm2_pass", "gqa",
                 "backward-gqa-not-summed",
                 (("    dK = dK.unflatten(1, (G, H // G)).sum(2)", "    dK = dK.unflatten(1, (G, H // G))[:, :, 0]"),

@@ -28,7 +28,11 @@ QUOTING = ("attention_no_scale", "attention_softmax_axis", "attention_mask_inver
            "attention_backward_no_delta", "attention_backward_dq_no_scale", "attention_backward_dv_not_transposed",
            "attention_backward_causal_offset_sign", "rope_offset_ignored")
 STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unflatten_first_head",
-                 "rope_rotate_half_frequency_exponent", "paged_decode_csr_first_row")
+                 "rope_rotate_half_frequency_exponent", "paged_decode_csr_first_row",
+                 # found by their values
+                 "attention_backward_fa2_no_delta", "attention_backward_fa2_offset_sign",
+                 "attention_backward_einsum_dk_unscaled", "attention_backward_einsum_dv_not_transposed",
+                 "rope_rotate_half_positions_from_zero", "rope_every_two_table_from_zero")
 # issue 34's exercises: every planted bug either quotes its planted line or none
 ISSUE_34 = sorted(path.stem for prefix in ("rope_", "attention_backward_", "paged_decode_")
                   for path in MUTANTS.glob(f"{prefix}*.py"))
@@ -78,7 +82,8 @@ def test_public_code_with_a_planted_bug_quotes_its_line_or_none(stem: str, grade
     issue the same ops as the tables' line, a scale left off the scores' line above the exp could be on
     either line, lengths read on the host issue no op on the planted line, and a length mask comes after
     the table's row was read: no line there. Elsewhere the planted line, not a feature permutation's
-    arange before the frequencies."""
+    arange before the frequencies, nor a correct helper that turns positions from 0 into tables, nor
+    dQ's unscaled product where only dK lacks the scale."""
     write_style_mutants(tmp_path)
     path, _, result = graded(grade_file, stem, tmp_path)
     line = QUOTED.search(result.where)

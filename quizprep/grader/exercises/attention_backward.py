@@ -91,7 +91,8 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
 def simulate(case: Case, *, group_sum: str = "sum", **mistake: Any) -> dict[str, Tensor]:
     """The recurrence in float64 with one mistake."""
     steps, group = recurrence(case, **mistake), case.data["q"].shape[1] // case.data["k"].shape[1]
-    return {"dq": steps["dq"], "dk": _reduce(steps["dk"], group, group_sum), "dv": _reduce(steps["dv"], group, group_sum)}
+    return {"dq": steps["dq"], "dk": _reduce(steps["dk"], group, group_sum),
+            "dv": _reduce(steps["dv"], group, group_sum)}
 
 
 def recurrence(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: str = "lse", dv_transposed: bool = True,
@@ -162,7 +163,12 @@ def _tell(outputs: dict[str, tuple[str, ...]], **mistake: Any) -> ValueTell:
         mistaken = steps(case, **mistake)
         return {output: [value for step in named for value in mistaken[step]] for output, named in outputs.items()}
 
-    return ValueTell(telltales, lambda case: [value for values in steps(case).values() for value in values])
+    def correct(case: Case) -> list[Tensor]:
+        """The correct steps, and every query's and key's index: a block of indices is no position."""
+        n, m = case.data["q"].shape[-2], case.data["k"].shape[-2]
+        return [value for values in steps(case).values() for value in values] + [torch.arange(n), torch.arange(m)]
+
+    return ValueTell(telltales, correct)
 
 
 def _gqa_not_summed(case: Case) -> list[dict[str, Tensor]] | None:

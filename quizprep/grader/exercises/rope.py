@@ -140,12 +140,24 @@ def tables(case: Case, positions: Tensor) -> list[Tensor]:
     return [angles, angles.cos(), angles.sin()]
 
 
-# the tables at positions 0..n−1 where `positions` starts at the cache's length: rows 0 and 1 alone
-# (zeros, ones, θ_i itself) say nothing, so the replay has four tokens at least
-OFFSET_TELL = ValueTell(
-    lambda case: {"out": tables(case, torch.arange(len(case.data["positions"])))},
-    lambda case: [inverse_frequencies(case.data["rotary"], case.data["base"]), *tables(case, case.data["positions"])],
-    lambda sizes: {**sizes, "tokens": max(sizes["tokens"], 4)})
+def _from_zero(case: Case) -> dict[str, list[Tensor]]:
+    """Positions 0..n−1 and the tables at them, where `positions` starts at the cache's length."""
+    from_zero = torch.arange(len(case.data["positions"]))
+    return {"out": [from_zero, *tables(case, from_zero)]}
+
+
+def _in_place_of_zero(case: Case) -> list[Tensor]:
+    """The frequencies, the tables at `positions` and every feature index: an arange over the head's
+    features is no position."""
+    x = case.data["x"]
+    return [inverse_frequencies(case.data["rotary"], case.data["base"]), *tables(case, case.data["positions"]),
+            torch.arange(x.shape[-1])]
+
+
+# replayed with more tokens than features, so that positions from 0 are no feature indices, and rows 0
+# and 1 (zeros, ones, θ_i itself) are not all there is
+OFFSET_TELL = ValueTell(_from_zero, _in_place_of_zero,
+                        lambda sizes: {**sizes, "tokens": max(sizes["tokens"], sizes["d"] + 2)})
 
 
 def _other_layout(case: Case) -> dict[str, Tensor]:

@@ -1,0 +1,114 @@
+"""The value locator: the worker's samples of a result, and the grader's choice of the first line whose
+sample holds a mistake's telltale values and not only correct ones (value_lines.py)."""
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from quizprep.grader.exercises import attention_backward, rope
+from quizprep.grader.learner_side import protocol
+from quizprep.grader.learner_side.op_recorder import SAMPLE_SIZE, value_sample
+from quizprep.grader.value_lines import among, told_line
+
+F64 = torch.float64
+
+
+def op(line: int, value: torch.Tensor, kind: str = "float4") -> dict:
+    return {"op": "mul", "result": kind, "line": line, "code": f"line {line}", **value_sample(value)}
+
+
+def backward_case(**variant):
+    sizes = {"batch": 1, "heads": 2, "kv_heads": 2, "n": 5, "m": 5, "d": 4, "block": 0}
+    return attention_backward.build(sizes, variant, seed=3)
+
+
+def hypothesis_tell(module, diagnosis_id: str):
+    return next(h.tell for h in module.HYPOTHESES if h.id == diagnosis_id)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 40), st.integers(0, 2**16))
+def test_a_sample_holds_only_the_tensors_own_values_whatever_its_layout(rows: int, cols: int, seed: int):
+    value = torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed))
+    for layout in (value, value.t(), value.expand(3, rows, cols), value.repeat(1, 2), value[:, :1]):
+        sample = torch.tensor(value_sample(layout)["sample"], dtype=F64)
+        assert len(sample) == SAMPLE_SIZE
+        assert among(sample, value.double().flatten().sort().values, 0.0)
+
+
+def test_a_sample_takes_the_least_and_largest_finite_values_and_skips_masks():
+    value = torch.tensor([[float("-inf"), 3.0], [-2.0, float("nan")]])
+    sample = value_sample(value)
+    assert sample["shape"] == [2, 2] and min(sample["sample"]) == -2.0 and max(sample["sample"]) == 3.0
+    assert value_sample(torch.ones(3, dtype=torch.bool)) == {} and value_sample(2.0) == {}
+
+
+def test_among_holds_within_the_tolerance_only():
+    values = torch.tensor([0.0, 1.0, 2.5], dtype=F64)
+    assert among(torch.tensor([1.0 + 1e-7, 2.5], dtype=F64), values, 1e-6)
+    assert not among(torch.tensor([1.0, 1.7], dtype=F64), values, 1e-6)
+    assert not among(torch.tensor([1.0], dtype=F64), torch.empty(0, dtype=F64), 1.0)
+
+
+def test_the_first_line_holding_the_telltale_is_quoted():
+    """dP = dO Vᵀ and P are the same with and without D: the line after them, P ∘ dP, is the mistake's."""
+    case = backward_case()
+    tell = hypothesis_tell(attention_backward, "backward-no-delta")
+    mistaken = attention_backward.recurrence(case, delta=False)
+    d_p = case.data["d_o"].double() @ case.data["v"].double().transpose(-2, -1)
+    outputs = attention_backward.simulate(case, delta=False)
+    ops = [op(3, d_p.float()), op(4, mistaken["p"].float()), op(5, mistaken["ds"].float())]
+    assert told_line(tell, case, outputs, ops)["line"] == 5
+    assert told_line(tell, case, outputs, ops[:2]) is None
+    assert told_line(tell, case, dict(case.expected), ops) is None  # no output wrong: nothing to tell
+
+
+def test_a_line_whose_value_is_the_same_with_and_without_the_mistake_is_never_quoted():
+    """Positions 3..12 rotated as 0..9: the table's rows 3..9 are the same either way, so a line holding
+    only them is no evidence; the rows from 0 are."""
+    sizes = {"batch": 1, "heads": 1, "tokens": 10, "d": 8, "rotary": 8, "offset": 3, "stride": 1}
+    case = rope.build(sizes, {"layout": "half"}, seed=4)
+    tell = hypothesis_tell(rope, "rope-offset-ignored")
+    outputs = rope.simulate(case, from_zero=True)
+    angles = torch.arange(10).double()[:, None] * rope.inverse_frequencies(8, 10000.0)
+    shared, from_zero = op(5, angles[3:].float(), "float2"), op(6, angles.float(), "float2")
+    assert told_line(tell, case, outputs, [shared]) is None
+    assert told_line(tell, case, outputs, [shared, from_zero])["line"] == 6
+
+
+def test_a_telltale_counts_only_for_the_outputs_the_learner_got_wrong():
+    """Only dK lacks its scale: the unscaled dQ that code holds before its own `* scale` is no mistake."""
+    case = backward_case()
+    tell = hypothesis_tell(attention_backward, "backward-scale-missing")
+    unscaled = attention_backward.recurrence(case, dq_scale=False, dk_scale=False)
+    outputs = attention_backward.simulate(case, dk_scale=False)
+    ops = [op(7, unscaled["dq"].float()), op(8, unscaled["dk"].float())]
+    assert told_line(tell, case, outputs, ops)["line"] == 8
+
+
+def test_whole_numbers_match_only_whole_number_telltales():
+    """An arange of features can coincide with a row of the angle table (position · θ_0 = position):
+    only positions from 0, longer than the head, are the mistake's."""
+    sizes = {"batch": 1, "heads": 1, "tokens": 10, "d": 8, "rotary": 8, "offset": 21, "stride": 1}
+    case = rope.build(sizes, {"layout": "half"}, seed=5)
+    tell = hypothesis_tell(rope, "rope-offset-ignored")
+    outputs = rope.simulate(case, from_zero=True)
+    features, from_zero = torch.arange(0, 8, 2).float(), torch.arange(10)
+    angles = from_zero.double()[:, None] * rope.inverse_frequencies(8, 10000.0)
+    assert told_line(tell, case, outputs, [op(2, features, "float1"), op(3, from_zero, "int1")])["line"] == 3
+    assert told_line(tell, case, outputs, [op(2, features, "float1"), op(4, angles.float(), "float2")])["line"] == 4
+
+
+@pytest.mark.parametrize("sample", [["1.0"], [True], 3.0])
+def test_forged_samples_in_a_reply_are_refused(sample):
+    with pytest.raises(protocol.ProtocolError):
+        protocol.checked_reply({"ok": True, "ops": [{"op": "mul", "line": 1, "sample": sample}]})
+
+
+def test_a_replys_sample_and_shape_are_capped():
+    reply = protocol.checked_reply({"ok": True, "ops": [{"op": "mul", "line": 1, "sample": [0.5] * 10_000,
+                                                        "shape": [2] * 10_000}]})
+    assert len(reply["ops"][0]["sample"]) == protocol.SAMPLE_KEPT == SAMPLE_SIZE
+    assert len(reply["ops"][0]["shape"]) <= protocol.SAMPLE_KEPT

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quizprep.grader.exercises import attention_backward, rope
-from quizprep.grader.learner_side import protocol
+from quizprep.grader.learner_side import op_recorder, protocol
 from quizprep.grader.learner_side.op_recorder import SAMPLE_SIZE, value_sample
 from quizprep.grader.value_lines import among, told_line
 
@@ -43,6 +43,25 @@ def test_a_sample_takes_the_least_and_largest_finite_values_and_skips_masks():
     sample = value_sample(value)
     assert sample["shape"] == [2, 2] and min(sample["sample"]) == -2.0 and max(sample["sample"]) == 3.0
     assert value_sample(torch.ones(3, dtype=torch.bool)) == {} and value_sample(2.0) == {}
+
+
+def test_a_replay_sorts_a_bounded_number_of_elements_for_its_samples(tmp_path, monkeypatch):
+    learner = str(tmp_path / "work.py")
+    source = ("def steps(x):\n"
+              "    y = x * 2\n"
+              "    return y + 1\n")
+    namespace: dict = {}
+    exec(compile(source, learner, "exec"), namespace)
+    monkeypatch.setattr(op_recorder, "SAMPLED_NUMEL", 12)
+    recorder = op_recorder.OpRecorder(learner, values=True)
+    with recorder:
+        namespace["steps"](torch.arange(9.0).reshape(3, 3))
+    sampled = {entry["line"]: "sample" in entry for entry in recorder.entries()}
+    assert sampled == {2: True, 3: False}
+    plain = op_recorder.OpRecorder(learner)  # a replay for op families only samples nothing
+    with plain:
+        namespace["steps"](torch.arange(9.0).reshape(3, 3))
+    assert plain.entries() and all("sample" not in entry for entry in plain.entries())
 
 
 def test_among_holds_within_the_tolerance_only():

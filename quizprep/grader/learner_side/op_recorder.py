@@ -14,7 +14,8 @@ from torch.overrides import TorchFunctionMode
 MAX_ENTRIES = 300  # distinct (op, line) pairs: a loop over a batch repeats the same few
 CODE_LIMIT = 200
 SAMPLE_SIZE = 16  # values by rank of each result, with `values`: the grader looks for the bug's telltale in them
-SAMPLED_NUMEL = 1 << 20  # larger results are not sampled: sorting them would cost the replay more than it tells
+# elements sorted for samples in one replay, all results together: past it, results go unsampled
+SAMPLED_NUMEL = 1 << 22
 
 
 class OpRecorder(TorchFunctionMode):
@@ -25,7 +26,7 @@ class OpRecorder(TorchFunctionMode):
     def __init__(self, learner_path: str, values: bool = False) -> None:
         super().__init__()
         self.learner_path = learner_path
-        self.values = values
+        self.unsampled = SAMPLED_NUMEL if values else 0  # elements left to sort for samples
         self.seen: dict[tuple[str, str, str, int], dict[str, Any]] = {}
 
     def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
@@ -34,8 +35,14 @@ class OpRecorder(TorchFunctionMode):
             line = self._learner_line(sys._getframe(1))
             key = (op_name(func), operand_kind(args), tensor_kind(result), line)
             if line and key not in self.seen:
-                self.seen[key] = value_sample(result) if self.values else {}
+                self.seen[key] = self._sampled(result)
         return result
+
+    def _sampled(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, Tensor) or value.numel() > self.unsampled:
+            return {}
+        self.unsampled -= value.numel()
+        return value_sample(value)
 
     def _learner_line(self, frame: Any) -> int:
         """The line of the innermost frame in the learner's file: the one that issued the op."""
@@ -80,13 +87,10 @@ def tensor_kind(value: Any) -> str:
 def value_sample(value: Any) -> dict[str, Any]:
     """A result's shape and SAMPLE_SIZE of its finite values at evenly spaced ranks, the least and the
     largest among them: drawn from its values alone, so any order, broadcast or slice of a tensor
-    samples values of that tensor. {} for a non-tensor, a boolean (a mask tells no value apart) or a
-    huge result."""
+    samples values of that tensor. {} for a non-tensor or a boolean (a mask tells no value apart)."""
     import torch
 
-    if not isinstance(value, Tensor) or value.dtype == torch.bool or value.is_complex():
-        return {}
-    if value.numel() > SAMPLED_NUMEL or value.is_meta:
+    if not isinstance(value, Tensor) or value.dtype == torch.bool or value.is_complex() or value.is_meta:
         return {}
     flat = value.detach().flatten().to("cpu", torch.float64)
     flat = flat[torch.isfinite(flat)].sort().values

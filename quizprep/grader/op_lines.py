@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from quizprep.grader.bounds import cut, printable
-from quizprep.grader.value_lines import told_line
+from quizprep.grader.value_lines import ValueTell, told_line
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -117,10 +117,7 @@ def learner_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: 
     chosen = family.pick(replay[0]) if family is not None and replay is not None else None
     tell = next((h.tell for h in problem.hypotheses if h.id == diagnosis_id and h.tell is not None), None)
     if chosen is None and tell is not None and failing is not None:
-        sizes = tell.sizes(failing.sizes)
-        told = failing if sizes == failing.sizes else problem.build(sizes, failing.variant, seed)
-        replay = _replay(ctx, problem, told, options, values=True)
-        chosen = told_line(tell, told, replay[1], replay[0]) if replay is not None else None
+        chosen = _told(ctx, problem, tell, failing, seed, options)
     if chosen is None:
         return ""
     code = cut(printable(chosen["code"], one_line=True), CODE_SHOWN)
@@ -137,3 +134,15 @@ def _replay(ctx: CheckContext, problem: Problem, case: Case, options: dict[str, 
     except Exception:  # noqa: BLE001 - the verdict is made; a replay that fails only loses the line
         return None
     return ctx.recorded_ops, outputs
+
+
+def _told(ctx: CheckContext, problem: Problem, tell: ValueTell, failing: Case, seed: int,
+          options: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The op value_lines.py finds on a replay of `failing`, or of a case of the tell's sizes."""
+    sizes = tell.sizes(failing.sizes)
+    try:
+        told = failing if sizes == failing.sizes else problem.build(sizes, failing.variant, seed)
+    except Exception:  # noqa: BLE001 - sizes the generator refuses only lose the line
+        return None
+    replay = _replay(ctx, problem, told, options, values=True)
+    return told_line(tell, told, replay[1], replay[0]) if replay is not None else None

@@ -4,10 +4,11 @@ matmul without its transpose, positions from 0): found by the values its lines c
 A mistake's `ValueTell` is data: for a case, the float64 intermediates that only the mistaken
 recurrence computes (its telltales, each under the output it leads to) and those correct code
 computes in their place. The failing case is replayed once with the worker sampling each learner
-op's result (`learner_side/op_recorder.py`: values at fixed ranks, the same for any order,
-broadcast or slice of a tensor), and the first line whose sample lies among a telltale's values,
-within its dtype's rounding, is quoted, unless the sample also lies among a correct intermediate's,
-an input's or an expected output's: a line whose value is the same with and without the mistake is
+op's result (`learner_side/op_recorder.py`: values at evenly spaced ranks, drawn from the result's
+values alone, so any order, broadcast, tile or slice of a telltale samples telltale values), and the
+first line whose sample lies among the telltales' values, within its dtype's rounding, is quoted,
+unless the sample lies wholly among the correct intermediates', the inputs' and the expected
+outputs' values too: a line whose value is the same with and without the mistake is
 never quoted, and neither is any line when none holds a telltale. Telltales count only for outputs
 the learner got wrong (a scale missing from dK says nothing of the line that makes dQ), and whole
 numbers only for whole-number telltales (an arange of features is no row of an angle table).

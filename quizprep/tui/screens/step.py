@@ -16,6 +16,8 @@ from textual.await_complete import AwaitComplete
 from textual.geometry import Size
 from textual.screen import Screen
 
+from quizprep.tui.screens import SCREENS_CSS
+
 ResultT = TypeVar("ResultT")
 
 
@@ -73,6 +75,8 @@ class KeyHold:
 
 
 class Step(Screen[ResultT]):
+    CSS_PATH = SCREENS_CSS
+
     def hands_in(self, key: str) -> bool:
         """Whether `key`, typed now, hands this step's answer in through its focused field."""
         return False

@@ -59,8 +59,7 @@ def test_built_wheel_ships_banks_stubs_and_stylesheet(tmp_path: Path) -> None:
     [wheel] = tmp_path.glob("quizprep-*.whl")
     unpacked = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(unpacked)
-    for stylesheet in ("quizprep.tcss", "screens.tcss"):  # Home's at start, the other screens' when one opens
-        assert (unpacked / "quizprep" / "tui" / stylesheet).is_file()
+    assert (unpacked / "quizprep" / "tui" / "quizprep.tcss").is_file()
     env = {**os.environ, "PYTHONPATH": str(unpacked)}
     where = subprocess.run([sys.executable, "-c", "import quizprep; print(quizprep.__file__)"],
                            capture_output=True, text=True, cwd=tmp_path, env=env)

@@ -7,14 +7,11 @@ from textual.containers import Horizontal, VerticalGroup
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from quizprep.tui.screens import SCREENS_CSS
 from quizprep.tui.widgets.flat_footer import FlatFooter
 
 
 class ConfirmScreen(ModalScreen[bool]):
     """Dismisses with True for yes, False for no. "No" has the focus: Enter alone changes nothing."""
-
-    CSS_PATH = SCREENS_CSS
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes"),

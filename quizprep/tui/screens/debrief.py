@@ -13,7 +13,6 @@ from textual.widgets import Footer, Markdown, Static
 
 from quizprep.bank.model import FreeQuestion
 from quizprep.study.session import Feedback
-from quizprep.tui.screens import SCREENS_CSS
 from quizprep.tui.screens.feedback import CRAM_LEAVES_SCHEDULE, answer_parts, bullets, verdict_text
 
 
@@ -31,8 +30,6 @@ def debrief_markdown(feedback: Feedback, *, schedules: bool = True) -> str:
 
 class DebriefScreen(Screen[None]):
     """Steps through `answers` one at a time; Esc goes back to the report."""
-
-    CSS_PATH = SCREENS_CSS
 
     BINDINGS = [
         Binding("right,n", "step(1)", "Next answer"),

@@ -13,15 +13,12 @@ from textual.widgets import Input, Static
 from quizprep.bank.model import Question
 from quizprep.study.clock import Clock
 from quizprep.tui.notices import readable_path
-from quizprep.tui.screens import SCREENS_CSS
 from quizprep.tui.widgets.flat_footer import FlatFooter
 
 
 class FlagScreen(ModalScreen[None]):
     """Asks what is wrong with `question`, then appends it to `flags_file` and says where it went;
     Esc cancels."""
-
-    CSS_PATH = SCREENS_CSS
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 

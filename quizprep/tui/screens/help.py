@@ -7,8 +7,6 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Markdown, Static
 
-from quizprep.tui.screens import SCREENS_CSS
-
 ANSWERING = """\
 ### Answering
 
@@ -62,8 +60,6 @@ def _ours(node: object, binding: Binding) -> bool:
 
 
 class HelpScreen(ModalScreen[None]):
-    CSS_PATH = SCREENS_CSS
-
     # Below 96 columns the box takes the whole width: a 76-column box left slivers of the
     # screen underneath on either side, read as part of the help (issue 32, item 10).
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (96, "-wide")]

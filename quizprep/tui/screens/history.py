@@ -14,7 +14,6 @@ from textual.widgets import Footer, Static
 from quizprep.bank.model import ChoiceQuestion, Question
 from quizprep.study.history import HistoryEntry, card_history, numbers_of, prompt_summary, why_due
 from quizprep.study.store import Store
-from quizprep.tui.screens import SCREENS_CSS
 from quizprep.tui.screens.home import shorten
 from quizprep.tui.widgets.inline_markdown import inline_markdown
 
@@ -54,8 +53,6 @@ def entry_line(entry: HistoryEntry, question: Question) -> str:
 
 class HistoryScreen(Screen[None]):
     """Times are UTC, as in the why-due sentences."""
-
-    CSS_PATH = SCREENS_CSS
 
     COMPONENT_CLASSES = {"history--code"}
     BINDINGS = [Binding("escape,q,h", "close", "Back")]

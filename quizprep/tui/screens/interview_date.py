@@ -11,15 +11,12 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from quizprep.study.dates import EXAMPLES, read_date
-from quizprep.tui.screens import SCREENS_CSS
 from quizprep.tui.widgets.flat_footer import FlatFooter
 
 
 class InterviewDateScreen(ModalScreen[None]):
     """Posts Chosen to the app with the date typed, or with None when the field was emptied;
     Esc leaves the date as it was."""
-
-    CSS_PATH = SCREENS_CSS
 
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 

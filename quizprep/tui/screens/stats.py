@@ -11,7 +11,6 @@ from textual.widgets import DataTable, Footer, Sparkline, Static
 from quizprep.study.charts import ProgressCharts
 from quizprep.study.stats import Stats, percent
 from quizprep.tui.charts import draw_due, draw_retention, recall_bars
-from quizprep.tui.screens import SCREENS_CSS
 from quizprep.tui.screens.home import NARROW_WITH_RECALL, add_sized_columns, fitted, mastery_text, plain
 from quizprep.tui.widgets.progress_plot import ProgressPlot
 
@@ -27,8 +26,6 @@ def due_ahead_text(stats: Stats) -> str:
 
 
 class StatsScreen(Screen[None]):
-    CSS_PATH = SCREENS_CSS
-
     BINDINGS = [Binding("escape,q", "close", "Back")]
 
     def __init__(self, stats: Stats, charts: ProgressCharts) -> None:

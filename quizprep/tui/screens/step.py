@@ -16,8 +16,6 @@ from textual.await_complete import AwaitComplete
 from textual.geometry import Size
 from textual.screen import Screen
 
-from quizprep.tui.screens import SCREENS_CSS
-
 ResultT = TypeVar("ResultT")
 
 
@@ -75,8 +73,6 @@ class KeyHold:
 
 
 class Step(Screen[ResultT]):
-    CSS_PATH = SCREENS_CSS
-
     def hands_in(self, key: str) -> bool:
         """Whether `key`, typed now, hands this step's answer in through its focused field."""
         return False

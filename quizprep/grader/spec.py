@@ -185,3 +185,9 @@ class ExerciseSpec:
     # the CPU otherwise. A kernel cannot run on the meta device, so there is no placement probe.
     gpu_kernels: bool = False
     perf: Callable[[CheckContext], PhaseResult] | None = None
+
+    @property
+    def worker_warm_up(self) -> bool:
+        """Whether its worker runs torch's first gradient and first meta-device op as it starts
+        (seconds): the NumPy track takes no gradient and, like a kernel track, has no meta probe."""
+        return not (self.numpy_track or self.gpu_kernels)

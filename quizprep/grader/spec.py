@@ -127,6 +127,10 @@ class Check:
     id: str
     title: str
     run: Callable[[CheckContext], str | None]
+    # Run again by the device check's placement probe. A memory check is not: its calls take the
+    # paths of the checks before it, at the size only its audit needs, whose reference a probe would
+    # build again for nothing (a test holds it to taking no path of its own).
+    probed: bool = True
 
 
 @dataclass

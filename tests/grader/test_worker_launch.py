@@ -90,7 +90,8 @@ def test_whether_a_worker_warms_up_is_known_before_torch_as_its_spec_says(name):
 
 WARMED_UP_PROBE = ("import sys\nimport torch\n\n"
                    "def flash_attention(q, k, v, *, causal=False):\n    return q\n\n"
-                   "def warmed_up():\n    return torch.tensor(['sympy' in sys.modules, 'torch._dynamo' in sys.modules])\n")
+                   "def warmed_up():\n"
+                   "    return torch.tensor(['sympy' in sys.modules, 'torch._dynamo' in sys.modules])\n")
 
 
 @pytest.mark.parametrize("exercise, warmed", [("flash_triton", [False, False]), ("flash", [True, True])])

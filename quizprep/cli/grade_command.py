@@ -126,7 +126,7 @@ def grade_command(args: argparse.Namespace, record: Recorder | None = None) -> i
 
     limits = Limits(check_seconds=args.timeout, total_seconds=args.timeout * TOTAL_PER_CHECK)
     # The worker imports torch while this process imports its own (the next imports, seconds).
-    early = None if args.path.is_dir() else prestart(args.path, limits, args.device)
+    early = None if args.path.is_dir() else prestart(args.path, limits, args.device, args.exercise)
     try:
         return _grade_command(args, limits, early, record)
     finally:
@@ -134,10 +134,12 @@ def grade_command(args: argparse.Namespace, record: Recorder | None = None) -> i
             early.close()
 
 
-def prestart(path: Path, limits: Limits, device: str) -> WorkerSession | None:
-    """A worker for `path` launched before the grader imports torch, so that the two imports run
-    side by side; `grade(..., prestarted=)` gives it its guards. Only where the checks surely run on
-    the CPU (--device cpu, or auto with no GPU device node): a GPU's worker needs the exercise first."""
+def prestart(path: Path, limits: Limits, device: str, exercise: str | None = None) -> WorkerSession | None:
+    """A worker for `path` (graded as `exercise`, or as its exercise line or name say) launched
+    before the grader imports torch, so that the two imports run side by side; `grade(...,
+    prestarted=)` gives it its guards. Only where the checks surely run on the CPU (--device cpu,
+    or auto with no GPU device node): a GPU's worker needs the exercise first."""
+    from quizprep.grader.exercises import exercise_for, warms_up
     from quizprep.grader.learner_side.sandbox import gpu_device_nodes
     from quizprep.grader.failures import LearnerFailure
     from quizprep.grader.worker_session import WorkerSession
@@ -145,7 +147,7 @@ def prestart(path: Path, limits: Limits, device: str) -> WorkerSession | None:
     if device not in ("auto", "cpu") or (device == "auto" and gpu_device_nodes()) or not path.is_file():
         return None
     os.environ["TRITON_INTERPRET"] = "1"  # grade.select_triton_mode("cpu"), which imports torch with grade
-    session = WorkerSession(path, forbidden=None, limits=limits)
+    session = WorkerSession(path, forbidden=None, limits=limits, warm_up=warms_up(exercise_for(path, exercise)))
     try:
         session.launch()
     except LearnerFailure:

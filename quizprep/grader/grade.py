@@ -4,7 +4,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import platform
-import re
 import signal
 import sys
 import threading
@@ -17,13 +16,10 @@ from typing import Any
 from quizprep.grader.bounds import bounded
 from quizprep.grader.crashes import SHAPE_ERROR, crash_diagnosis
 from quizprep.grader.device import DevicePolicy, placement, policy_for
-from quizprep.grader.exercises import load_spec
-from quizprep.grader.submission_file import SOURCE_BYTES, source_text
+from quizprep.grader.exercises import exercise_for, load_spec
 from quizprep.grader.spec import CheckFailure, CheckResult, CheckSkipped, Diagnosis, ExerciseSpec, FailureKind, Status
 from quizprep.grader.failures import LearnerFailure
 from quizprep.grader.worker_session import Limits, WorkerSession
-
-EXERCISE_LINE = re.compile(r"^#\s*quizprep:\s*exercise\s*=\s*([\w-]+)", re.MULTILINE)
 
 FAILURE_HINTS: dict[FailureKind, str] = {
     FailureKind.NOT_IMPLEMENTED: "Replace the `raise NotImplementedError` with your implementation.",
@@ -76,14 +72,6 @@ class GradeReport:
         return round(sum(c.status == Status.PASS for c in counted) / len(counted), 4) if counted else 0.0
 
 
-def exercise_for(path: Path, explicit: str | None) -> str:
-    """--exercise, else a `# quizprep: exercise=NAME` line, else the file's stem."""
-    if explicit:
-        return explicit
-    match = EXERCISE_LINE.search(source_text(path, SOURCE_BYTES))
-    return match.group(1) if match else path.stem
-
-
 def device_policy(requested: str, spec: ExerciseSpec) -> DevicePolicy:
     """Where this grade runs the learner's code (the rules are in quizprep.grader.device); raises
     DeviceUnavailable for --device cuda without CUDA, before any worker starts."""
@@ -117,9 +105,8 @@ def session_for(path: Path, options: GradeOptions) -> WorkerSession:
 
 
 def _checks_session(path: Path, spec: ExerciseSpec, device: str, limits: Limits) -> WorkerSession:
-    # A kernel track checks forward passes on real devices only: no gradient, no meta-device run.
     return WorkerSession(Path(path), forbidden=spec.forbidden, limits=limits_for(device, limits),
-                         warm_up=not spec.gpu_kernels)
+                         warm_up=spec.worker_warm_up)
 
 
 def grade(path: Path, options: GradeOptions, session: WorkerSession | None = None, *,

@@ -127,6 +127,10 @@ class Check:
     id: str
     title: str
     run: Callable[[CheckContext], str | None]
+    # Run again by the device check's placement probe. A memory check is not: its calls take the
+    # paths of the checks before it, at the size only its audit needs, whose reference a probe would
+    # build again for nothing (a test holds it to taking no path of its own).
+    probed: bool = True
 
 
 @dataclass
@@ -185,3 +189,9 @@ class ExerciseSpec:
     # the CPU otherwise. A kernel cannot run on the meta device, so there is no placement probe.
     gpu_kernels: bool = False
     perf: Callable[[CheckContext], PhaseResult] | None = None
+
+    @property
+    def worker_warm_up(self) -> bool:
+        """Whether its worker runs torch's first gradient and first meta-device op as it starts
+        (seconds): the NumPy track takes no gradient and, like a kernel track, has no meta probe."""
+        return not (self.numpy_track or self.gpu_kernels)

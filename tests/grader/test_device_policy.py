@@ -13,6 +13,7 @@ from conftest import HERE, SOLUTIONS, expectation
 from quizprep.grader import device
 from quizprep.grader.learner_side import torch_start
 from quizprep.grader.device import DeviceUnavailable, decide, placement
+from quizprep.grader.exercises import available, load_spec
 
 DEVICE_MUTANTS = sorted((HERE / "device_mutants").glob("*.py"))
 DEVICE_AWARE = [HERE / "variants" / name for name in
@@ -152,3 +153,55 @@ def test_auto_checks_on_the_cpu_and_probes_the_gpu():
     assert list(report.environment["device_policy"]["probes"]) == ["meta", "cuda"]
     failing = [(c.id, c.diagnosis_id) for c in report.checks if c.status != "pass"]
     assert failing == [("device", "device-tensor-without-device")]
+
+
+def test_the_placement_probe_runs_every_check_but_those_left_out_of_it():
+    from quizprep.grader.device_check import probe
+    from quizprep.grader.spec import Check, ExerciseSpec
+
+    ran: list[str] = []
+    checks = (Check("values", "values", lambda ctx: ran.append("values")),
+              Check("memory", "memory", lambda ctx: ran.append("memory"), probed=False))
+    spec = ExerciseSpec("stand-in", "stand-in", ("f",), (), checks)
+    assert probe(spec, None, 0, "meta") is None and ran == ["values"]
+
+
+def _call_paths(session, run) -> set[tuple]:
+    """What `run(session)` asked of the learner's code, sizes aside: the op, its target, its keyword
+    values other than sizes and its arguments' dtypes."""
+    paths: set[tuple] = set()
+    sent = session.request
+
+    def recording(payload, timeout=None):
+        kwargs = tuple(sorted((key, value) for key, value in payload.get("kwargs", {}).items()
+                              if not isinstance(value, int) or isinstance(value, bool)))
+        dtypes = tuple(str(arg.dtype) if isinstance(arg, torch.Tensor) else type(arg).__name__
+                       for arg in payload.get("args", []))
+        paths.add((payload["op"], payload.get("target"), kwargs, dtypes))
+        return sent(payload, timeout)
+
+    session.request = recording
+    try:
+        run(session)
+    finally:
+        session.request = sent
+    return paths
+
+
+@pytest.mark.parametrize("name", [name for name in available()
+                                  if not all(check.probed for check in load_spec(name).checks)])
+def test_a_check_left_out_of_the_placement_probe_takes_no_path_the_probe_does_not(name):
+    """The device check leaves out a check marked so (flash's memory check: its audit-sized case built
+    and run again on meta for nothing) only while every call it makes, sizes aside, is one that the
+    probed checks make on the other device too."""
+    from quizprep.grader.context import CheckContext
+    from quizprep.grader.device_check import probe
+    from quizprep.grader.worker_session import WorkerSession
+
+    spec = load_spec(name)
+    with WorkerSession(SOLUTIONS / f"{name}.py", forbidden=spec.forbidden) as session:
+        session.start()
+        probed = _call_paths(session, lambda s: probe(spec, s, 0, "meta"))
+        for check in (check for check in spec.checks if not check.probed):
+            left_out = _call_paths(session, lambda s, check=check: check.run(CheckContext(s, seed=0, device="cpu")))
+            assert left_out and left_out <= probed, (check.id, left_out - probed)

@@ -31,6 +31,21 @@ def test_records_each_allocation_with_op_shape_and_bytes() -> None:
     assert report.total_bytes == sum(x.nbytes for x in report.allocations)
 
 
+def test_ops_taking_or_giving_lists_of_tensors_are_counted_by_storage() -> None:
+    """Tensor[] arguments (cat, stack) and several results (split, unbind, max with indices): views of
+    an input cost nothing, new storages count once each."""
+    a, b = torch.randn(4, 8), torch.randn(4, 8)
+
+    def lists():
+        views = list(torch.split(a, 2)) + list(a.unbind(0))
+        values, indices = torch.max(torch.cat([a, b]), dim=1)
+        return views, torch.stack([a, b], dim=0), values, indices
+
+    _, report = audit(lists)
+    ops = sorted((x.op, x.shape, x.nbytes) for x in report.allocations)
+    assert ops == [("cat", (8, 8), 256), ("max", (8,), 32), ("max", (8,), 64), ("stack", (2, 4, 8), 256)]
+
+
 def test_peak_counts_only_what_is_alive_together() -> None:
     size = 256 * 256 * 4
 

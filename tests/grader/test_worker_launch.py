@@ -77,3 +77,38 @@ def test_the_grader_warms_up_its_gradients_between_launching_the_worker_and_wait
     monkeypatch.setattr(reference, "warm_up_gradients", lambda: events.append("warm up gradients"))
     result = grading._load_check(_Recorded(events), load_spec(exercise), SOLUTIONS / "softmax.py", True)
     assert result.status == "pass" and events == expected
+
+
+@pytest.mark.parametrize("name", __import__("quizprep.grader.exercises", fromlist=["available"]).available())
+def test_whether_a_worker_warms_up_is_known_before_torch_as_its_spec_says(name):
+    """`quizprep grade FILE` launches the worker from the exercise's name alone, before torch and
+    the spec are imported: both must agree for every exercise, a new one included."""
+    from quizprep.grader.exercises import load_spec, warms_up
+
+    assert warms_up(name) == warms_up(name.replace("_", "-")) == load_spec(name).worker_warm_up
+
+
+WARMED_UP_PROBE = ("import sys\nimport torch\n\n"
+                   "def flash_attention(q, k, v, *, causal=False):\n    return q\n\n"
+                   "def warmed_up():\n"
+                   "    return torch.tensor(['sympy' in sys.modules, 'torch._dynamo' in sys.modules])\n")
+
+
+@pytest.mark.parametrize("exercise, warmed", [("flash_triton", [False, False]), ("flash", [True, True])])
+def test_an_early_worker_warms_up_only_for_an_exercise_that_needs_it(tmp_path, exercise, warmed):
+    """The Triton and NumPy tracks take no gradient and probe nothing on the meta device: their early
+    worker skips the warm-ups that import sympy and torch._dynamo (seconds of a grade's start)."""
+    from quizprep.cli.grade_command import prestart
+    from quizprep.grader.worker_session import Limits
+
+    path = tmp_path / "submission.py"
+    path.write_text(f"# quizprep: exercise={exercise}\n" + WARMED_UP_PROBE)
+    early = prestart(path, Limits(), "cpu")
+    assert early is not None
+    try:
+        early.configure(())
+        early.start()
+        reply = early.request({"op": "call", "target": "warmed_up", "args": [], "kwargs": {}, "device": "cpu"})
+    finally:
+        early.close()
+    assert reply["value"].tolist() == warmed

@@ -14,8 +14,17 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
+from pathlib import Path
 
 from quizprep.grader.spec import ExerciseSpec
+from quizprep.grader.submission_file import SOURCE_BYTES, source_text
+
+EXERCISE_LINE = re.compile(r"^#\s*quizprep:\s*exercise\s*=\s*([\w-]+)", re.MULTILINE)
+# The tracks whose checks take no gradient and run nothing on the meta device, so their worker
+# skips torch's warm-ups (ExerciseSpec.worker_warm_up). Named here, where torch is not imported:
+# `quizprep grade FILE` launches its worker before the grader imports torch and the spec.
+WITHOUT_WARM_UPS = frozenset({"attention_numpy", "flash_triton", "softmax_numpy"})
 
 
 class UnknownExercise(LookupError):
@@ -24,6 +33,19 @@ class UnknownExercise(LookupError):
 
 def available() -> list[str]:
     return sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
+
+
+def exercise_for(path: Path, explicit: str | None) -> str:
+    """--exercise, else a `# quizprep: exercise=NAME` line, else the file's stem."""
+    if explicit:
+        return explicit
+    match = EXERCISE_LINE.search(source_text(path, SOURCE_BYTES))
+    return match.group(1) if match else path.stem
+
+
+def warms_up(name: str) -> bool:
+    """Whether the worker for exercise `name` runs torch's warm-ups, known without importing torch."""
+    return name.replace("-", "_") not in WITHOUT_WARM_UPS
 
 
 def load_spec(name: str) -> ExerciseSpec:

@@ -67,6 +67,7 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         self.showing = showing
         self.draft_timer: Timer | None = None
         self.typed = ""  # the free or numeric answer typed so far, kept for the draft
+        self.picked = showing.picked  # the choices picked so far, likewise
         # Set once the answer (or skip) is saved: a second Enter that reached the screen before
         # the next one was in, or the round's end, must not answer the showing again.
         self.answered = False
@@ -121,6 +122,8 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         answer = self.query_one("#answer")
         field = next(field for field in answer.walk_children(Widget, with_self=True) if field.focusable)
         self.set_focus(field, scroll_visible=False)
+        if isinstance(answer, ChoicePicker):
+            self.watch(answer, "picked", self._picks_changed, init=False)
         if self.typed or self.showing.picked:
             self.notify(f"What you {'typed' if self.typed else 'picked'} last time is back.", title="Draft restored")
 
@@ -137,10 +140,17 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._draft_changed(event.text_area.text)
 
+    def _picks_changed(self, picked: frozenset[int]) -> None:
+        self.picked = picked
+        self._keep_draft_soon()
+
     def _draft_changed(self, text: str) -> None:
         if text != self.typed:  # typed, not the draft put back as the field mounted
             self.query_one("#answer").scroll_visible(animate=False)
         self.typed = text
+        self._keep_draft_soon()
+
+    def _keep_draft_soon(self) -> None:
         if self.draft_timer is None:
             self.draft_timer = self.set_timer(DRAFT_DELAY_S, self.save_draft)
 
@@ -150,7 +160,7 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
             self.draft_timer.stop()
             self.draft_timer = None
         try:
-            self.session.keep_draft(self.showing, self.typed)
+            self.session.keep_draft(self.showing, self.typed, self.picked)
         except StoreError as error:
             self.notify(f"{error} It is still on screen.", title="Draft not saved", severity="warning",
                         markup=False)

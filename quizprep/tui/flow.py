@@ -108,8 +108,8 @@ class SessionFlow:
         if mode == "mock":
             count, minutes = mock_shape(app.length, app.options.minutes)
             return partial(builders.mock, count=count, minutes=minutes)
-        if mode == "cram":
-            return partial(builders.cram, limit=app.length)
+        if mode == "cram":  # a session's worth, as Home says and interview practice asks
+            return partial(builders.cram, limit=app.length or lengths.INTERVIEW_QUESTIONS)
         if mode == "practice" and app.interview is not None:
             # Never every question at once: the least likely recalled first, a session's worth.
             return partial(builders.interview, on=app.interview, limit=app.length or lengths.INTERVIEW_QUESTIONS,

@@ -4,7 +4,7 @@ free answer taken back, its rubric ticks."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Sequence
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, Question
 from quizprep.study.clock import Clock
@@ -101,6 +101,16 @@ class Drafts:
         self._store.save_draft(showing.question.id, text, self._now(), drawn.seed if drawn is not None else None,
                                json.dumps(marks) if marks else "")
         self._kept.add(showing.question.id)
+
+    def keep_ticks(self, question_id: str, ticks: Sequence[bool]) -> None:
+        """The ticks of a rubric left for later (its answer is saved), to open it with next time;
+        a draft typed meanwhile for a new answer keeps its text."""
+        marks = json.dumps({"ticked": list(ticks)}) if any(ticks) else ""
+        self._store.save_draft(question_id, self._store.draft(question_id), self._now(), None, marks)
+
+    def forget_ticks(self, question_id: str) -> None:
+        """Once the rubric is assessed, the ticks kept for it go (a text typed meanwhile stays)."""
+        self.keep_ticks(question_id, ())
 
     def drop(self, question_id: str) -> None:
         """Once its answer is saved, a question's draft goes."""

@@ -9,6 +9,7 @@ from choices import keys_for
 from test_undo_rating import answer_free_and_assess
 from quizprep.tui.screens.confirm import ConfirmScreen
 from quizprep.tui.screens.question import DRAFT_DELAY_S, QuestionScreen
+from quizprep.tui.screens.rubric import RubricScreen
 from quizprep.tui.widgets.choice_picker import ChoicePicker
 from quizprep.tui.widgets.rubric_checklist import RubricChecklist
 
@@ -67,3 +68,33 @@ async def test_a_pick_not_handed_in_is_kept_as_a_draft(make_app, stored):
     with stored() as store:  # answered: the draft goes
         assert store.draft_marks("alpha-choice") == ""
         assert [a.response for a in store.answers()] == ["3"]
+
+
+async def left_over_rubric(make_app):
+    """The rubric the next run offers first, as it opens."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        while not isinstance(app.screen, RubricScreen):
+            await pilot.pause()
+        await pilot.pause()
+        yield app, pilot
+
+
+async def test_ticks_of_a_rubric_left_for_later_come_back_with_it(make_app, stored):
+    """Ctrl+Z brought the ticks back, Esc on the rubric left it for later: the next run offered
+    it unticked (found walking the app in tmux)."""
+    app = make_app(question="alpha-free")
+    async with app.run_test(size=SIZE) as pilot:
+        await answer_free_and_assess(app, pilot)  # the first criterion ticked
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        await pilot.press("2", "escape")  # one more ticked, then later
+        await pilot.pause()
+    async for again, pilot in left_over_rubric(make_app):
+        assert again.screen.query_one(RubricChecklist).met == {0, 1}
+        await pilot.press("enter")
+        await pilot.pause()
+    with stored() as store:
+        assert [a.score for a in store.answers()] == [0.75] and store.draft_marks("alpha-free") == ""

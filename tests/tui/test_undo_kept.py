@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from choices import keys_for
-from test_undo_rating import answer_free_and_assess
+from test_undo_rating import answer_free_and_assess, assess_then_take_back_to_the_rubric
 from quizprep.tui.screens.confirm import ConfirmScreen
 from quizprep.tui.screens.question import DRAFT_DELAY_S, QuestionScreen
 from quizprep.tui.screens.rubric import RubricScreen
@@ -85,11 +85,7 @@ async def test_ticks_of_a_rubric_left_for_later_come_back_with_it(make_app, stor
     it unticked (found walking the app in tmux)."""
     app = make_app(question="alpha-free")
     async with app.run_test(size=SIZE) as pilot:
-        await answer_free_and_assess(app, pilot)  # the first criterion ticked
-        await pilot.press("ctrl+z")
-        await pilot.pause()
-        await pilot.press("ctrl+s")
-        await pilot.pause()
+        await assess_then_take_back_to_the_rubric(app, pilot)
         await pilot.press("2", "escape")  # one more ticked, then later
         await pilot.pause()
     async for again, pilot in left_over_rubric(make_app):

@@ -6,7 +6,7 @@ import math
 import random
 import re
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Callable, Mapping
 
 from quizprep.bank.formula import Formula, FormulaError, Number, format_number, format_signed
 from quizprep.bank.model import NumericQuestion
@@ -14,6 +14,8 @@ from quizprep.bank.slips import diagnose
 from quizprep.bank.units import UnitError, format_quantity, parse_quantity, scaled_quantity
 
 PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")  # {{name}} in prompts and explanations
+# "{{kv_heads}} key/value head(s)": a noun counted by a placeholder, at most one word after it.
+COUNTED_NOUN = re.compile(r"(\{\{\s*([A-Za-z_]\w*)\s*\}\}\s+(?:[\w/-]+\s+)?)(\w+)\(s\)")
 DRAW_ATTEMPTS = 20
 MOST_DRAWS_TRIED = 4096  # a template not drawn lists what its values take over at most these draws
 SPELLED_OUT = 3  # values listed one by one; more are written as their span
@@ -68,7 +70,14 @@ def _params(question: NumericQuestion, rng: random.Random) -> dict[str, Number]:
     return {p.name: rng.choice(p.values) for p in question.params}
 
 
+def counted(text: str, only_one: Callable[[str], bool]) -> str:
+    """`text` with each "word(s)" counted by a placeholder in the singular where `only_one` says
+    that placeholder is 1, else in the plural: "1 KV head", "8 KV heads", never "head(s)"."""
+    return COUNTED_NOUN.sub(lambda m: m.group(1) + m.group(3) + ("" if only_one(m.group(2)) else "s"), text)
+
+
 def fill_placeholders(text: str, draw: Draw) -> str:
+    text = counted(text, lambda name: draw.values.get(name) == 1)
     return PLACEHOLDER.sub(lambda m: format_number(draw.values[m.group(1)]), text)
 
 
@@ -77,7 +86,9 @@ def fill_template(text: str, question: NumericQuestion) -> str:
     each value as the values its draws take, so that "with {{heads}} heads, {{bytes}} bytes
     each" reads "with 8, 16 or 32 heads, 2 bytes each" (its bare name read "with heads heads").
     A value with too many draws to try them all is named, in italics."""
-    written = {name: spelled(values) for name, values in values_drawn(question).items()}
+    drawn = values_drawn(question)
+    written = {name: spelled(values) for name, values in drawn.items()}
+    text = counted(text, lambda name: drawn.get(name) == {1})
     return PLACEHOLDER.sub(lambda m: written.get(m.group(1), f"*{m.group(1)}*"), text)
 
 

@@ -1,12 +1,51 @@
-"""Answers being typed, kept in the progress store so that closing the app loses none of them."""
+"""Answers being given, kept in the progress store so that closing the app loses none of them:
+the text typed, a choice's picks (with the order its number keys were learned in) and, for a
+free answer taken back, its rubric ticks."""
 from __future__ import annotations
 
+import json
+from typing import Any, Sequence
+
+from quizprep.bank.model import ChoiceQuestion, FreeQuestion, Question
 from quizprep.study.clock import Clock
+from quizprep.study.showing import Feedback, Showing
 from quizprep.study.store import Store, StoreError
+
+Marks = dict[str, list[int] | list[bool]]
+
+
+def marks_of(showing: Showing, picked: frozenset[int]) -> Marks | None:
+    """What a draft keeps beside its text: a choice's order and `picked` (None when nothing is
+    picked), a free answer's ticks from before it was taken back."""
+    if isinstance(showing.question, ChoiceQuestion):
+        return {"choice_order": list(showing.choice_order), "picked": sorted(picked)} if picked else None
+    return {"ticked": list(showing.ticked)} if showing.ticked else None
+
+
+def shown_with(question: Question, saved: str) -> dict[str, Any]:
+    """The Showing fields the marks `saved` (JSON) give `question`; none that no longer fit it (its
+    bank changed since: other choices, another rubric) or that are garbled."""
+    try:
+        marks = json.loads(saved) if saved else {}
+    except ValueError:
+        return {}
+    if not isinstance(marks, dict):
+        return {}
+    if isinstance(question, ChoiceQuestion):
+        size = len(question.choices)
+        order, picked = marks.get("choice_order"), marks.get("picked")
+        if (isinstance(order, list) and sorted(order) == list(range(size)) and isinstance(picked, list)
+                and all(type(i) is int and 0 <= i < size for i in picked)):
+            return {"choice_order": tuple(order), "picked": frozenset(picked)}
+    elif isinstance(question, FreeQuestion):
+        ticked = marks.get("ticked")
+        if isinstance(ticked, list) and len(ticked) == len(question.rubric) and all(type(t) is bool for t in ticked):
+            return {"ticked": tuple(ticked)}
+    return {}
 
 
 class Drafts:
-    """One session's drafts: read back, kept while the learner types, dropped once answered."""
+    """One session's drafts: read back, kept while the learner answers, dropped once answered."""
 
     def __init__(self, store: Store, now: Clock) -> None:
         self._store = store
@@ -27,20 +66,54 @@ class Drafts:
         except StoreError:
             return None  # fresh numbers; the draft itself is read (and its error said) on screen
 
-    def keep(self, question_id: str, text: str, seed: int | None) -> None:
-        self._store.save_draft(question_id, text, self._now(), seed)
-        self._kept.add(question_id)
-
-    def put_back(self, question_id: str, text: str, seed: int | None) -> None:
-        """An answer taken back (undone) becomes its question's draft again, with the seed of its
-        numbers, so that it is asked as it was with the text typed; failing that, it is typed again."""
+    def shown(self, question: Question) -> dict[str, Any]:
+        """The Showing fields a draft gives `question` besides its text: how its choices were
+        ordered and picked, its rubric's ticks ({} when none, or unreadable)."""
         try:
-            self.keep(question_id, text, seed)
+            fields = shown_with(question, self._store.draft_marks(question.id))
+        except StoreError:
+            return {}  # asked afresh
+        if fields:
+            self._kept.add(question.id)
+        return fields
+
+    def keep(self, showing: Showing, text: str, picked: frozenset[int] = frozenset()) -> None:
+        """Keep what is typed (and `picked`) to the question shown, with its numbers' seed."""
+        self._save(showing, text, marks_of(showing, picked))
+
+    def put_back(self, feedback: Feedback) -> None:
+        """An answer taken back (undone) becomes its question's draft again, with the seed of its
+        numbers, its choices' order and picks, its rubric ticks: it is asked as it was with all that
+        was entered, after a restart too. Failing that, it is entered again."""
+        marks: Marks | None = None
+        text = feedback.response
+        if isinstance(feedback.question, ChoiceQuestion):  # its order kept even with nothing picked
+            text, marks = "", {"choice_order": list(feedback.showing.choice_order), "picked": sorted(feedback.picked)}
+        elif feedback.response and feedback.rubric_met:
+            marks = {"ticked": list(feedback.rubric_met)}
+        try:
+            self._save(feedback.showing, text, marks)
         except StoreError:
             pass  # the answer is taken back all the same
 
+    def _save(self, showing: Showing, text: str, marks: Marks | None) -> None:
+        drawn = showing.draw
+        self._store.save_draft(showing.question.id, text, self._now(), drawn.seed if drawn is not None else None,
+                               json.dumps(marks) if marks else "")
+        self._kept.add(showing.question.id)
+
+    def keep_ticks(self, question_id: str, ticks: Sequence[bool]) -> None:
+        """The ticks of a rubric left for later (its answer is saved), to open it with next time;
+        a draft typed meanwhile for a new answer keeps its text."""
+        marks = json.dumps({"ticked": list(ticks)}) if any(ticks) else ""
+        self._store.save_draft(question_id, self._store.draft(question_id), self._now(), None, marks)
+
+    def forget_ticks(self, question_id: str) -> None:
+        """Once the rubric is assessed, the ticks kept for it go (a text typed meanwhile stays)."""
+        self.keep_ticks(question_id, ())
+
     def drop(self, question_id: str) -> None:
-        """Once its answer is saved, a question's draft goes (a choice question never has one)."""
+        """Once its answer is saved, a question's draft goes."""
         if question_id not in self._kept:
             return
         self._kept.discard(question_id)

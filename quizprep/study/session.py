@@ -15,7 +15,7 @@ import random
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Iterable, Sequence, TypeVar
+from typing import TYPE_CHECKING, Iterable, Sequence, TypeVar
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion, Question
 from quizprep.study.clock import Clock, utc_now
@@ -62,8 +62,6 @@ class Session:
         self._requeued: set[str] = set()
         self._asked: set[str] = set()
         self._parent: dict[str, str] = {}
-        # What answers taken back had, by question id: the Showing fields they are asked again with.
-        self._taken_back: dict[str, dict[str, Any]] = {}
         self._drafts = Drafts(self.store, self.now)
         self._ended_at: datetime | None = None
 
@@ -131,10 +129,10 @@ class Session:
             order = tuple(range(len(question.choices)))
             if question.shuffle:
                 order = tuple(self.rng.sample(order, len(order)))  # drawn either way, as numbers are
-        # Asked again after an undo as it was answered: a choice in the order its number keys
-        # were learned in, picked as it was; a free answer's rubric with its ticks.
+        # Asked as its draft left it (an answer taken back, a pick before a restart): a choice in
+        # the order its number keys were learned in, picked as it was; a free answer's rubric ticks.
         showing = replace(Showing(question, len(self.shown) + 1, self.now(), draw_, self._parent.get(question.id),
-                                  order, again), **self._taken_back.pop(question.id, {}))
+                                  order, again), **self._drafts.shown(question))
         self.shown.append(showing)
         self._asked.add(question.id)
         self.current = showing
@@ -170,11 +168,11 @@ class Session:
         """The answer to this question typed earlier and not handed in ("" when none)."""
         return self._drafts.text(showing.question.id)
 
-    def keep_draft(self, showing: Showing, text: str) -> None:
-        """Save the answer being typed to the question shown, with the seed of its numbers; once
-        it is answered (which drops the draft) nothing more is kept."""
+    def keep_draft(self, showing: Showing, text: str, picked: Iterable[int] = ()) -> None:
+        """Save the answer being given to the question shown: the text typed (with the seed of its
+        numbers) or the choices `picked`; once it is answered (which drops the draft) nothing more is kept."""
         if showing is self.current and not self._answered_current:
-            self._drafts.keep(showing.question.id, text, showing.draw.seed if showing.draw is not None else None)
+            self._drafts.keep(showing, text, frozenset(picked))
 
     def answer_choice(self, showing: Showing, picked: Iterable[int]) -> Feedback:
         """Judge the picked choice indices (0-based): right only when exactly the correct set."""
@@ -268,20 +266,15 @@ class Session:
 
     def undo(self, feedback: Feedback) -> None:
         """Take back the last answer: it leaves the store, its question's card is rebuilt from
-        the answers before it, and the question is asked again next, a typed answer with its
-        text (and numbers) as a draft."""
+        the answers before it, and the question is asked again next with all that was entered
+        as its draft (see Drafts.put_back)."""
         if not self.feedback or self.feedback[-1].answer_id != feedback.answer_id:
             raise ValueError("only the last answer of the session can be undone")
         self.store.remove_answer(feedback.answer_id)
         self.feedback.pop()
         self.shown.remove(feedback.showing)
         question_id = feedback.question.id
-        if isinstance(feedback.question, ChoiceQuestion):
-            self._taken_back[question_id] = {"choice_order": feedback.showing.choice_order, "picked": feedback.picked}
-        elif feedback.response:  # typed: not a skip
-            drawn = feedback.showing.draw
-            self._drafts.put_back(question_id, feedback.response, drawn.seed if drawn is not None else None)
-            self._taken_back[question_id] = {"ticked": feedback.rubric_met}
+        self._drafts.put_back(feedback)
         if question_id in self._requeued and question_id in self.queue:
             self._requeue(question_id, wanted=False)
         self.queue.insert(0, question_id)

@@ -284,15 +284,16 @@ class Store:
             db.execute("INSERT INTO settings (key, value) VALUES (?, ?) "
                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
 
-    def save_draft(self, question_id: str, text: str, now: datetime, seed: int | None = None) -> None:
-        """Keep the answer being typed to `question_id` (with the seed of its numbers, if any);
-        an empty one drops it."""
+    def save_draft(self, question_id: str, text: str, now: datetime, seed: int | None = None,
+                   marks: str = "") -> None:
+        """Keep the answer being given to `question_id`: the text typed, the seed of its numbers
+        and its `marks` (JSON: a choice's order and picks, rubric ticks); neither text nor marks drops it."""
         with self._write() as db:
-            if text:
-                db.execute("INSERT INTO drafts (question_id, text, saved_at, seed) VALUES (?, ?, ?, ?) "
+            if text or marks:
+                db.execute("INSERT INTO drafts (question_id, text, saved_at, seed, marks) VALUES (?, ?, ?, ?, ?) "
                            "ON CONFLICT (question_id) DO UPDATE SET text = excluded.text, "
-                           "saved_at = excluded.saved_at, seed = excluded.seed",
-                           (question_id, text, to_text(now), seed))
+                           "saved_at = excluded.saved_at, seed = excluded.seed, marks = excluded.marks",
+                           (question_id, text, to_text(now), seed, marks or None))
             else:
                 db.execute("DELETE FROM drafts WHERE question_id = ?", (question_id,))
 
@@ -332,6 +333,11 @@ class Store:
         """The seed saved with a draft; None when there is none (or it is garbled on disk)."""
         rows = self._read("SELECT seed FROM drafts WHERE question_id = ?", (question_id,))
         return rows[0][0] if rows and type(rows[0][0]) is int else None
+
+    def draft_marks(self, question_id: str) -> str:
+        """The marks saved with a draft; "" when there are none (or they are garbled on disk)."""
+        rows = self._read("SELECT marks FROM drafts WHERE question_id = ?", (question_id,))
+        return rows[0][0] if rows and type(rows[0][0]) is str else ""
 
     def card(self, question_id: str) -> Card | None:
         rows = self._read(f"SELECT {CARD_COLUMNS} FROM cards WHERE question_id = ?", (question_id,))

@@ -102,6 +102,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
     (  # 6: the seed of the numbers a numeric draft was typed for, so they come back with it
         "ALTER TABLE drafts ADD COLUMN seed INTEGER",
     ),
+    (  # 7: what else a draft holds, as JSON: a choice's order and picks, a free answer's rubric ticks
+        "ALTER TABLE drafts ADD COLUMN marks TEXT",
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13

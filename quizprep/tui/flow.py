@@ -43,6 +43,7 @@ class SessionFlow:
         """Offer free responses left unassessed last time, one after another, until Esc."""
         from quizprep.study.builders import unassessed
         from quizprep.study.session import assess_answer
+        from quizprep.study.drafts import Drafts
         from quizprep.tui.screens.rubric import RubricScreen
 
         app = self.app
@@ -52,12 +53,16 @@ class SessionFlow:
             count = f"{len(pending)} free answer{'s' if len(pending) != 1 else ''}"
             app.notify(f"{count} from last time still need{'s' if len(pending) == 1 else ''} your rubric "
                        "self-assessment; Esc leaves one for later.", title="Welcome back")
+        drafts = Drafts(app.store, app.now)
         for answer in pending:
-            met = await show_step(app, RubricScreen(answer), app.key_hold)
+            screen = RubricScreen(answer, met=drafts.shown(answer.question).get("ticked", ()))
+            met = await show_step(app, screen, app.key_hold)
             if met is None:
+                self._keep_ticks(answer, screen.met)
                 break
             try:
                 self._saved(assess_answer(app.store, answer, met, app.now()))
+                drafts.forget_ticks(answer.question.id)
             except StoreError as error:
                 app.store_problem(error)  # the answer is kept; it is offered again next time
                 break
@@ -108,8 +113,8 @@ class SessionFlow:
         if mode == "mock":
             count, minutes = mock_shape(app.length, app.options.minutes)
             return partial(builders.mock, count=count, minutes=minutes)
-        if mode == "cram":
-            return partial(builders.cram, limit=app.length)
+        if mode == "cram":  # a session's worth, as Home says and interview practice asks
+            return partial(builders.cram, limit=app.length or lengths.INTERVIEW_QUESTIONS)
         if mode == "practice" and app.interview is not None:
             # Never every question at once: the least likely recalled first, a session's worth.
             return partial(builders.interview, on=app.interview, limit=app.length or lengths.INTERVIEW_QUESTIONS,
@@ -173,7 +178,12 @@ class SessionFlow:
         from quizprep.tui.screens.rubric import RubricScreen
 
         ticks = given.showing.ticked  # those of an answer taken back, to change
-        while (met := await show_step(self.app, RubricScreen(given, timer, ticks), self.app.key_hold)) is not None:
+        while True:
+            screen = RubricScreen(given, timer, ticks)
+            met = await show_step(self.app, screen, self.app.key_hold)
+            if met is None:
+                self._keep_ticks(given, screen.met)
+                return None
             try:
                 feedback = session.assess(given, met)
             except StoreError as error:
@@ -182,7 +192,17 @@ class SessionFlow:
                 continue
             self._saved(feedback)
             return feedback
-        return None
+
+    def _keep_ticks(self, pending: PendingAssessment, ticks: tuple[bool, ...]) -> None:
+        """The ticks of a rubric left for later open it next time (Esc right after Ctrl+Z lost them)."""
+        from quizprep.study.drafts import Drafts
+
+        app = self.app
+        assert app.store is not None
+        try:
+            Drafts(app.store, app.now).keep_ticks(pending.question.id, ticks)
+        except StoreError as error:
+            app.store_problem(error)
 
     def warn_time_low(self) -> None:
         # Each screen of a round has its own timer; the learner hears the warning once.

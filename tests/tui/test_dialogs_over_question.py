@@ -44,7 +44,8 @@ async def test_enter_with_nothing_picked_on_a_multi_select_says_so(make_app):
         await answer_until(app, pilot, "alpha-multi")
         await pilot.press("enter")
         assert isinstance(app.screen, QuestionScreen)
-        assert any("Nothing is picked yet: press the number of each choice that applies" in n.message
-                   for n in app._notifications)
+        note = app.screen.query_one("#answer-note")  # under the choices, not a toast over them
+        assert note.display and "Nothing is picked yet: press the number of each choice that applies" in str(
+            note.content)
         await pilot.press(*keys_for(app, 0, 1), "enter")
         assert app.screen.query_one("#verdict").content == "✓ Correct"

@@ -86,7 +86,9 @@ async def test_enter_without_a_pick_judges_nothing(make_app, stored):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("enter")
         assert isinstance(app.screen, QuestionScreen)
-        assert any("Nothing is picked yet: press the number of a choice" in n.message for n in app._notifications)
+        note = app.screen.query_one("#answer-note")  # under the choices, not a toast over them
+        assert note.display and "Nothing is picked yet: press the number of a choice" in str(note.content)
+        assert not [n for n in app._notifications if "Nothing is picked" in n.message]
     with stored() as store:
         assert store.answers() == []
 

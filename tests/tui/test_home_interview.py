@@ -75,3 +75,23 @@ async def test_i_practises_weakest_first_and_c_crams(make_app, stored):
         await pilot.press("escape", "enter", "c")
         assert isinstance(app.screen, QuestionScreen) and app.screen.session.mode == "cram"
         assert str(app.screen.query_one("#question-meta").content).startswith("Cram 1/")
+
+
+async def test_cram_asks_a_sessions_worth_as_interview_practice_does(make_app, monkeypatch):
+    """Home says "20 per session" with a date: cram asked every weak question, 1/317 on the
+    shipped banks (found walking the app in tmux)."""
+    from quizprep.study import lengths
+
+    monkeypatch.setattr(lengths, "INTERVIEW_QUESTIONS", 2)
+    app = make_app(interview=ON)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        while not isinstance(app.screen, QuestionScreen):
+            await pilot.pause()
+        assert app.screen.session.total == 2
+    chosen = make_app(interview=ON, length=3)
+    async with chosen.run_test(size=SIZE) as pilot:
+        await pilot.press("c")
+        while not isinstance(chosen.screen, QuestionScreen):
+            await pilot.pause()
+        assert chosen.screen.session.total == 3

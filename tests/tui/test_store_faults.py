@@ -39,8 +39,9 @@ async def test_an_answer_that_cannot_be_saved_stays_on_screen_until_a_retry_save
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press(*keys_for(app, 0), "enter")
         assert isinstance(app.screen, QuestionScreen)
-        assert messages(app, "error") == [f"{FULL} Your answer is still here: press Enter (Ctrl+S for a free "
-                                          f"response) to try again."]
+        note = app.screen.query_one("#answer-note")  # under the field: a toast would stand over it
+        assert note.display and str(note.content) == f"Answer not saved: {FULL} It is still here: Enter tries again."
+        assert messages(app, "error") == []
         await pilot.press("enter")  # the pick is still made: Enter sends it again
         assert isinstance(app.screen, FeedbackScreen)
     with stored() as store:

@@ -233,9 +233,9 @@ class FeedbackScreen(Step[str | None]):
             self.notify(f"{error} The answer stands.", title="Not undone", severity="error", timeout=30,
                         markup=False)
             return
-        # The notes about the answer taken back ("Rating changed") would cover the field it comes back to.
+        # The notes about the answer taken back ("Rating changed") would cover the field it comes
+        # back to; what came back is said under that field.
         self.app.clear_notifications()
-        self.notify("Your last answer is taken back and its question asked again.", title="Undone", markup=False)
         self.dismiss(NEXT)
 
     def action_body(self, action: str) -> None:

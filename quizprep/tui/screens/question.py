@@ -15,6 +15,7 @@ from quizprep.study.session import Feedback, InputError, PendingAssessment, Sess
 from quizprep.study.store import StoreError
 from quizprep.tui.screens.step import Step
 from quizprep.tui.outcome import TIME_UP
+from quizprep.tui.widgets.answer_note import AnswerNote
 from quizprep.tui.widgets.choice_picker import ChoicePicker
 from quizprep.tui.widgets.free_answer import FreeAnswer
 from quizprep.tui.widgets.numeric_answer import NumericAnswer
@@ -67,6 +68,8 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         self.showing = showing
         self.draft_timer: Timer | None = None
         self.typed = ""  # the free or numeric answer typed so far, kept for the draft
+        self.picked = showing.picked  # the choices picked so far, likewise
+        self.unread_draft = ""  # why the draft could not be read, said once the note is there
         # Set once the answer (or skip) is saved: a second Enter that reached the screen before
         # the next one was in, or the round's end, must not answer the showing again.
         self.answered = False
@@ -82,6 +85,7 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
                 yield Static(f"Due because of {reason}", id="due-reason", classes="hint", markup=False)
             yield QuickMarkdown(self.showing.prompt, id="prompt")
             yield from self._answer_widget()
+            yield AnswerNote(id="answer-note")
         yield FlatFooter()
 
     def _answer_widget(self) -> ComposeResult:
@@ -108,7 +112,7 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         try:
             return self.session.draft(self.showing)
         except StoreError as error:
-            self.notify(str(error), title="Draft not read", severity="error", markup=False)
+            self.unread_draft = f"Your draft could not be read: {error}"
             return ""
 
     def on_mount(self) -> None:
@@ -121,8 +125,12 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         answer = self.query_one("#answer")
         field = next(field for field in answer.walk_children(Widget, with_self=True) if field.focusable)
         self.set_focus(field, scroll_visible=False)
-        if self.typed or self.showing.picked:
-            self.notify(f"What you {'typed' if self.typed else 'picked'} last time is back.", title="Draft restored")
+        if isinstance(answer, ChoicePicker):
+            self.watch(answer, "picked", self._picks_changed, init=False)
+        if self.unread_draft:
+            self.note.say(self.unread_draft, "error")
+        elif self.typed or self.showing.picked:
+            self.note.say(f"What you {'typed' if self.typed else 'picked'} last time is back, ready to change.")
 
     def hands_in(self, key: str) -> bool:
         field = self.query_one("#answer")
@@ -137,10 +145,23 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._draft_changed(event.text_area.text)
 
+    @property
+    def note(self) -> AnswerNote:
+        return self.query_one(AnswerNote)
+
+    def _picks_changed(self, picked: frozenset[int]) -> None:
+        self.picked = picked
+        self.note.clear()  # it spoke of the answer as it was
+        self._keep_draft_soon()
+
     def _draft_changed(self, text: str) -> None:
         if text != self.typed:  # typed, not the draft put back as the field mounted
             self.query_one("#answer").scroll_visible(animate=False)
+            self.note.clear()
         self.typed = text
+        self._keep_draft_soon()
+
+    def _keep_draft_soon(self) -> None:
         if self.draft_timer is None:
             self.draft_timer = self.set_timer(DRAFT_DELAY_S, self.save_draft)
 
@@ -150,10 +171,9 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
             self.draft_timer.stop()
             self.draft_timer = None
         try:
-            self.session.keep_draft(self.showing, self.typed)
+            self.session.keep_draft(self.showing, self.typed, self.picked)
         except StoreError as error:
-            self.notify(f"{error} It is still on screen.", title="Draft not saved", severity="warning",
-                        markup=False)
+            self.note.say(f"Draft not saved: {error} It is still on screen.", "warning")
 
     def on_unmount(self) -> None:
         self.save_draft()  # quitting from a screen over this one
@@ -165,14 +185,14 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
             given = self._answer()
         except InputError as error:
             field = self.query_one("#answer")
-            if isinstance(field, NumericAnswer):  # said under the field, which a note would cover
+            if isinstance(field, NumericAnswer):  # said on its live line
                 field.refuse(str(error))
             else:
-                self.notify(str(error), title="Not judged yet", severity="warning", markup=False)
+                self.note.say(f"Not judged yet: {error}", "warning")
             return
         except StoreError as error:  # nothing was saved; the answer stays on screen to send again
-            self.notify(f"{error} Your answer is still here: press Enter (Ctrl+S for a free response) "
-                        "to try again.", title="Answer not saved", severity="error", timeout=30, markup=False)
+            again = "Ctrl+S" if isinstance(self.query_one("#answer"), FreeAnswer) else "Enter"
+            self.note.say(f"Answer not saved: {error} It is still here: {again} tries again.", "error")
             return
         self._hand_in(given)
 
@@ -183,7 +203,7 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         try:
             given = self.session.skip(self.showing)
         except StoreError as error:
-            self.notify(str(error), title="Not saved", severity="error", timeout=30, markup=False)
+            self.note.say(f"\"Don't know\" not saved: {error}", "error")
             return
         self._hand_in(given)
 

@@ -84,6 +84,8 @@ class RubricScreen(Step[tuple[bool, ...] | None]):
         self.dismiss(tuple(i in met for i in range(len(self.pending.question.rubric))))
 
     def action_leave(self) -> None:
+        met = self.query_one(RubricChecklist).met
+        self.met = tuple(i in met for i in range(len(self.pending.question.rubric)))  # kept for later
         self.dismiss(None)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from itertools import groupby
+from typing import NamedTuple
 
 from rich.style import Style
 from rich.text import Text
@@ -16,6 +17,37 @@ from textual import events
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widget import Widget
+
+
+KeySpan = tuple[int, int, str]  # where a key is drawn in the row (start, end) and the key
+# The key that lists every key: kept when a narrow terminal leaves no room for the others.
+HELP_ACTIONS = ("help", "app.help")
+
+
+class Piece(NamedTuple):
+    """The cells of one key (or group of keys) and where each key lies in them, for clicks."""
+
+    text: Text
+    keys: list[KeySpan]
+    action: str
+
+
+def cells(pieces: list[Piece]) -> int:
+    """The cells `pieces` need in a row, the last one's trailing space left to the edge."""
+    total = sum(piece.text.cell_len for piece in pieces)
+    return total - 1 if pieces and pieces[-1].text.plain.endswith(" ") else total
+
+
+def fitted(pieces: list[Piece], width: int) -> list[Piece]:
+    """`pieces` without the last keys that do not fit in `width` cells, help's kept: the keys left
+    out are listed in help (issue 32: at 60 columns the row was cut mid-word, help's key with it)."""
+    kept = list(pieces)
+    while cells(kept) > width:
+        others = [piece for piece in kept if piece.action not in HELP_ACTIONS]
+        if not others:
+            break
+        kept.remove(others[-1])
+    return kept
 
 
 class FlatFooter(Widget, can_focus=False):
@@ -50,7 +82,7 @@ class FlatFooter(Widget, can_focus=False):
 
     def __init__(self) -> None:
         super().__init__()
-        self.keys: list[tuple[int, int, str]] = []  # (start, end, key) of each drawn key, for clicks
+        self.keys: list[KeySpan] = []  # (start, end, key) of each drawn key, for clicks
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
@@ -71,38 +103,49 @@ class FlatFooter(Widget, can_focus=False):
         return [entries[0] for entries in by_action.values()]
 
     def render(self) -> Text:
+        text, self.keys = Text(), []
+        for piece in fitted(self.pieces(), self.size.width):
+            self.keys += [(len(text) + start, len(text) + end, key) for start, end, key in piece.keys]
+            text.append_text(piece.text)
+        return text
+
+    def pieces(self) -> list[Piece]:
+        """One piece per key shown (or group of keys), in Footer's order."""
         item = self.get_component_rich_style("flat-footer--item")
         key_style = item + self.get_component_rich_style("footer-key--key", partial=True)
         description_style = item + self.get_component_rich_style("footer-key--description", partial=True)
         label_style = self.get_component_rich_style("flat-footer--label")
-        text, self.keys = Text(), []
+        pieces: list[Piece] = []
 
-        def add_key(binding: Binding, enabled: bool, description: str) -> None:
+        def add_key(text: Text, keys: list[KeySpan], binding: Binding, enabled: bool,
+                    description: str) -> None:
             dim = Style() if enabled else Style(dim=True)
             start = len(text)
             text.append(self.app.get_key_display(binding), key_style + dim)
             if description:
                 text.append(f" {description}", description_style + dim)
-            self.keys.append((start, len(text), binding.key))
+            keys.append((start, len(text), binding.key))
 
         for group, entries in groupby(self.shown(), lambda entry: entry[0].group):
             members = list(entries)
             if group is not None and len(members) > 1:
-                text.append(" " if group.compact else "")  # the key group's left padding
+                text, keys = Text(" " if group.compact else ""), list[KeySpan]()  # the group's left padding
                 for binding, enabled in members:
-                    if not group.compact:
-                        text.append(" ")
-                    add_key(binding, enabled, "")
-                    if not group.compact:
-                        text.append(" ")
+                    gap = "" if group.compact else " "
+                    text.append(gap)
+                    add_key(text, keys, binding, enabled, "")
+                    text.append(gap)
                 text.append(" ")
                 text.append(group.description, label_style)
                 text.append(" ")
+                pieces.append(Piece(text, keys, binding.action))
             else:
                 for binding, enabled in members:
-                    add_key(binding, enabled, binding.description)
+                    text, keys = Text(), list[KeySpan]()
+                    add_key(text, keys, binding, enabled, binding.description)
                     text.append(" ")
-        return text
+                    pieces.append(Piece(text, keys, binding.action))
+        return pieces
 
     def on_click(self, event: events.Click) -> None:
         for start, end, key in self.keys:

@@ -1,12 +1,13 @@
-"""The question and feedback footers at 60 columns: the keys that do not fit are left out whole,
+"""Every screen's footer at 60 columns: the keys that do not fit are left out whole,
 from the last, and help's key stays, as help lists them all (issue 32: the row was cut mid-key)."""
 from __future__ import annotations
 
 import pytest
 from rich.text import Text
 
-from free_answers import footer_text
+from free_answers import footer_text, on_screen
 from quizprep.tui.screens.feedback import FeedbackScreen
+from quizprep.tui.screens.home import HomeScreen
 from quizprep.tui.widgets.flat_footer import Piece, fitted
 
 NARROW = (60, 24)
@@ -34,6 +35,15 @@ async def test_the_footer_keeps_whole_keys_and_help_at_60_columns(make_app, ques
             assert isinstance(app.screen, FeedbackScreen)
         assert footer_text(app).strip() == KEPT_AT_60[question, screen]
 
+
+
+async def test_home_keeps_whole_keys_and_help_at_60_columns(make_app):
+    """Home drew Textual's Footer, which cut the row at 60 columns ('/ Search ^q') and lost f1 Help."""
+    app = make_app()
+    async with app.run_test(size=NARROW) as pilot:
+        await on_screen(pilot, HomeScreen)
+        await pilot.pause()
+        assert footer_text(app).strip() == "p Practice a All topics r Review m Mock s Stats f1 Help"
 
 async def test_a_footer_that_fits_is_left_whole(make_app):
     app = make_app(question="alpha-numeric")

@@ -67,7 +67,9 @@ class Keys(App[None]):
     disabled one (check_action None), and one that comes and goes."""
 
     ENABLE_COMMAND_PALETTE = False
-    CSS_PATH = QuizApp.CSS_PATH  # its rule for the compact footer's group label
+    CSS_PATH = QuizApp.CSS_PATH
+    # FlatFooter leaves a space after a group's label, as the app once asked of Textual's Footer
+    CSS = "Footer.-compact FooterLabel { margin: 0 1 0 0; }"
     BINDINGS = [*(Binding(str(n), f"pick({n})", f"Pick {n}", group=PICK) for n in range(1, 4)),
                 Binding("enter", "submit", "Submit"), Binding("e", "edit", "Edit assessment"),
                 Binding("z", "secret", "Hidden", show=False), Binding("ctrl+g", "skip", "Don't know"),

@@ -9,11 +9,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown, Static
+from textual.widgets import Markdown, Static
 
 from quizprep.bank.model import FreeQuestion
 from quizprep.study.session import Feedback
 from quizprep.tui.screens.feedback import CRAM_LEAVES_SCHEDULE, answer_parts, bullets, verdict_text
+from quizprep.tui.widgets.flat_footer import FlatFooter
 
 
 def debrief_markdown(feedback: Feedback, *, schedules: bool = True) -> str:
@@ -52,7 +53,7 @@ class DebriefScreen(Screen[None]):
             yield Static("Your answer", classes="pane-title")
             yield Static(id="debrief-answer", markup=False)
             yield Markdown(id="debrief-detail")
-        yield Footer(compact=True)
+        yield FlatFooter()
 
     def on_mount(self) -> None:
         self._show()

@@ -9,13 +9,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from quizprep.bank.model import ChoiceQuestion, Question
 from quizprep.study.history import HistoryEntry, card_history, numbers_of, prompt_summary, why_due
 from quizprep.study.store import Store
 from quizprep.tui.screens.home import shorten
 from quizprep.tui.widgets.inline_markdown import inline_markdown
+from quizprep.tui.widgets.flat_footer import FlatFooter
 
 RESPONSE_WIDTH = 60
 
@@ -70,7 +71,7 @@ class HistoryScreen(Screen[None]):
         with VerticalScroll(id="history-body"):
             for question in self.questions:
                 yield from self._section(question)
-        yield Footer(compact=True)
+        yield FlatFooter()
 
     def _section(self, question: Question) -> ComposeResult:
         entries = card_history(self.store, question.id)

@@ -11,12 +11,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from quizprep.study.lengths import INTERVIEW_QUESTIONS
 from quizprep.study.stats import NO_DATA, TopicStats, percent
 from quizprep.tui.flow import mock_shape
 from quizprep.tui.titles import titles_within
+from quizprep.tui.widgets.flat_footer import FlatFooter
 
 if TYPE_CHECKING:
     from quizprep.study.grades import ExerciseStatus
@@ -198,7 +199,7 @@ class HomeScreen(Screen[None]):
         yield Static(id="home-interview", markup=False)
         yield DataTable(id="topics", cursor_type="row")  # no zebra stripes: 13-17 ms of a cold start
         yield Static(id="home-exercises", markup=False)
-        yield Footer(compact=True)
+        yield FlatFooter()
 
     async def on_mount(self) -> None:
         # Filled here rather than on the first ScreenResume, which made a start draw the table's

@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING, Mapping, Sequence
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import Footer, Markdown
+from textual.widgets import Markdown
 
 from quizprep.bank.model import Question
 from quizprep.tui.screens.step import Step
 from quizprep.study.session import SessionReport
 from quizprep.tui.screens.question import MODE_NAMES
+from quizprep.tui.widgets.flat_footer import FlatFooter
 
 if TYPE_CHECKING:
     from quizprep.bank.numeric import Draw
@@ -102,7 +103,7 @@ class ReportScreen(Step[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="report-body"):
             yield Markdown(report_markdown(self.report, self.awaiting, self.titles, self.questions), id="report")
-        yield Footer(compact=True)
+        yield FlatFooter()
 
     def on_mount(self) -> None:
         self.query_one("#report-body").focus()

@@ -7,13 +7,14 @@ from typing import Callable
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalGroup, VerticalScroll
-from textual.widgets import Footer, Markdown, Static
+from textual.widgets import Markdown, Static
 
 from quizprep.tui.screens.step import Step
 from quizprep.study.session import PendingAssessment
 from quizprep.tui.screens.feedback import bullets
 from quizprep.tui.widgets.round_timer import RoundTimer
 from quizprep.tui.widgets.rubric_checklist import RubricChecklist
+from quizprep.tui.widgets.flat_footer import FlatFooter
 
 
 class RubricScreen(Step[tuple[bool, ...] | None]):
@@ -68,7 +69,7 @@ class RubricScreen(Step[tuple[bool, ...] | None]):
                      bullets("What an interviewer asks next", question.follow_ups),
                      f"### Explanation\n\n{question.explanation}"]
             yield Markdown("\n\n".join(note for note in notes if note), id="rubric-notes")
-        yield Footer(compact=True)
+        yield FlatFooter()
 
     def on_mount(self) -> None:
         checklist = self.query_one(RubricChecklist)

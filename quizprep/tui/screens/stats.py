@@ -6,13 +6,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Sparkline, Static
+from textual.widgets import DataTable, Sparkline, Static
 
 from quizprep.study.charts import ProgressCharts
 from quizprep.study.stats import Stats, percent
 from quizprep.tui.charts import draw_due, draw_retention, recall_bars
 from quizprep.tui.screens.home import NARROW_WITH_RECALL, add_sized_columns, fitted, mastery_text, plain
 from quizprep.tui.widgets.progress_plot import ProgressPlot
+from quizprep.tui.widgets.flat_footer import FlatFooter
 
 
 def due_ahead_text(stats: Stats) -> str:
@@ -53,7 +54,7 @@ class StatsScreen(Screen[None]):
                 yield Static(recall_bars(self.charts, self.app.size.width - 2), id="recall-bars")
             yield Static("Rubric criteria missed most often", classes="section-title")
             yield Static(self._missed_text(), id="missed", markup=False)
-        yield Footer(compact=True)
+        yield FlatFooter()
 
     def _missed_text(self) -> str:
         if not self.stats.missed_criteria:

@@ -1,4 +1,4 @@
-"""The compact Footer of the question and feedback screens, drawn as one widget.
+"""The compact Footer of every screen, drawn as one widget.
 
 Textual's Footer is a container of one widget per key, re-composed whenever the keys change:
 on the two screens a session goes back and forth between, those widgets cost as much as the

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,13 @@ def expectation(path: Path) -> tuple[str, str]:
     assert match, f"{path.name} has no '# expect:' line"
     return match.group(1), match.group(2)
 
+
+
+@pytest.fixture(scope="session", autouse=True)
+def hangups_delivered():
+    """Graders started by the tests take SIGHUP as a closed terminal would deliver it: a suite run
+    under `nohup` ignores it, and the ignoring is inherited, which failed every SIGHUP test."""
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 @pytest.fixture(scope="session")
 def shared_worker():

@@ -4,7 +4,7 @@ free answer taken back, its rubric ticks."""
 from __future__ import annotations
 
 import json
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, Question
 from quizprep.study.clock import Clock
@@ -14,12 +14,22 @@ from quizprep.study.store import Store, StoreError
 Marks = dict[str, list[int] | list[bool]]
 
 
+def choice_marks(order: Sequence[int], picked: Iterable[int]) -> Marks:
+    """A choice's marks: the order its number keys were learned in and the indices picked."""
+    return {"choice_order": list(order), "picked": sorted(picked)}
+
+
+def tick_marks(ticks: Sequence[bool]) -> Marks:
+    """A free answer's marks: its rubric's ticks."""
+    return {"ticked": list(ticks)}
+
+
 def marks_of(showing: Showing, picked: frozenset[int]) -> Marks | None:
     """What a draft keeps beside its text: a choice's order and `picked` (None when nothing is
     picked), a free answer's ticks from before it was taken back."""
     if isinstance(showing.question, ChoiceQuestion):
-        return {"choice_order": list(showing.choice_order), "picked": sorted(picked)} if picked else None
-    return {"ticked": list(showing.ticked)} if showing.ticked else None
+        return choice_marks(showing.choice_order, picked) if picked else None
+    return tick_marks(showing.ticked) if showing.ticked else None
 
 
 def shown_with(question: Question, saved: str) -> dict[str, Any]:
@@ -88,9 +98,9 @@ class Drafts:
         marks: Marks | None = None
         text = feedback.response
         if isinstance(feedback.question, ChoiceQuestion):  # its order kept even with nothing picked
-            text, marks = "", {"choice_order": list(feedback.showing.choice_order), "picked": sorted(feedback.picked)}
+            text, marks = "", choice_marks(feedback.showing.choice_order, feedback.picked)
         elif feedback.response and feedback.rubric_met:
-            marks = {"ticked": list(feedback.rubric_met)}
+            marks = tick_marks(feedback.rubric_met)
         try:
             self._save(feedback.showing, text, marks)
         except StoreError:
@@ -105,7 +115,7 @@ class Drafts:
     def keep_ticks(self, question_id: str, ticks: Sequence[bool]) -> None:
         """The ticks of a rubric left for later (its answer is saved), to open it with next time;
         a draft typed meanwhile for a new answer keeps its text."""
-        marks = json.dumps({"ticked": list(ticks)}) if any(ticks) else ""
+        marks = json.dumps(tick_marks(ticks)) if any(ticks) else ""
         self._store.save_draft(question_id, self._store.draft(question_id), self._now(), None, marks)
 
     def forget_ticks(self, question_id: str) -> None:

@@ -80,13 +80,16 @@ class RubricScreen(Step[tuple[bool, ...] | None]):
     def action_scroll(self, method: str) -> None:
         getattr(self.query_one("#rubric-body", VerticalScroll), method)(animate=False)
 
-    def action_save(self) -> None:
+    def ticked(self) -> tuple[bool, ...]:
+        """One bool per rubric item: ticked on the checklist now."""
         met = self.query_one(RubricChecklist).met
-        self.dismiss(tuple(i in met for i in range(len(self.pending.question.rubric))))
+        return tuple(i in met for i in range(len(self.pending.question.rubric)))
+
+    def action_save(self) -> None:
+        self.dismiss(self.ticked())
 
     def action_leave(self) -> None:
-        met = self.query_one(RubricChecklist).met
-        self.met = tuple(i in met for i in range(len(self.pending.question.rubric)))  # kept for later
+        self.met = self.ticked()  # kept for later
         self.dismiss(None)
 
 

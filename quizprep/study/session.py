@@ -279,6 +279,29 @@ class Session:
             self._requeue(question_id, wanted=False)
         self.queue.insert(0, question_id)
 
+    def undo_before(self, showing: Showing) -> Feedback:
+        """From the question shown, take back the answer given just before it, as Anki's Ctrl+Z
+        does on the next card: the question shown goes back to the head of the queue unanswered
+        (its draft kept), and the answer is taken back as `undo` does, so it is asked first.
+        Returns the feedback taken back; raises ValueError when there is none to take back."""
+        self._expect_answerable(showing)
+        if self.mode == "mock":
+            raise ValueError("a mock interview's answers stand, as in an interview")
+        place = self.shown.index(showing)
+        before = self.shown[place - 1] if place else None
+        last = self.feedback[-1] if self.feedback else None
+        if last is None or before is None:
+            raise ValueError("no answer in this session to take back yet")
+        if last.showing is not before:  # a free answer whose rubric was left for later
+            raise ValueError(f"the answer to {before.question.id} awaits its rubric; it can be changed next start")
+        self.undo(last)  # first: a store that fails leaves the session as it was
+        self.shown.remove(showing)
+        if all(shown.question.id != showing.question.id for shown in self.shown):
+            self._asked.discard(showing.question.id)  # a follow-up is chained again as if never asked
+        self.queue.insert(1, showing.question.id)
+        self.current = None
+        return last
+
     def _place(self, feedback: Feedback, refusal: str) -> int:
         place = next((i for i, given in enumerate(self.feedback) if given.answer_id == feedback.answer_id), None)
         if place is None:

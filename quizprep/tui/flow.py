@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from quizprep.study import lengths
 from quizprep.study.stats import topic_titles
 from quizprep.study.store import StoreBusy, StoreError
-from quizprep.tui.outcome import NEXT
+from quizprep.tui.outcome import NEXT, TAKEN_BACK
 from quizprep.tui.screens.step import end_flow, show_step
 
 if TYPE_CHECKING:
@@ -154,6 +154,8 @@ class SessionFlow:
         self.warned_time_low = session.time_limit is not None and session.time_limit.total_seconds() <= WARN_AT_S
         while (showing := session.next()) is not None:
             given = await show_step(app, QuestionScreen(session, showing), hold)
+            if given == TAKEN_BACK:
+                continue
             if isinstance(given, PendingAssessment):
                 timer = (lambda: seconds_left(session)) if session.time_limit is not None else None
                 pending, assessed = given, await self._assess(session, given, timer)

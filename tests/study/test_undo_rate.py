@@ -74,3 +74,52 @@ def test_a_choice_question_taken_back_is_asked_again_in_the_same_order(store, qu
         assert again.question.id == showing.question.id
         assert again.choice_order == showing.choice_order, seed
         run.undo(answer_wrong(run, again))
+
+
+def test_undo_from_the_next_question_asks_the_answered_one_then_the_shown_one(store, questions, clock):
+    """Anki's Ctrl+Z on the next card: the answer before the question shown is taken back."""
+    run = builders.practice(store, questions, ["alpha"], now=clock)
+    first = run.next()
+    card_before = store.card(first.question.id)
+    given = answer_wrong(run, first)
+    second = run.next()
+    assert run.undo_before(second) == given
+    assert store.answers() == [] and store.card(first.question.id) == card_before
+    again = run.next()
+    assert (again.question.id, again.number) == (first.question.id, 1)
+    answer_right(run, again)
+    after = run.next()
+    assert (after.question.id, after.number) == (second.question.id, 2)
+    assert [f.question.id for f in run.feedback] == [first.question.id]
+
+
+def test_undo_from_the_first_question_has_nothing_to_take_back(store, questions, clock):
+    run = builders.practice(store, questions, ["alpha"], now=clock)
+    first = run.next()
+    with pytest.raises(ValueError, match="no answer in this session"):
+        run.undo_before(first)
+    assert run.current is first
+    answer_right(run, first)  # still the question to answer
+
+
+def test_undo_from_the_next_question_skips_no_free_answer_left_for_later(store, by_id, clock):
+    """A free answer whose rubric was left for later is the last answer: the one before it
+    cannot be taken back in its place."""
+    from quizprep.study.session import Session
+
+    run = Session(store, "practice", by_id, ["alpha-one", "alpha-follow", "alpha-numeric"], now=clock)
+    answer_right(run, run.next())
+    run.answer_free(run.next(), "an answer")  # its rubric left for later
+    following = run.next()
+    with pytest.raises(ValueError, match="alpha-follow awaits its rubric"):
+        run.undo_before(following)
+    assert len(store.answers()) == 2 and run.current is following
+
+
+def test_a_mock_rounds_answers_stand(store, questions, clock):
+    run = builders.mock(store, questions, ["alpha"], now=clock, count=3, minutes=10)
+    answer_right(run, run.next())
+    shown = run.next()
+    with pytest.raises(ValueError, match="mock"):
+        run.undo_before(shown)
+    assert len(store.answers()) == 1

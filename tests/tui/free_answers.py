@@ -48,8 +48,10 @@ def footer_text(app) -> str:
 
 
 async def on_screen(pilot, screen_type: type, timeout: float = 20.0) -> None:
-    """Wait until the session worker has pushed `screen_type` (a loaded machine is slow)."""
+    """Wait until the session worker has pushed `screen_type` and it is mounted, its widgets
+    composed (a loaded machine is slow: pushed, a screen could be queried before its compose ran;
+    and a key pressed earlier would land on the screen before it)."""
     deadline = time.monotonic() + timeout
-    while not isinstance(pilot.app.screen, screen_type):
-        assert time.monotonic() < deadline, f"still on {pilot.app.screen!r}, expected {screen_type!r}"
+    while not (isinstance(pilot.app.screen, screen_type) and pilot.app.screen.is_mounted):
+        assert time.monotonic() < deadline, f"still on {pilot.app.screen!r}, expected {screen_type.__name__}"
         await pilot.pause(0.02)

@@ -1,11 +1,11 @@
 """Snapshots of the main screens at 80×24 (update with `pytest tests/tui --snapshot-update`)."""
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from textual.widgets import Input
 
+from free_answers import on_screen
 from quizprep.tui.screens.feedback import FeedbackScreen
 from quizprep.tui.screens.home import HomeScreen
 from quizprep.tui.screens.question import QuestionScreen
@@ -15,15 +15,6 @@ from quizprep.tui.screens.rubric import RubricScreen
 DATA = Path(__file__).parent / "data"
 
 SIZE = (80, 24)
-
-
-async def on_screen(pilot, screen_type: type, timeout: float = 20.0) -> None:
-    """Wait until the session worker has pushed `screen_type`: on a loaded machine a key pressed
-    earlier would land on the screen before it and the snapshot would differ."""
-    deadline = time.monotonic() + timeout
-    while not isinstance(pilot.app.screen, screen_type):
-        assert time.monotonic() < deadline, f"still on {pilot.app.screen!r}, expected {screen_type.__name__}"
-        await pilot.pause(0.02)
 
 
 async def reach(pilot, question_id: str) -> None:

@@ -14,7 +14,7 @@ from quizprep.bank.model import ChoiceQuestion, NumericQuestion, Question
 from quizprep.study.session import Feedback, InputError, PendingAssessment, Session, Showing, Tally
 from quizprep.study.store import StoreError
 from quizprep.tui.screens.step import Step
-from quizprep.tui.outcome import TIME_UP
+from quizprep.tui.outcome import TAKEN_BACK, TIME_UP
 from quizprep.tui.widgets.answer_note import AnswerNote
 from quizprep.tui.widgets.choice_picker import ChoicePicker
 from quizprep.tui.widgets.free_answer import FreeAnswer
@@ -57,10 +57,13 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
     """Asks one showing and commits the answer through the session the moment it is given.
 
     Dismisses with the Feedback (choice, numeric) or PendingAssessment (free response), None when
-    the learner ends the session, or TIME_UP when a mock round runs out of time."""
+    the learner ends the session, TIME_UP when a mock round runs out of time, or TAKEN_BACK when
+    Ctrl+Z took back the answer before this question (asked again first, this one after it)."""
 
     # Ctrl+G: no text field binds it, so it works while a number or an answer is half typed.
-    BINDINGS = [Binding("escape", "leave", "End session"), Binding("ctrl+g", "skip", "Don't know")]
+    BINDINGS = [Binding("escape", "leave", "End session"), Binding("ctrl+g", "skip", "Don't know"),
+                # As on Anki's next card; a free answer's text field keeps Ctrl+Z for its typing.
+                Binding("ctrl+z", "take_back", "Undo last answer", show=False)]
 
     def __init__(self, session: Session, showing: Showing) -> None:
         super().__init__(classes=f"kind-{showing.question.kind}")
@@ -206,6 +209,21 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
             self.note.say(f"\"Don't know\" not saved: {error}", "error")
             return
         self._hand_in(given)
+
+    def action_take_back(self) -> None:
+        if self.answered:
+            return
+        self.save_draft()  # this question comes back after the one taken back, as it was left
+        try:
+            self.session.undo_before(self.showing)
+        except ValueError as error:
+            self.note.say(f"Nothing to undo: {error}.", "warning")
+            return
+        except StoreError as error:
+            self.note.say(f"Not undone: {error} The earlier answer stands.", "error")
+            return
+        self.answered = True
+        self.dismiss(TAKEN_BACK)
 
     def _hand_in(self, given: Feedback | PendingAssessment) -> None:
         self.answered = True

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Iterable, Sequence, TypeVar
 from quizprep.bank.model import ChoiceQuestion, FreeQuestion, NumericQuestion, Question
 from quizprep.study.clock import Clock, utc_now
 from quizprep.study.drafts import Drafts
-from quizprep.study.rubric import rubric_marks, rubric_verdict
+from quizprep.study.rubric import assess_answer, due_after, rubric_marks, rubric_verdict
 from quizprep.study.showing import (
     Feedback, FeedbackDetails, InputError, PendingAssessment, SessionReport, Showing, Tally, TopicScore,
 )
 from quizprep.study.store import Store
 
 if TYPE_CHECKING:
-    from fsrs import Card, Rating
+    from fsrs import Rating
 
 MODES = ("practice", "review", "mock", "cram")
 SEED_LIMIT = 2**31
@@ -336,7 +336,7 @@ class Session:
         )
         feedback = Feedback(showing, answer_id, response, correct, 1.0 if correct else 0.0, rating,
                             elapsed, correct and elapsed > slow_after(question.kind, question.difficulty),
-                            _due(self.store, question.id, card, answered_at), **details)
+                            due_after(self.store, question.id, card, answered_at), **details)
         self._answered_current = True
         self._drafts.drop(question.id)
         self._after(feedback)
@@ -388,23 +388,3 @@ class Session:
 
 def _seconds(delta: timedelta) -> float:
     return max(0.0, delta.total_seconds())
-
-
-def assess_answer(store: Store, pending: PendingAssessment, met: Sequence[bool], now: datetime, *,
-                  schedule: bool = True) -> Feedback:
-    """Commit a rubric self-assessment (also for answers left unassessed by an earlier run);
-    `schedule=False` (cram) records it without reviewing the question's card."""
-    question = pending.question
-    score, rating, correct = rubric_verdict(question, met)
-    card = store.record_assessment(pending.answer_id, rubric_marks(question, met), score=score, correct=correct,
-                                   rating=rating if schedule else None, assessed_at=now)
-    return Feedback(pending.showing, pending.answer_id, pending.response, correct, score, rating,
-                    pending.elapsed_s, False, _due(store, question.id, card, now),
-                    rubric_met=tuple(bool(ok) for ok in met))
-
-
-def _due(store: Store, question_id: str, card: Card | None, answered_at: datetime) -> datetime:
-    """When the question is next due: from the card just reviewed, else (cram, which reviews
-    none) from its current card; a question never scheduled counts as due now."""
-    card = card or store.card(question_id)
-    return card.due if card else answered_at

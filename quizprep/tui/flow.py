@@ -42,7 +42,7 @@ class SessionFlow:
     async def assess_left_over(self) -> None:
         """Offer free responses left unassessed last time, one after another, until Esc."""
         from quizprep.study.builders import unassessed
-        from quizprep.study.session import assess_answer
+        from quizprep.study.rubric import assess_answer
         from quizprep.study.drafts import Drafts
         from quizprep.tui.screens.rubric import RubricScreen
 

@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from fsrs import Rating
 
-from quizprep.study import session
+from quizprep.study import rubric
 from quizprep.study import builders
 from quizprep.study.session import InputError
 
@@ -151,7 +151,7 @@ def test_unassessed_answer_from_a_closed_session_can_be_finished(store, question
     run.answer_free(run.next(), "Written, then the app closed.")
     (pending,) = builders.unassessed(store, questions)
     assert pending.response == "Written, then the app closed." and pending.question.id == "alpha-follow"
-    feedback = session.assess_answer(store, pending, [False, False, True], clock())
+    feedback = rubric.assess_answer(store, pending, [False, False, True], clock())
     assert feedback.score == 0.25 and feedback.rating == Rating.Again and not feedback.correct
     assert builders.unassessed(store, questions) == []
 

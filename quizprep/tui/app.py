@@ -88,11 +88,16 @@ class QuizApp(App[None]):
         if self.key_hold.take(event):
             return
         screen = self.screen_stack[-1] if self.screen_stack else None
-        if isinstance(event, events.Key) and not event.is_forwarded and isinstance(screen, Step) \
-                and screen.comes_back(event):
-            self.key_hold.hold_behind(event)
-            await super().on_event(event)  # sent to the field; it comes back here to run its binding
-            return
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            if isinstance(screen, Step) and screen.comes_back(event):
+                self.key_hold.hold_behind(event)
+            elif isinstance(screen, HomeScreen) and screen.starts_session(event.key):
+                # The keys typed straight after it are the first question's, whose screen comes
+                # only once the session is built (the first time, its modules imported).
+                self.key_hold.hold_behind(event, until_step=True)
+            if self.key_hold.trigger is event:
+                await super().on_event(event)  # sent to the field; it comes back here to run its binding
+                return
         await super().on_event(event)
         self.key_hold.handled(event)
 
@@ -287,7 +292,9 @@ class QuizApp(App[None]):
 
     async def _start(self, mode: str, topics: Sequence[str], question: str | None = None) -> None:
         session = await self.flow.build(mode, topics, question)
-        if session is not None:
+        if session is None:
+            self.key_hold.let_go()  # nothing to ask: keys typed after the one that asked are Home's
+        else:
             self.run_session(session)
 
     @work(exclusive=True, group="session")

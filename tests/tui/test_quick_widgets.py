@@ -101,9 +101,16 @@ async def footer_cells(flat: bool, theme: str) -> list[list[tuple[str, object]]]
         seen.append(drawn(app, "Footer, FlatFooter"))
         app.shown = False
         app.refresh_bindings()
-        await pilot.pause()
-        await pilot.pause()
-        seen.append(drawn(app, "Footer, FlatFooter"))
+        # Each footer redraws its keys a frame or more later (Textual's recomposes): a loaded
+        # machine takes longer. Read once the key is gone and two frames draw the same.
+        before = None
+        for _ in range(100):
+            await pilot.pause(0.05)
+            now = drawn(app, "Footer, FlatFooter")
+            if now == before and "Toggled" not in "".join(char for char, _ in now[0]):
+                break
+            before = now
+        seen.append(before)
     return seen
 
 

@@ -89,3 +89,31 @@ async def test_keys_typed_after_a_refused_enter_go_on_in_the_field(make_app, aft
         await settle(pilot)
         assert isinstance(app.screen, FeedbackScreen)
         assert app.screen.feedback.response == answer
+
+
+async def test_keys_typed_after_the_key_that_starts_a_session_reach_its_first_question(make_app, stored):
+    """`p` then at once the answer: the keys waited for the first question's screen instead of
+    reaching Home, which dropped them, while the first session of a run was being built."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        type_now(app, "p", "2", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, FeedbackScreen), app.screen
+        given = app.screen.feedback
+        assert given.question.kind == "choice"  # the first of alpha, which `p` practises
+        assert given.picked == frozenset({given.showing.choice_order[1]})  # the second one shown
+    assert len(stored().answers()) == 1
+
+
+async def test_keys_typed_after_a_session_key_with_nothing_to_ask_go_back_to_home(make_app):
+    """Review with nothing due starts nothing: the `p` typed after `r` practises."""
+    from quizprep.tui.screens.question import QuestionScreen
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        type_now(app, "r", "p")
+        await settle(pilot)
+        assert isinstance(app.screen, QuestionScreen), app.screen
+        assert app.screen.session.mode == "practice"

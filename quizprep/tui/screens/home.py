@@ -353,6 +353,16 @@ class HomeScreen(Screen[None]):
         row = self.query_one(DataTable).cursor_row
         return self.topics[row] if 0 <= row < len(self.topics) else None
 
+    def starts_session(self, key: str) -> bool:
+        """Whether `key`, typed now, starts a session (its binding posts StartSession)."""
+        if not isinstance(self.focused, DataTable):  # the search field takes letters as text
+            return False
+        bound = self.active_bindings.get(key)
+        action = bound.binding.action if bound is not None else ""
+        # Enter selects the table's row, which practises its topic as p does.
+        return action.startswith("start(") or (action in ("practice_topic", "select_cursor")
+                                               and self.current_topic() is not None)
+
     def action_practice_topic(self) -> None:
         topic = self.current_topic()
         if topic is not None:

@@ -32,6 +32,7 @@ class KeyHold:
         self.app = app
         self.keys: list[events.Key] | None = None
         self.trigger: events.Key | None = None  # the hand-in key on its way; None once it is handled
+        self.until_step = False  # the trigger starts a session: its keys wait for the first step
 
     def start(self) -> None:
         """Hold every key from now until the next step has mounted (a change is under way)."""
@@ -39,10 +40,11 @@ class KeyHold:
             self.keys = []
         self.trigger = None
 
-    def hold_behind(self, key: events.Key) -> None:
-        """Hold the keys typed after `key` until `key` has done its work (see `handled`)."""
+    def hold_behind(self, key: events.Key, *, until_step: bool = False) -> None:
+        """Hold the keys typed after `key` until `key` has done its work (see `handled`), or,
+        `until_step`, until the step it asks for has mounted or `let_go` says none will."""
         if self.keys is None:
-            self.keys, self.trigger = [], key
+            self.keys, self.trigger, self.until_step = [], key, until_step
 
     def take(self, event: events.Event) -> bool:
         """Hold `event` if it is a key typed during a change; False to let it through."""
@@ -58,6 +60,12 @@ class KeyHold:
         no step change started (the answer was refused), the keys after it go on as typed."""
         if event is self.trigger:
             self.trigger = None
+            if not self.until_step:
+                self.release()
+
+    def let_go(self) -> None:
+        """No step is coming (a flow ended, or nothing to ask): the keys held go where they were typed."""
+        if self.keys is not None:
             self.release()
 
     def release(self) -> None:
@@ -65,7 +73,7 @@ class KeyHold:
         self.app.call_later(self._replay)
 
     async def _replay(self) -> None:
-        keys, self.keys = self.keys or [], None
+        keys, self.keys, self.until_step = self.keys or [], None, False
         for key in keys:
             replay = events.Key(key.key, key.character)
             replay.time = key.time  # when it was typed: the feedback's Enter guard reads it
@@ -143,5 +151,4 @@ async def end_flow(app: App, hold: KeyHold) -> None:
     """Take the flow's last step away, back to the screen the flow started from."""
     if isinstance(app.screen, Step) and app.screen.handed is not None:
         await app.pop_screen()
-    if hold.keys is not None:
-        hold.release()
+    hold.let_go()

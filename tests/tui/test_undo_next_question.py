@@ -61,3 +61,24 @@ async def test_ctrl_z_in_a_mock_round_leaves_the_answers_standing(make_app, stor
         assert "mock interview's answers stand" in str(app.screen.query_one("#answer-note").content)
     with stored() as store:
         assert len(store.answers()) == 1
+
+
+async def test_ctrl_z_in_an_empty_free_answer_takes_back_the_answer_before(make_app, stored):
+    """Typing is undone first; with nothing typed, Ctrl+Z is the session's, as on the other kinds."""
+    from textual.widgets import TextArea
+
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        while app.screen.showing.question.kind != "free":
+            await pilot.press("ctrl+g", "n")  # "Don't know", then on
+            await pilot.pause()
+        before = [a.question_id for a in stored().answers()]
+        await pilot.press(*"ab", "ctrl+z")
+        await pilot.pause()
+        assert app.screen.query_one(TextArea).text == "" and isinstance(app.screen, QuestionScreen)
+        assert [a.question_id for a in stored().answers()] == before  # only the typing was undone
+        await pilot.press("ctrl+z")
+        await pilot.pause()
+        assert app.screen.showing.question.id == before[-1]
+    assert [a.question_id for a in stored().answers()] == before[:-1]

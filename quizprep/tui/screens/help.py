@@ -31,7 +31,7 @@ ANSWERING = """\
 
 - On the feedback, **1–4** rate the answer yourself (Again, Hard, Good, Easy) in place of the
   rating its verdict gave, and **Ctrl+Z** takes the answer back to answer it again; on the next
-  question too, as in Anki (in a free answer's text, Ctrl+Z undoes typing).
+  question too, as in Anki (in a free answer's box it undoes typing first).
 
 Every answer is saved the moment you give it, and a number or free response being typed is kept
 as a draft that comes back with its question: quitting at any time loses nothing.

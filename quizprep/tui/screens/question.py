@@ -62,7 +62,7 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
 
     # Ctrl+G: no text field binds it, so it works while a number or an answer is half typed.
     BINDINGS = [Binding("escape", "leave", "End session"), Binding("ctrl+g", "skip", "Don't know"),
-                # As on Anki's next card; a free answer's text field keeps Ctrl+Z for its typing.
+                # As on Anki's next card; a free answer's box undoes its typing first (FreeAnswer).
                 Binding("ctrl+z", "take_back", "Undo last answer", show=False)]
 
     def __init__(self, session: Session, showing: Showing) -> None:

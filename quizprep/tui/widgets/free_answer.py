@@ -6,10 +6,19 @@ from textual.widgets import TextArea
 
 
 class FreeAnswer(TextArea):
-    BINDINGS = [Binding("ctrl+s", "screen.submit", "Submit")]
+    BINDINGS = [Binding("ctrl+s", "screen.submit", "Submit"),
+                Binding("ctrl+z,super+z", "undo_or_take_back", "Undo", show=False)]
 
     def __init__(self, text: str = "", *, id: str | None = None) -> None:
         super().__init__(text, id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus")
+
+    async def action_undo_or_take_back(self) -> None:
+        """Undo typing; in an empty box with nothing typed, take back the answer before this
+        question as Ctrl+Z does on the other kinds (the screen's take_back)."""
+        if self.text or self.history.undo_stack:
+            self.undo()
+        else:
+            await self.run_action("screen.take_back")
 
     def on_mount(self) -> None:
         self.move_cursor(self.document.end)  # a restored draft is typed on, not before

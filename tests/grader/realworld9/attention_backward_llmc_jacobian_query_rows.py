@@ -2,7 +2,8 @@
 # source: karpathy/llm.c train_gpt2.c @ db2454f88f1cdf0568c76d4c4bf2b1e0ed508cf0 (attention_forward's att = exp(preatt - maxval) / expsum over t2 <= t; attention_backward: datt and dvalue through the value accumulation, the softmax's local_derivative = att[t2] * (indicator - att[t3]), dquery and dkey with the scale)
 # style: GPT-2 from scratch in C: the softmax's full Jacobian summed over t2 (so D appears as rowsum(att ∘ datt), not rowsum(dO ∘ O)), att recomputed by the forward's own softmax instead of from lse
 # adapter: the C loops over b, t, h, t2, t3, i written as tensor operations (the double loop over t2, t3 summed in closed form); att recomputed as attention_forward does (the contract hands lse, not att); causal keys up to t + (m - n); the scale from the contract; query rows a block_size at a time; KV heads expanded for GQA and their gradients summed back
-# expect: pass
+# expect: fail diagnosis=backward-materialised-scores
+# bug: not llm.c's, the contract's: llm.c's softmax needs each query row over all m keys at once, so the adapter's tiling visits query rows only, and its block_size × m temporaries (preatt, att, datt, dpreatt) outlive the n × m scores' bytes; the contract asks for key blocks (header corrected after the first grading, which named this)
 from __future__ import annotations
 
 import math

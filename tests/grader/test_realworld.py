@@ -9,8 +9,7 @@ held-out set, written before reading the grader's names; `realworld5/` a fifth, 
 realworld4 leaves out (flash, online softmax, KV cache, sliding window, NumPy track, budget);
 `realworld6/` a sixth, in styles none of them used; `realworld7/` a seventh, adapted from public
 projects none of them drew on (issue 31), each source named in its header; `realworld8/` an eighth, from
-public projects none of realworld1–7 drew on, graded before the grader's changes; `realworld9/` a ninth,
-for rope, attention-backward and paged-decode, likewise; `public/` public
+public projects none of realworld1–7 drew on, graded before the grader's changes; `public/` public
 projects' code adapted to the three newest exercises' contracts. All use the same header:
 `# expect: pass` or `# expect: fail diagnosis=<id>`.
 """
@@ -25,8 +24,7 @@ from conftest import HERE
 
 EXPECT = re.compile(r"^# expect: (?:pass|fail diagnosis=(\S+))\s*$", re.MULTILINE)
 CORPUS = [path for folder in ("production", "realworld", "realworld2", "realworld3", "realworld4",
-                                           "realworld5", "realworld6", "realworld7", "realworld8", "realworld9",
-                                           "public")
+                                           "realworld5", "realworld6", "realworld7", "realworld8", "public")
           for path in sorted((HERE / folder).glob("*.py"))]
 
 

@@ -67,6 +67,11 @@ STYLE_MUTANTS = (
                   "[positions]",
                   "    freqs_cis = precompute_freqs_cis(rotary_dim, int(positions.max()) + 1, base, x.dtype)"
                   ".to(x.device)[positions]"))),
+    # only the positions held in x's dtype, the product in float32 (rotary-embedding-torch's get_seq_pos)
+    StyleMutant("rope_rotate_half_positions_in_input_dtype", "public/rope_hf_llama_rotate_half_pass", "long-context",
+                "rope-angles-low-precision",
+                (("    position_ids_expanded = position_ids[:, None, :].float()",
+                  "    position_ids_expanded = position_ids[:, None, :].to(x.dtype).float()"),)),
     # the scale left out of the scores' own line, the line before the exp
     StyleMutant("attention_backward_fa2_scores_unscaled", "public/attention_backward_fa2_algorithm2_pass",
                 "gradients", "backward-p-unscaled",
@@ -80,6 +85,16 @@ STYLE_MUTANTS = (
                 "causal-offset-sign",
                 (("            rows = torch.arange(i, min(i + Br, N), device=q.device) + (M - N)",
                   "            rows = torch.arange(i, min(i + Br, N), device=q.device) - (M - N)"),)),
+    # the queries at positions 0 … n − 1 (flash-attn's Triton kernel aligns causal masks top-left)
+    StyleMutant("attention_backward_fa2_top_left", "public/attention_backward_fa2_algorithm2_pass", "causal",
+                "causal-no-offset",
+                (("            rows = torch.arange(i, min(i + Br, N), device=q.device) + (M - N)",
+                  "            rows = torch.arange(i, min(i + Br, N), device=q.device)"),)),
+    # blocks past the diagonal skipped, the element mask inside the diagonal blocks forgotten
+    StyleMutant("attention_backward_fa2_diagonal_unmasked", "public/attention_backward_fa2_algorithm2_pass", "memory",
+                "backward-causal-unmasked",
+                (("                Pij = torch.where(cols[None, :] <= rows[:, None], Pij, torch.zeros_like(Pij))",
+                  "                Pij = Pij"),)),
     # dK without the scale, where dQ's line holds the unscaled dQ before its own `* scale`: only dK's line
     StyleMutant("attention_backward_einsum_dk_unscaled", "variants/attention_backward_einsum", "gradients",
                 "backward-scale-missing",
@@ -113,6 +128,11 @@ STYLE_MUTANTS = (
                   "v_pool[pages[-1], :last]], dim=0)",
                   "        vi = torch.cat([v_pool[pages[:-1]].reshape(-1, num_kv_heads, head_dim), "
                   "v_pool[pages[-1]]], dim=0)"))),
+    # the new token's key masked out, on a check with a one-token sequence: it attends to no key (NaN)
+    StyleMutant("paged_decode_index_select_single_token_masked", "variants/paged_decode_index_select", "exact-pages",
+                "paged-length-off-by-one",
+                (("    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None]",
+                  "    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None] - 1"),)),
     # one stale slot kept (<=): the table's row is read before the mask's line, so no line
     StyleMutant("paged_decode_index_select_stale_slot", "variants/paged_decode_index_select", "ragged",
                 "paged-length-off-by-one",

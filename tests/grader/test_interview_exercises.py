@@ -61,6 +61,20 @@ def test_a_named_mistake_reaches_exercism_results(grade_file) -> None:
     assert "stale slots" in failed[0]["message"], failed[0]["message"]
 
 
+def test_a_decode_step_that_scales_the_callers_q_is_named(grade_file, tmp_path) -> None:
+    """vLLM's test reference scales a view of its query in place (q *= scale): the output is right, so
+    only the inputs after the call show that the caller's q was changed."""
+    scores = '        scores = torch.einsum("hd,lhd->hl", q[b].to(work), k) / math.sqrt(q.shape[-1])\n'
+    source = (SOLUTIONS / "paged_decode.py").read_text()
+    assert source.count(scores) == 1
+    path = tmp_path / "paged_decode.py"
+    path.write_text(source.replace(scores, '        q[b] *= 1.0 / math.sqrt(q.shape[-1])\n'
+                                           '        scores = torch.einsum("hd,lhd->hl", q[b].to(work), k)\n'))
+    report = grade_file(path)
+    failed = {c.id: c.diagnosis_id for c in report.checks if c.status != "pass"}
+    assert failed == {"inputs": "input-modified-in-place"}, failed
+
+
 @pytest.mark.parametrize("layout", [HALF, INTERLEAVED])
 def test_rope_reference_rotates_and_keeps_only_the_offset(layout: str) -> None:
     generator = torch.Generator().manual_seed(0)

@@ -96,7 +96,7 @@ def simulate(case: Case, *, group_sum: str = "sum", **mistake: Any) -> dict[str,
 
 
 def recurrence(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: str = "lse", dv_transposed: bool = True,
-               dq_scale: bool = True, dk_scale: bool = True, masked: bool = True,
+               dq_scale: bool = True, dk_scale: bool = True, masked: bool | str = True,
                offset_sign: int = 1) -> dict[str, Tensor]:
     """Each step's value, per query head (dk and dv before the group sum), with one mistake."""
     data = case.data
@@ -108,7 +108,10 @@ def recurrence(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: s
     n, m = scores.shape[-2:]
     rows = torch.arange(n) + offset_sign * (m - n)  # each query's position among the keys
     if data["mask"] is not None and masked:
-        scores = scores.masked_fill(torch.arange(m) > rows.unsqueeze(-1), float("-inf"))
+        future = torch.arange(m) > rows.unsqueeze(-1)
+        if masked == "blocks":
+            future = _whole_blocks(future, case.sizes.get("block", 0))
+        scores = scores.masked_fill(future, float("-inf"))
     if p_lse == "lse":
         p = torch.exp(scores - data["lse"].to(F64).unsqueeze(-1))
     elif p_lse == "softmax":
@@ -123,6 +126,17 @@ def recurrence(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: s
     return {"rows": rows, "p": p, "ds": d_s, "dq": d_q, "dk": d_k, "dv": d_v}
 
 
+def _whole_blocks(future: Tensor, block: int) -> Tensor:
+    """Only the block × block tiles whose every key is in the future: tiled code that skips the blocks
+    past the diagonal but forgets the element mask inside the blocks that straddle it."""
+    size = block or max(future.shape)
+    kept = torch.zeros_like(future)
+    for i in range(0, future.shape[0], size):
+        for j in range(0, future.shape[1], size):
+            kept[i:i + size, j:j + size] = bool(future[i:i + size, j:j + size].all())
+    return kept
+
+
 def _reduce(per_head: Tensor, group: int, how: str) -> Tensor:
     if how == "none" or group == 1:
         return per_head
@@ -132,7 +146,7 @@ def _reduce(per_head: Tensor, group: int, how: str) -> Tensor:
 
 def _mistake(**mistake: Any):
     def predict(case: Case) -> dict[str, Tensor] | None:
-        if case.data["mask"] is None and (not mistake.get("masked", True) or mistake.get("offset_sign")):
+        if case.data["mask"] is None and (mistake.get("masked", True) is not True or "offset_sign" in mistake):
             return None
         if not mistake.get("dv_transposed", True) and case.sizes["n"] != case.sizes["m"]:
             return None
@@ -199,12 +213,17 @@ HYPOTHESES = (
                tell=_tell({"dq": ("dq",), "dk": ("dk",)}, dq_scale=False, dk_scale=False)),
     Hypothesis("backward-causal-unmasked", "the backward forgets the causal mask: P has weight on future keys",
                "Mask P (set it to 0) where key j > i + (m − n), exactly as the forward did.",
-               lesson("masking-before-softmax"), _mistake(masked=False)),
+               lesson("masking-before-softmax"), _forms({"masked": False}, {"masked": "blocks"})),
     Hypothesis("causal-offset-sign", "the causal offset has the wrong sign: queries placed at i + (n − m), "
                "before the cache, instead of i + (m − n)", "With m > n the queries are the LAST n positions: key j "
                "is visible to query i when j ≤ i + (m − n).", lesson("masking-kv-cache-offset"),
                _mistake(offset_sign=-1), tell=_tell({"dq": ("rows",), "dk": ("rows",), "dv": ("rows",)},
                                                     offset_sign=-1)),
+    Hypothesis("causal-no-offset", "the causal mask ignores the cache offset: with m > n the queries are placed at "
+               "positions 0 … n − 1 (top-left) instead of the last n", "Query i sits at position i + (m − n): key j "
+               "is visible when j ≤ i + (m − n), as causal_mask(n, m) and the forward had it.",
+               lesson("masking-kv-cache-offset"), _mistake(offset_sign=0),
+               tell=_tell({"dq": ("rows",), "dk": ("rows",), "dv": ("rows",)}, offset_sign=0)),
     Hypothesis("backward-gqa-not-summed", "dK and dV of a KV head are not summed over the query heads that read "
                "it (one head taken, the mean, or H heads returned)", "Compute per query head, then sum each "
                "group: dk.reshape(B, G, H // G, m, d).sum(2).", lesson("gqa-head-mapping"), _gqa_not_summed),

@@ -21,11 +21,12 @@ from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
 from quizprep.grader.perf import perf_phase
-from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, first_output_checks, verify
+from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, expect_unchanged, first_output_checks, verify
 from quizprep.grader.spec import Check, ExerciseSpec
 
 F32, F64 = torch.float32, torch.float64
 ENTRY = "paged_decode"
+INPUTS = ("q", "k_pool", "v_pool", "block_table", "seq_lens")
 
 
 def _pages(length: int, page_size: int) -> int:
@@ -93,8 +94,7 @@ def _attend(q: Tensor, k: Tensor, v: Tensor, heads: int, head_map: str = "interl
 
 def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> dict[str, Tensor]:
     data = case.data
-    reply = ctx.call(ENTRY, *(data[name] for name in ("q", "k_pool", "v_pool", "block_table", "seq_lens")),
-                     options=options)
+    reply = ctx.call(ENTRY, *(data[name] for name in INPUTS), options=options)
     return first_output_checks(reply.value, ("out",), ENTRY)
 
 
@@ -117,7 +117,10 @@ def simulate(case: Case, *, extra: int = 0, duplicate_last: bool = False, span: 
         if duplicate_last:
             positions = torch.cat([positions, positions[-1:]])
         slots = positions if by_position else positions // page_size
-        if count < 1 or int(slots.max()) >= table.shape[1]:
+        if count < 1:  # attention over no keys is undefined (zeros or NaN): that sequence is not compared
+            outs.append(torch.full(data["q"][b].shape, float("nan"), dtype=F64))
+            continue
+        if int(slots.max()) >= table.shape[1]:
             return None
         pages = table[row, slots]
         k, v = (data[name][pages, positions % page_size] for name in ("k_pool", "v_pool"))
@@ -189,12 +192,24 @@ def check_dtypes(ctx: CheckContext) -> str:
     return "bfloat16 and float16 pools with pages of 16 tokens"
 
 
+def check_inputs_kept(ctx: CheckContext) -> str:
+    """A decode step that scales q in place (q *= scale, as vLLM's test reference does on a view of its
+    query) or writes into the pool returns the right output and corrupts the caller's tensors."""
+    case = build(_sizes(), {"lengths": (5, 9)}, ctx.seed + 60)
+    reply = ctx.call(ENTRY, *(case.data[name] for name in INPUTS), options={"return_inputs": True})
+    expect_unchanged(reply, tuple((name, case.data[name]) for name in INPUTS), case.label,
+                     "Scale a copy (scores = (q @ k.T) * scale), never the caller's tensors "
+                     "(q *= scale, k_pool[...] = ...).")
+    return "q, the pools, the block table and the lengths are as they were after the call"
+
+
 USAGE = {
     "ragged": "continuous batching: sequences of different lengths decoded in one step (vLLM, TGI, SGLang)",
     "exact-pages": "a sequence whose last page is full, and one that has just started",
     "shared-prefix": "prefix caching and parallel sampling: one physical page in several block tables",
     "heads": "Llama-3 and Mistral (GQA), Falcon (MQA) and GPT-2-style MHA served from one paged pool",
     "dtypes": "serving in bfloat16 and float16 with vLLM's default page size of 16 tokens",
+    "inputs": "a serving engine reuses q and the pools after the call: a decode step must not write into them",
 }
 
 SPEC = ExerciseSpec(
@@ -209,6 +224,7 @@ SPEC = ExerciseSpec(
         Check("shared-prefix", "a prefix page shared by two sequences", check_shared_prefix),
         Check("heads", "GQA, MQA and MHA", check_heads),
         Check("dtypes", "bfloat16 and float16 pools", check_dtypes),
+        Check("inputs", "the inputs are left as they were", check_inputs_kept),
     ),
     perf=perf_phase("paged-decode"),
 )

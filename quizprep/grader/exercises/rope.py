@@ -102,7 +102,7 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
 
 def simulate(case: Case, *, layout: str | None = None, exponent: float = 2.0, swap: bool = False,
              sign: float = 1.0, from_zero: bool = False, angle_dtype: torch.dtype | None = None,
-             cast_positions: bool = True, whole_head: bool = False) -> dict[str, Tensor]:
+             cast_positions: bool = True, round_angles: bool = True, whole_head: bool = False) -> dict[str, Tensor]:
     """The elementwise rotation with one mistake, in float64 unless the mistake is precision."""
     data = case.data
     x = data["x"].to(F64)
@@ -111,9 +111,11 @@ def simulate(case: Case, *, layout: str | None = None, exponent: float = 2.0, sw
     inv_freq = inverse_frequencies(rotary, data["base"], exponent)
     if angle_dtype is None:
         angles = positions.to(F64)[:, None] * inv_freq
-    else:  # rounded as torch rounds a product of two tensors of that dtype
+    elif round_angles:  # rounded as torch rounds a product of two tensors of that dtype
         held = positions.to(angle_dtype) if cast_positions else positions.to(F32)
         angles = (held.to(F32)[:, None] * inv_freq.to(angle_dtype).to(F32)).to(angle_dtype).to(F64)
+    else:  # only the positions held in that dtype (an arange of x.dtype), the product taken in float32
+        angles = (positions.to(angle_dtype).to(F32)[:, None] * inv_freq.to(F32)).to(F64)
     cos, sin = angles.cos(), sign * angles.sin()
     if swap:
         cos, sin = sin, cos
@@ -165,11 +167,13 @@ def _other_layout(case: Case) -> dict[str, Tensor]:
 
 
 def _low_precision(case: Case) -> list[dict[str, Tensor]] | None:
-    """Angles in the input's half dtype: the positions cast first, or only the float32 product rounded."""
+    """Angles in the input's half dtype: the positions cast first, only the float32 product rounded, or
+    only the positions rounded (an arange in x.dtype) and then multiplied in float32."""
     dtype = case.data["x"].dtype
     if dtype not in (torch.float16, torch.bfloat16):
         return None
-    return [simulate(case, angle_dtype=dtype, cast_positions=cast) for cast in (True, False)]
+    return [simulate(case, angle_dtype=dtype, cast_positions=cast) for cast in (True, False)] + [
+        simulate(case, angle_dtype=dtype, round_angles=False)]
 
 
 HYPOTHESES = (

@@ -14,7 +14,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from quizprep.study.lengths import INTERVIEW_QUESTIONS
-from quizprep.study.stats import NO_DATA, TopicStats, percent
+from quizprep.study.overview import NO_DATA, TopicStats, percent
 from quizprep.tui.flow import mock_shape
 from quizprep.tui.titles import titles_within
 from quizprep.tui.widgets.flat_footer import FlatFooter

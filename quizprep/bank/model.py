@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from quizprep.bank.formula import Formula
 
 Kind = Literal["choice", "numeric", "free"]
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """Where something was written, for error messages and reports."""
 
     file: str
@@ -37,8 +36,7 @@ class QuestionBase:
     aliases: tuple[str, ...] = field(default=(), compare=False)
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(NamedTuple):
     text: str
     correct: bool
     why: str
@@ -59,8 +57,7 @@ class ChoiceQuestion(QuestionBase):
         return len(self.correct_indices) > 1
 
 
-@dataclass(frozen=True)
-class ParamSpec:
+class ParamSpec(NamedTuple):
     """A parameter: fixed, one of a list, or a stepped range (both ends inclusive)."""
 
     name: str
@@ -71,14 +68,12 @@ class ParamSpec:
         return len(self.values) > 1
 
 
-@dataclass(frozen=True)
-class WrongAnswer:
+class WrongAnswer(NamedTuple):
     formula: Formula
     message: str
 
 
-@dataclass(frozen=True)
-class Tolerance:
+class Tolerance(NamedTuple):
     relative: float = 0.0
     absolute: float = 0.0
 
@@ -107,8 +102,7 @@ class NumericQuestion(QuestionBase):
         return any(p.generated for p in self.params)
 
 
-@dataclass(frozen=True)
-class RubricItem:
+class RubricItem(NamedTuple):
     criterion: str
     weight: float
 
@@ -135,8 +129,7 @@ class Bank:
     questions: tuple[Question, ...]
 
 
-@dataclass(frozen=True)
-class BankError:
+class BankError(NamedTuple):
     file: str
     line: int
     id: str | None

@@ -16,7 +16,8 @@ DEFERRED = (
     "quizprep.study.interview", "quizprep.study.search", "quizprep.study.stats", "textual.widgets._markdown",
     "textual.widgets._text_area", "quizprep.grader", "torch", "numpy",
 )
-SCREENS_AT_START = {"quizprep.tui.screens", "quizprep.tui.screens.home", "quizprep.tui.screens.step"}
+SCREENS_AT_START = {"quizprep.tui.screens", "quizprep.tui.screens.home", "quizprep.tui.screens.step",
+                    "quizprep.tui.screens.styled"}
 
 # Starts through the command line as `quizprep quiz` does, leaving right after Home's first
 # frame, and prints what the deferred modules and the screens are that were imported by then.

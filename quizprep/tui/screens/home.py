@@ -10,12 +10,12 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from quizprep.study.lengths import INTERVIEW_QUESTIONS
 from quizprep.study.overview import NO_DATA, TopicStats, percent
 from quizprep.tui.flow import mock_shape
+from quizprep.tui.screens.styled import StyledOnMount
 from quizprep.tui.titles import titles_within
 from quizprep.tui.widgets.flat_footer import FlatFooter
 
@@ -124,7 +124,7 @@ class HomeView:
     exercises: Sequence[ExerciseStatus] = ()  # the latest grade of each exercise graded
 
 
-class HomeScreen(Screen[None]):
+class HomeScreen(StyledOnMount[None]):
     """Picks what to study; the app runs it. Posts StartSession with the mode and topics chosen,
     and SearchChanged and LengthChosen as the learner changes the filter and the length, which
     Home shows at once and the app applies to its sessions.

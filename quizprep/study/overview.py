@@ -4,9 +4,8 @@ stats screen's classes so that a start to Home does not define them."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple, Sequence
 
 if TYPE_CHECKING:
     from quizprep.bank.loader import LoadResult
@@ -24,8 +23,7 @@ def percent(value: float | None) -> str:
     return NO_DATA if value is None else f"{value:.0%}"
 
 
-@dataclass(frozen=True)
-class TopicStats:
+class TopicStats(NamedTuple):
     topic: str
     title: str
     questions: int

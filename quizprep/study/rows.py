@@ -11,7 +11,7 @@ import json
 import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Sequence, TypeGuard, TypeVar
 
 if TYPE_CHECKING:
     import sqlite3
@@ -81,8 +81,7 @@ class RubricMark:
     met: bool
 
 
-@dataclass(frozen=True)
-class NamedMistake:
+class NamedMistake(NamedTuple):
     """A diagnosis the grader named, with the quiz question that teaches it."""
 
     id: str
@@ -90,8 +89,7 @@ class NamedMistake:
     quiz: str
 
 
-@dataclass(frozen=True)
-class Grade:
+class Grade(NamedTuple):
     """One `quizprep grade` of a file. `lessons`: the questions it reviewed (lapses when it
     failed, successes when it passed)."""
 

@@ -1,9 +1,8 @@
 """Home: every topic with its question count, what is due and how well it is known."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -114,8 +113,7 @@ def mastery_text(value: float | None, room: int, narrow: int = NARROW) -> str:
     return percent(value) if room < narrow else f"{bar(value)} {percent(value)}"
 
 
-@dataclass(frozen=True)
-class HomeView:
+class HomeView(NamedTuple):
     """What Home shows of the learner's progress, read afresh whenever Home comes back on screen:
     sessions, rubrics and the passing time all change what is due."""
 

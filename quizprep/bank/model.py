@@ -121,8 +121,7 @@ class FreeQuestion(QuestionBase):
 Question = ChoiceQuestion | NumericQuestion | FreeQuestion
 
 
-@dataclass(frozen=True)
-class Bank:
+class Bank(NamedTuple):
     topic: str
     title: str
     path: str

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Sequence, TypeGuard, TypeVar
 
@@ -48,8 +47,7 @@ def text_factory(raw: bytes) -> str | Garbled:
         return Garbled(raw)
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(NamedTuple):
     """One committed answer. `score` is 0..1 (None while a free response awaits its rubric)."""
 
     id: int
@@ -72,8 +70,7 @@ class Answer:
         return self.score is not None
 
 
-@dataclass(frozen=True)
-class RubricMark:
+class RubricMark(NamedTuple):
     answer_id: int
     item: int
     criterion: str
@@ -103,8 +100,7 @@ class Grade(NamedTuple):
     lessons: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Damage:
+class Damage(NamedTuple):
     table: str
     rowid: int
     reason: str

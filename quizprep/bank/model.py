@@ -19,7 +19,9 @@ class Source(NamedTuple):
         return f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True)
+# Only the fields the three kinds of question share: never built itself, so it needs none of the
+# methods a dataclass generates (each compiled at import, on every start), only frozen's.
+@dataclass(frozen=True, init=False, repr=False, eq=False)
 class QuestionBase:
     id: str
     topic: str

@@ -12,7 +12,7 @@ ResultT = TypeVar("ResultT")
 class StyledOnMount(Screen[ResultT]):
     """Every widget of a new screen is styled as it mounts, just before the screen's first
     ScreenResume, on which Textual restyles the whole screen again: a sixth of a screen change
-    (issue 21) and, on Home, about a tenth of the start's styling (issue 32). Later resumes
+    (issue 21), and 1.5 % of the instructions of a start to Home (issue 32). Later resumes
     restyle as Textual does (the theme or the terminal may have changed under another screen)."""
 
     def __init__(self, *, classes: str | None = None) -> None:

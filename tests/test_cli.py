@@ -23,7 +23,7 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[dict]:
         return_code = 0
 
         def __init__(self, options: QuizOptions, **injected: object) -> None:
-            calls.append({**vars(options), **injected})
+            calls.append({**options._asdict(), **injected})
 
         def run(self) -> None:
             pass

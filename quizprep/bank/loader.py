@@ -18,8 +18,8 @@ from quizprep.bank.model import Bank, BankError, Question, Source
 # Bumped whenever validation gets stricter, so that a bank cached under the old rules is checked
 # again (e.g. rule 2: no infinite or NaN values, bounded formulas; rule 3: choices that point at
 # another choice by its place need `shuffle: false`; rule 4: the model gained `aliases`; rule 5:
-# formulas are cached without their syntax trees).
-CACHE_RULES = 5
+# formulas are cached without their syntax trees; rule 6: the model's value classes are NamedTuples).
+CACHE_RULES = 6
 
 
 @dataclass

@@ -2,15 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from quizprep.bank.formula import Formula
 
 Kind = Literal["choice", "numeric", "free"]
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """Where something was written, for error messages and reports."""
 
     file: str
@@ -20,7 +19,9 @@ class Source:
         return f"{self.file}:{self.line}"
 
 
-@dataclass(frozen=True)
+# Only the fields the three kinds of question share: never built itself, so it needs none of the
+# methods a dataclass generates (each compiled at import, on every start), only frozen's.
+@dataclass(frozen=True, init=False, repr=False, eq=False)
 class QuestionBase:
     id: str
     topic: str
@@ -37,8 +38,7 @@ class QuestionBase:
     aliases: tuple[str, ...] = field(default=(), compare=False)
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(NamedTuple):
     text: str
     correct: bool
     why: str
@@ -59,8 +59,7 @@ class ChoiceQuestion(QuestionBase):
         return len(self.correct_indices) > 1
 
 
-@dataclass(frozen=True)
-class ParamSpec:
+class ParamSpec(NamedTuple):
     """A parameter: fixed, one of a list, or a stepped range (both ends inclusive)."""
 
     name: str
@@ -71,14 +70,12 @@ class ParamSpec:
         return len(self.values) > 1
 
 
-@dataclass(frozen=True)
-class WrongAnswer:
+class WrongAnswer(NamedTuple):
     formula: Formula
     message: str
 
 
-@dataclass(frozen=True)
-class Tolerance:
+class Tolerance(NamedTuple):
     relative: float = 0.0
     absolute: float = 0.0
 
@@ -107,8 +104,7 @@ class NumericQuestion(QuestionBase):
         return any(p.generated for p in self.params)
 
 
-@dataclass(frozen=True)
-class RubricItem:
+class RubricItem(NamedTuple):
     criterion: str
     weight: float
 
@@ -127,16 +123,14 @@ class FreeQuestion(QuestionBase):
 Question = ChoiceQuestion | NumericQuestion | FreeQuestion
 
 
-@dataclass(frozen=True)
-class Bank:
+class Bank(NamedTuple):
     topic: str
     title: str
     path: str
     questions: tuple[Question, ...]
 
 
-@dataclass(frozen=True)
-class BankError:
+class BankError(NamedTuple):
     file: str
     line: int
     id: str | None

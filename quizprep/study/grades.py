@@ -8,10 +8,9 @@ the grader hands over plain values (`quizprep.grader.record`).
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import PurePath
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 from quizprep.study.rows import Grade, NamedMistake
 from quizprep.study.store import Store
@@ -19,8 +18,7 @@ from quizprep.study.store import Store
 __all__ = ["ExerciseStatus", "NamedMistake", "due_reasons", "exercise_statuses", "record_grade"]
 
 
-@dataclass(frozen=True)
-class ExerciseStatus:
+class ExerciseStatus(NamedTuple):
     """An exercise's latest grade, and the mistakes it still had."""
 
     exercise: str
@@ -41,7 +39,7 @@ def record_grade(store: Store, *, exercise: str, file: str, graded_at: datetime,
     lessons = list(dict.fromkeys(lessons))  # one review per question, in first-named order
     grade_id, _ = store.record_grade(
         exercise=exercise, file=file, graded_at=graded_at, score=score, passed=passed,
-        diagnoses=json.dumps([asdict(m) for m in mistakes]), lessons=lessons,
+        diagnoses=json.dumps([m._asdict() for m in mistakes]), lessons=lessons,
         rating=Rating.Good if passed else Rating.Again,
     )
     return Grade(grade_id, exercise, file, graded_at, float(score), passed, tuple(mistakes), tuple(lessons))

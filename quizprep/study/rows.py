@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Callable, Iterable, Sequence, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Sequence, TypeGuard, TypeVar
 
 if TYPE_CHECKING:
     import sqlite3
@@ -48,8 +47,7 @@ def text_factory(raw: bytes) -> str | Garbled:
         return Garbled(raw)
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(NamedTuple):
     """One committed answer. `score` is 0..1 (None while a free response awaits its rubric)."""
 
     id: int
@@ -72,8 +70,7 @@ class Answer:
         return self.score is not None
 
 
-@dataclass(frozen=True)
-class RubricMark:
+class RubricMark(NamedTuple):
     answer_id: int
     item: int
     criterion: str
@@ -81,8 +78,7 @@ class RubricMark:
     met: bool
 
 
-@dataclass(frozen=True)
-class NamedMistake:
+class NamedMistake(NamedTuple):
     """A diagnosis the grader named, with the quiz question that teaches it."""
 
     id: str
@@ -90,8 +86,7 @@ class NamedMistake:
     quiz: str
 
 
-@dataclass(frozen=True)
-class Grade:
+class Grade(NamedTuple):
     """One `quizprep grade` of a file. `lessons`: the questions it reviewed (lapses when it
     failed, successes when it passed)."""
 
@@ -105,8 +100,7 @@ class Grade:
     lessons: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class Damage:
+class Damage(NamedTuple):
     table: str
     rowid: int
     reason: str

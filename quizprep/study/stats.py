@@ -12,11 +12,12 @@ Definitions (shown to learners in reports, so keep them in sync with `DEFINITION
 """
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+from quizprep.study.overview import NO_DATA, TopicStats, mean, percent, short_title, topic_overview, topic_titles
 from quizprep.study.store import Answer, Store
 
 if TYPE_CHECKING:
@@ -24,17 +25,10 @@ if TYPE_CHECKING:
     from quizprep.bank.model import Question
     from quizprep.study.grades import ExerciseStatus
 
-# What a value with nothing to compute it from reads, the same in the app, `quizprep stats` and
-# reports (an en dash in one and an em dash in the other looked like two meanings).
-NO_DATA = "—"
+__all__ = ["NO_DATA", "DayCount", "MissedCriterion", "Stats", "TopicStats", "bank_warnings", "compute_stats",
+           "due_ahead", "history", "missed_criteria", "percent", "short_title", "streak", "topic_overview",
+           "topic_titles"]
 
-
-def percent(value: float | None) -> str:
-    return NO_DATA if value is None else f"{value:.0%}"
-
-
-MASTERY_HORIZON = timedelta(days=7)
-SHORT_TITLE_MARKS = (" (", ": ", " — ")
 HISTORY_DAYS = 30
 AHEAD_DAYS = 7
 DEFINITIONS = {
@@ -43,18 +37,6 @@ DEFINITIONS = {
                "from now (0 for questions never answered or answered wrong last time)",
     "streak": "consecutive days with at least one answer, up to today",
 }
-
-
-@dataclass(frozen=True)
-class TopicStats:
-    topic: str
-    title: str
-    questions: int
-    seen: int  # questions answered at least once (an exercise grade alone does not count)
-    due: int
-    attempts: int
-    accuracy: float | None
-    mastery: float | None
 
 
 @dataclass(frozen=True)
@@ -103,73 +85,20 @@ def compute_stats(store: Store, questions: Sequence[Question], *, now: datetime 
     scores = [a.score for a in answers if a.score is not None]  # the assessed answers
     return Stats(
         generated_at=now,
-        topics=tuple(_topic_stats(store, questions, now, titles or {})),
+        topics=tuple(topic_overview(store, questions, now=now, titles=titles)),
         missed_criteria=tuple(missed_criteria(store, answers)),
         streak_days=streak([_local_day(a.answered_at, tz) for a in answers], today),
         history=tuple(history(answers, today, history_days, tz)),
         due_ahead=tuple(due_ahead(store, questions, now, ahead_days, tz)),
         total_answers=len(answers),
-        accuracy=_mean(scores),
+        accuracy=mean(scores),
         exercises=tuple(exercise_statuses(store)),
     )
-
-
-def topic_overview(store: Store, questions: Sequence[Question], *, now: datetime | None = None,
-                   titles: Mapping[str, str] | None = None, filtered: bool = False) -> list[TopicStats]:
-    """Per-topic counts, due cards, accuracy and mastery, for the home screen. Aggregated in
-    SQLite: the app's start-up does not grow with the learner's history. `filtered`: `questions`
-    is a search's result, and accuracy counts only the answers to them."""
-    now = now or datetime.now(timezone.utc)
-    return _topic_stats(store, questions, now, titles or {}, filtered)
-
-
-def topic_titles(result: LoadResult) -> dict[str, str]:
-    return {bank.topic: bank.title for bank in result.banks}
-
-
-def short_title(title: str) -> str:
-    """A topic's title without its detail: "Softmax: stability, saturation, gradients" is
-    "Softmax", "Memory of attention (score matrices, …)" is "Memory of attention". Tables that
-    must fit 80 columns show these; reports keep the whole title."""
-    cut = min((title.find(mark) for mark in SHORT_TITLE_MARKS if title.find(mark) > 0), default=len(title))
-    return title[:cut].rstrip()
 
 
 def bank_warnings(result: LoadResult) -> list[str]:
     """One line per bank problem ("file:line: [id] message"); those questions were skipped."""
     return [str(error) for error in result.errors]
-
-
-def _topic_stats(store: Store, questions: Sequence[Question], now: datetime,
-                 titles: Mapping[str, str], filtered: bool = False) -> list[TopicStats]:
-    from quizprep.study.scheduling import retrievability
-
-    cards = store.cards()
-    scores = store.topic_scores([q.id for q in questions] if filtered else None)
-    last_right = store.latest_correct()
-    answered = store.answered_ids()
-    by_topic: OrderedDict[str, list[Question]] = OrderedDict()
-    for question in questions:
-        by_topic.setdefault(question.topic, []).append(question)
-    for topic in scores:  # topics whose bank is gone still have a history
-        by_topic.setdefault(topic, [])
-    horizon = now + MASTERY_HORIZON
-    result = []
-    for topic, members in by_topic.items():
-        attempts, accuracy = scores.get(topic, (0, None))
-        topic_cards = [cards.get(q.id) for q in members]
-        result.append(TopicStats(
-            topic=topic,
-            title=titles.get(topic, topic),
-            questions=len(members),
-            seen=sum(q.id in answered for q in members),
-            due=sum(card is not None and card.due <= now for card in topic_cards),
-            attempts=attempts,
-            accuracy=accuracy,
-            mastery=_mean(retrievability(store.scheduler, card, horizon) if last_right.get(q.id) else 0.0
-                          for q, card in zip(members, topic_cards)),
-        ))
-    return result
 
 
 def missed_criteria(store: Store, answers: Sequence[Answer] | None = None) -> list[MissedCriterion]:
@@ -225,8 +154,3 @@ def due_ahead(store: Store, questions: Iterable[Question], now: datetime, days: 
 
 def _local_day(moment: datetime, tz: tzinfo | None) -> date:
     return moment.astimezone(tz).date()
-
-
-def _mean(values: Iterable[float]) -> float | None:
-    values = list(values)
-    return sum(values) / len(values) if values else None

@@ -14,7 +14,7 @@ from textual.binding import Binding
 
 from quizprep.bank.loader import LoadResult, default_cache_dir, load_banks
 from quizprep.study.clock import Clock, utc_now
-from quizprep.study.stats import TopicStats, compute_stats, topic_overview, topic_titles
+from quizprep.study.overview import TopicStats, topic_overview, topic_titles
 from quizprep.study.store import Store, StoreError
 from quizprep.tui.flow import SessionFlow
 from quizprep.tui.notices import notify_database, notify_start
@@ -308,6 +308,7 @@ class QuizApp(App[None]):
 
     def action_stats(self) -> None:
         from quizprep.study.charts import progress_charts
+        from quizprep.study.stats import compute_stats
         from quizprep.tui.screens.stats import StatsScreen
 
         assert self.store is not None

@@ -11,7 +11,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from quizprep.study import lengths
-from quizprep.study.stats import topic_titles
+from quizprep.study.overview import topic_titles
 from quizprep.study.store import StoreBusy, StoreError
 from quizprep.tui.outcome import NEXT, TAKEN_BACK
 from quizprep.tui.screens.step import end_flow, show_step

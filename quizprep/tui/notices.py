@@ -3,7 +3,6 @@ and topics with no questions."""
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from typing import Sequence
 
 from textual.app import App
@@ -28,7 +27,7 @@ def notify_start(app: App, store_notices: Sequence[str], loaded: LoadResult, top
     """The store's notices, the first WARNINGS_SHOWN skipped questions (and how many more), and
     the `topics` asked for that have no questions."""
     notify_database(app, store_notices)
-    warnings = [str(replace(error, file=readable_path(error.file))) for error in loaded.errors]
+    warnings = [str(error._replace(file=readable_path(error.file))) for error in loaded.errors]
     for line in warnings[:WARNINGS_SHOWN]:
         app.notify(line, title="Question skipped", severity="warning", timeout=20, markup=False)
     if len(warnings) > WARNINGS_SHOWN:

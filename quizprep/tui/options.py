@@ -1,14 +1,13 @@
 """What `quizprep quiz` was asked for on the command line, read once and handed to the app."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Mapping, Sequence
+from types import MappingProxyType
+from typing import Mapping, NamedTuple, Sequence
 
 
-@dataclass(frozen=True)
-class QuizOptions:
+class QuizOptions(NamedTuple):
     """The banks and database to open, what to study and what to start with. `length`,
     `interview`, `search_text` and `tags` are only where the app starts: the learner changes
     them on Home, and the app keeps the current ones."""
@@ -23,4 +22,5 @@ class QuizOptions:
     interview: date | None = None  # None: the date saved by an earlier run, if any
     search_text: str = ""
     tags: Sequence[str] = ()
-    daily_limits: Mapping[str, int | None] = field(default_factory=dict)  # "new"/"reviews" to save
+    # "new"/"reviews" to save; the default is read-only, as it is shared by every QuizOptions
+    daily_limits: Mapping[str, int | None] = MappingProxyType({})

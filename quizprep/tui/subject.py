@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from textual.screen import Screen
 
-from quizprep.study.stats import short_title
+from quizprep.study.overview import short_title
 
 if TYPE_CHECKING:
     from quizprep.bank.model import Question

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from quizprep.study.stats import short_title
+from quizprep.study.overview import short_title
 
 
 def titles_within(titles: Sequence[str], width: int) -> list[str]:

@@ -13,10 +13,11 @@ DATA = Path(__file__).parent / "data"
 # Heavy, and needed only once a session, another screen or a cold bank load needs them.
 DEFERRED = (
     "yaml", "quizprep.bank.validate", "quizprep.bank.units", "quizprep.study.session",
-    "quizprep.study.interview", "quizprep.study.search", "textual.widgets._markdown",
+    "quizprep.study.interview", "quizprep.study.search", "quizprep.study.stats", "textual.widgets._markdown",
     "textual.widgets._text_area", "quizprep.grader", "torch", "numpy",
 )
-SCREENS_AT_START = {"quizprep.tui.screens", "quizprep.tui.screens.home", "quizprep.tui.screens.step"}
+SCREENS_AT_START = {"quizprep.tui.screens", "quizprep.tui.screens.home", "quizprep.tui.screens.step",
+                    "quizprep.tui.screens.styled"}
 
 # Starts through the command line as `quizprep quiz` does, leaving right after Home's first
 # frame, and prints what the deferred modules and the screens are that were imported by then.

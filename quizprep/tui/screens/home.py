@@ -1,21 +1,20 @@
 """Home: every topic with its question count, what is due and how well it is known."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.message import Message
-from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from quizprep.study.lengths import INTERVIEW_QUESTIONS
-from quizprep.study.stats import NO_DATA, TopicStats, percent
+from quizprep.study.overview import NO_DATA, TopicStats, percent
 from quizprep.tui.flow import mock_shape
+from quizprep.tui.screens.styled import StyledOnMount
 from quizprep.tui.titles import titles_within
 from quizprep.tui.widgets.flat_footer import FlatFooter
 
@@ -114,8 +113,7 @@ def mastery_text(value: float | None, room: int, narrow: int = NARROW) -> str:
     return percent(value) if room < narrow else f"{bar(value)} {percent(value)}"
 
 
-@dataclass(frozen=True)
-class HomeView:
+class HomeView(NamedTuple):
     """What Home shows of the learner's progress, read afresh whenever Home comes back on screen:
     sessions, rubrics and the passing time all change what is due."""
 
@@ -124,7 +122,7 @@ class HomeView:
     exercises: Sequence[ExerciseStatus] = ()  # the latest grade of each exercise graded
 
 
-class HomeScreen(Screen[None]):
+class HomeScreen(StyledOnMount[None]):
     """Picks what to study; the app runs it. Posts StartSession with the mode and topics chosen,
     and SearchChanged and LengthChosen as the learner changes the filter and the length, which
     Home shows at once and the app applies to its sessions.

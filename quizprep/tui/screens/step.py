@@ -14,7 +14,8 @@ from textual import events
 from textual.app import App
 from textual.await_complete import AwaitComplete
 from textual.geometry import Size
-from textual.screen import Screen
+
+from quizprep.tui.screens.styled import StyledOnMount
 
 ResultT = TypeVar("ResultT")
 
@@ -80,7 +81,7 @@ class KeyHold:
             await self.app.on_event(replay)
 
 
-class Step(Screen[ResultT]):
+class Step(StyledOnMount[ResultT]):
     def hands_in(self, key: str) -> bool:
         """Whether `key`, typed now, hands this step's answer in through its focused field."""
         return False
@@ -99,14 +100,6 @@ class Step(Screen[ResultT]):
         super().__init__(classes=classes)
         self.handed: asyncio.Future[ResultT | None] | None = None  # set while it is a step of a flow
         self.key_hold: KeyHold | None = None  # the flow's, likewise
-        self.styled_on_mount = True
-
-    def _on_screen_resume(self, event: events.ScreenResume) -> None:
-        # Every widget of a new screen was styled as it mounted, just before this first resume:
-        # restyling the whole screen again cost about a sixth of a screen change (issue 21).
-        if self.styled_on_mount:
-            self.styled_on_mount = False
-            event.refresh_styles = False
 
     def _screen_resized(self, size: Size) -> None:
         # A new screen's first layout gives it its size, and Textual answers the Resize that

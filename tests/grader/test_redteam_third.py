@@ -102,7 +102,6 @@ def test_flex_attention_is_refused(tmp_path):
 
 # ---- time limits -----------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="a device check that runs out of time counts as a pass")
 def test_a_call_that_never_returns_on_another_device_fails_the_device_check(tmp_path):
     report = grade_json(attack("device_stall_softmax", tmp_path, "softmax.py"), "softmax")
     assert check(report, "values")["status"] == "pass"

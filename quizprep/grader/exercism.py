@@ -23,12 +23,12 @@ and are left out. The runner's exit status is 0 whenever ``results.json`` was wr
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any
 
+from quizprep.grader.bounds import json_text
 from quizprep.grader.grade import GradeReport
 from quizprep.grader.spec import CheckResult, Status, Word
 
@@ -72,7 +72,7 @@ def write(payload: dict[str, Any], directory: Path) -> Path:
     target = directory / RESULTS_FILE
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     with open(fd, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        handle.write(json_text(payload, indent=2) + "\n")
     return target
 
 

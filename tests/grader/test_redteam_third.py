@@ -144,7 +144,6 @@ def test_a_classmate_burning_every_thread_it_may_start_does_not_fail_an_honest_f
 
 # ---- reports and terminals -------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="C1, bidi and zero-width characters reach --json, results.json and the text report raw")
 def test_hidden_characters_reach_no_report_raw(tmp_path):
     path = attack("invisible_text_softmax", tmp_path, "softmax.py")
     text = quizprep("grade", path, "--no-record").stdout.decode()
@@ -155,7 +154,6 @@ def test_hidden_characters_reach_no_report_raw(tmp_path):
     assert (hidden_characters(text), hidden_characters(as_json), hidden_characters(exercism)) == (set(), set(), set())
 
 
-@pytest.mark.xfail(strict=True, reason="zero-width, ESC and C1 in file names reach the class table, CSV and JSON raw")
 def test_file_names_that_look_alike_or_hold_controls_are_escaped_in_every_class_output(tmp_path):
     folder = tmp_path / "class"
     folder.mkdir()

@@ -79,18 +79,29 @@ def write(payload: dict[str, Any], directory: Path) -> Path:
 def submission_folders(root: Path, file_names: list[str]) -> list[Path]:
     """ROOT/<name> for each submission's results, in order: its file name without .py, every
     character but ASCII letters, digits, '_', '-' and '.' replaced by '_', no leading dot (so never
-    '.' or '..'), never an existing symbolic link. Names unique: a file whose name needed no change
+    '.' or '..'), never an existing symbolic link. Names unique, and unique whatever their case (on
+    macOS's and Windows' disks Alice/ and alice/ are one folder): a file whose name needed no change
     keeps it, so "alice smith.py" (alice_smith-2) never takes alice_smith.py's folder."""
     names = [re.sub(r"[^A-Za-z0-9_.-]", "_", file.removesuffix(".py")).lstrip(".") or "submission"
              for file in file_names]
+    exact = {i for i, (name, file) in enumerate(zip(names, file_names)) if name == file.removesuffix(".py")}
+    reserved = {names[i].casefold() for i in exact}
     taken: set[str] = set()
-    exact = [i for i, (name, file) in enumerate(zip(names, file_names)) if name == file.removesuffix(".py")]
-    for index in exact + [i for i in range(len(names)) if i not in exact]:
+
+    def free(name: str) -> bool:
+        return name.casefold() not in taken and not (root / name).is_symlink()
+
+    claimed: set[int] = set()
+    for index in sorted(exact):
+        if free(names[index]):
+            taken.add(names[index].casefold())
+            claimed.add(index)
+    for index in (i for i in range(len(names)) if i not in claimed):
         name, count = names[index], 1
-        while names[index] in taken or (root / names[index]).is_symlink():
+        while not free(names[index]) or names[index].casefold() in reserved:
             count += 1
             names[index] = f"{name}-{count}"
-        taken.add(names[index])
+        taken.add(names[index].casefold())
     return [root / name for name in names]
 
 

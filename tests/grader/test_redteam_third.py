@@ -167,7 +167,6 @@ def test_file_names_that_look_alike_or_hold_controls_are_escaped_in_every_class_
     assert "alice\\u200b.py" in outputs[0] and "alice\\u200b.py" in outputs[1]
 
 
-@pytest.mark.xfail(strict=True, reason="Alice.py and alice.py get folders that one case-insensitive disk holds as one")
 def test_result_folders_stay_apart_on_a_case_insensitive_disk(tmp_path):
     folder = tmp_path / "class"
     folder.mkdir()

@@ -61,7 +61,6 @@ def test_host_syscalls_sockets_and_paths_reach_nothing(tmp_path):
 
 # ---- forged passes ---------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="torch.ao.nn.quantizable.MultiheadAttention is neither refused nor flagged")
 def test_pytorchs_other_multihead_attention_is_refused(tmp_path):
     report = grade_json(attack("ao_quantizable_mha", tmp_path, "mha.py"), "mha")
     assert not report["passed"]

@@ -73,18 +73,27 @@ def test_a_pristine_copy_of_torch_functional_is_flagged_in_class_mode(tmp_path):
     assert row["read_this"], row
 
 
-@pytest.mark.xfail(strict=True, reason="sys.modules['c' + 'types'] is not flagged")
 def test_modules_reached_by_computed_names_are_flagged_in_class_mode(tmp_path):
     attack("computed_names_softmax", tmp_path / "class", "mallory.py")
     (row,) = class_rows(tmp_path / "class", "softmax")
     assert row["read_this"], row
 
 
-@pytest.mark.xfail(strict=True, reason="scores written with out= into memory touched at import pass the audit")
 def test_scores_written_into_a_buffer_from_import_fail_the_memory_audit(tmp_path):
     report = grade_json(attack("preallocated_scores_flash", tmp_path, "flash.py"), "flash")
-    assert check(report, "values")["status"] == "pass"
+    assert [item["id"] for item in report["checks"] if item["status"] != "pass"] == ["memory"]
+
+
+@pytest.mark.xfail(strict=True, reason="the audit is a dispatch mode in the learner's process: popped, it sees nothing")
+def test_scores_written_with_the_audit_popped_fail_the_memory_check(tmp_path):
+    report = grade_json(attack("preallocated_scores_no_audit_flash", tmp_path, "flash.py"), "flash")
     assert check(report, "memory")["status"] == "fail"
+
+
+def test_popping_the_memory_audit_is_flagged_in_class_mode(tmp_path):
+    attack("preallocated_scores_no_audit_flash", tmp_path / "class", "mallory.py")
+    (row,) = class_rows(tmp_path / "class", "flash")
+    assert "dispatch modes (torch.utils._python_dispatch)" in row["read_this"], row
 
 
 @pytest.mark.xfail(strict=True, reason="a kernel that only copies a torch result counts as the output's kernel")

@@ -96,7 +96,6 @@ def test_popping_the_memory_audit_is_flagged_in_class_mode(tmp_path):
     assert "dispatch modes (torch.utils._python_dispatch)" in row["read_this"], row
 
 
-@pytest.mark.xfail(strict=True, reason="a kernel that only copies a torch result counts as the output's kernel")
 def test_a_kernel_that_only_copies_a_torch_result_is_refused(tmp_path):
     pytest.importorskip("triton")
     report = grade_json(attack("copy_kernel_flash_triton", tmp_path, "flash_triton.py"), "flash_triton")

@@ -73,6 +73,12 @@ def test_a_pristine_copy_of_torch_functional_is_flagged_in_class_mode(tmp_path):
     assert row["read_this"], row
 
 
+def test_a_utf7_source_hides_nothing_from_the_class_scan(tmp_path):
+    attack("utf7_source_softmax", tmp_path / "class", "mallory.py")
+    (row,) = class_rows(tmp_path / "class", "softmax")
+    assert "native code (ctypes)" in row["read_this"] and "the object graph (gc)" in row["read_this"], row
+
+
 def test_modules_reached_by_computed_names_are_flagged_in_class_mode(tmp_path):
     attack("computed_names_softmax", tmp_path / "class", "mallory.py")
     (row,) = class_rows(tmp_path / "class", "softmax")
@@ -113,6 +119,14 @@ def test_a_call_that_never_returns_on_another_device_fails_the_device_check(tmp_
     report = grade_json(attack("device_stall_softmax", tmp_path, "softmax.py"), "softmax")
     assert check(report, "values")["status"] == "pass"
     assert check(report, "device")["status"] == "fail"
+
+
+def test_sleeping_in_import_with_every_signal_ignored_ends_at_the_load_limit(tmp_path):
+    start = time.monotonic()
+    report = grade_json(attack("sleep_in_import_softmax", tmp_path, "softmax.py"), "softmax")
+    seconds = time.monotonic() - start
+    assert "did not finish" in check(report, "load")["message"]
+    assert seconds < 2 * 45 + 30, f"the grade took {seconds:.0f} s against a 45 s overall deadline"
 
 
 def test_a_worker_that_stops_itself_ends_by_the_deadline(tmp_path):

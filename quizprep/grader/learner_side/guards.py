@@ -165,13 +165,15 @@ class Guards:
         spelled = tuple(part.replace("_", "") for part in self.parts)
         if not spelled:
             return
-        for module in [module for name, module in list(sys.modules.items())
-                       if name.startswith("torch.") and module is not None]:
-            for value in list(vars(module).values()):
-                if isinstance(value, type) and issubclass(value, torch.nn.Module) and \
-                        any(part in value.__name__.lower() for part in spelled):
-                    for method in list(vars(value).values()):
-                        self._disarm(method, f"{value.__module__}.{value.__qualname__}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated names (torch.distributed.reduce_op) warn when typed
+            for module in [module for name, module in list(sys.modules.items())
+                           if name.startswith("torch.") and module is not None]:
+                for value in list(vars(module).values()):
+                    if isinstance(value, type) and issubclass(value, torch.nn.Module) and \
+                            any(part in value.__name__.lower() for part in spelled):
+                        for method in list(vars(value).values()):
+                            self._disarm(method, f"{value.__module__}.{value.__qualname__}")
 
     def _disarm(self, function: Any, label: str) -> None:
         """The function object itself (and each one it wraps) refuses: replacing the name is not

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from quizprep.grader import exercism
-from quizprep.grader.bounds import printable
+from quizprep.grader.bounds import json_text, printable
 from quizprep.grader.cohort import CohortRow, default_jobs, grade_folder, submissions
 from quizprep.grader.grade import GradeOptions, exit_on_termination_signals
 from quizprep.grader.jail import launch as jail_launch
@@ -55,10 +54,9 @@ def cohort_command(args: argparse.Namespace, limits: Limits) -> int:
     if args.csv is not None:
         write_csv(rows, args.csv)
     if args.json:
-        print(json.dumps({"exercise": args.exercise, "proctored": False, "not_proctored": NOT_PROCTORED,
-                          "jail": fallback_note(jail_launch.refused()) or "each file in namespaces of its own",
-                          "submissions": [row.summary() for row in rows]},
-                         ensure_ascii=False))
+        print(json_text({"exercise": args.exercise, "proctored": False, "not_proctored": NOT_PROCTORED,
+                         "jail": fallback_note(jail_launch.refused()) or "each file in namespaces of its own",
+                         "submissions": [row.summary() for row in rows]}))
     else:
         Console().print(table(rows, args.exercise, written))
     return 0
@@ -105,8 +103,12 @@ def write_csv(rows: list[CohortRow], target: Path) -> None:
 
 
 def spreadsheet_text(value: Any) -> Any:
-    """`value` as a spreadsheet shows it and never runs it."""
-    return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+    """`value` as a spreadsheet shows it and never runs it, with hidden characters escaped as in
+    the table (a file name's ESC, zero-width space or bidirectional override)."""
+    if not isinstance(value, str):
+        return value
+    shown = printable(value, one_line=True)
+    return f"'{shown}" if shown.startswith(FORMULA_STARTS) else shown
 
 
 def table(rows: list[CohortRow], exercise: str, results: dict[str, str] | None = None) -> Table:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from quizprep.grader.spec import CheckResult
@@ -22,10 +23,13 @@ REPORT_BYTES = 1 << 20
 FRAMES_KEPT = 20  # the innermost, as tracebacks show them last
 FIRST_TEXT_CHARS = 4096
 FIRST_FRAME_CHARS = 600
-# C0 but newline and tab, DEL, C1, and the bidirectional marks and overrides that reorder what is shown
-_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
-_CONTROL = re.compile(f"[{_CONTROLS}]")
-_CONTROL_OR_BREAK = re.compile(f"[{_CONTROLS}\n\t]")
+# What a terminal acts on or a reader cannot see, by Unicode category: controls (C0, DEL, C1), format
+# characters (bidirectional marks and overrides, zero-width spaces and joiners, the soft hyphen, BOM),
+# line and paragraph separators, lone surrogates. A zero-width space made "alice\u200b.py" a second
+# "alice.py" in a class table (third red team).
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+_NOT_PLAIN = re.compile(r"[^\x20-\x7e\n\t]")
+_NOT_PLAIN_OR_BREAK = re.compile(r"[^\x20-\x7e]")
 # Python holds them in a str but UTF-8 cannot encode them: a lone surrogate from a JSON reply
 # ("\ud800"), or a byte of a non-UTF-8 file name as os.listdir spells it (surrogateescape)
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -35,7 +39,14 @@ _ESCAPED_BYTES = range(0xDC80, 0xDD00)
 def printable(text: str, *, one_line: bool = False) -> str:
     """`text` with its control characters written as escapes (ESC as \\x1b, CR as \\r...), so
     that it prints as it is; `one_line` escapes newlines and tabs too (a file name, a cell)."""
-    return (_CONTROL_OR_BREAK if one_line else _CONTROL).sub(_escape, text)
+    return (_NOT_PLAIN_OR_BREAK if one_line else _NOT_PLAIN).sub(_escape_hidden, text)
+
+
+def json_text(payload: Any, *, indent: int | None = None) -> str:
+    """`payload` as JSON with every hidden character (see `_HIDDEN`) written as a \\u escape, so the
+    text decodes to the same data and prints as it is: json.dumps leaves C1, DEL, bidirectional and
+    zero-width characters raw when it keeps non-ASCII text readable."""
+    return _NOT_PLAIN.sub(_json_escape_hidden, json.dumps(payload, ensure_ascii=False, indent=indent, default=str))
 
 
 def encodable(text: str) -> str:
@@ -55,12 +66,28 @@ def encodable_data(value: Any) -> Any:
     return value
 
 
+def _hidden(char: str) -> bool:
+    return char in "\n\t" or unicodedata.category(char) in _HIDDEN
+
+
+def _escape_hidden(match: re.Match[str]) -> str:
+    return _escape(match) if _hidden(match[0]) else match[0]
+
+
+def _json_escape_hidden(match: re.Match[str]) -> str:
+    # outside strings JSON has only newlines and spaces, which are plain; json.dumps writes the
+    # escape (a surrogate pair above U+FFFF)
+    return json.dumps(match[0])[1:-1] if _hidden(match[0]) else match[0]
+
+
 def _escape(match: re.Match[str]) -> str:
     code = ord(match[0])
     if code in _ESCAPED_BYTES:
         return f"\\x{code - 0xDC00:02x}"
     named = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}.get(match[0])
-    return named or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    if named:
+        return named
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def tail(text: str, limit: int) -> str:
@@ -103,4 +130,4 @@ def _capped(check: CheckResult, text_chars: int, frame_chars: int) -> CheckResul
 def _size(report: GradeReport) -> int:
     payload = {"file": report.file, "checks": [dataclasses.asdict(check) for check in report.checks],
                "environment": report.environment, "extra": report.extra}
-    return len(json.dumps(payload, ensure_ascii=False, default=str).encode())
+    return len(json_text(payload).encode())

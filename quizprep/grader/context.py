@@ -25,6 +25,8 @@ class Reply:
     # interpreted launches: per returned tensor, its elements no tl.store wrote (None: not checked)
     unwritten: list[Tensor | None] | None = None
     grid: tuple[int, ...] = ()  # the last interpreted program's grid
+    # interpreted launches: how many elements their tl.loads read in all (None: not checked)
+    loaded: int | None = None
 
 
 @dataclass
@@ -101,4 +103,4 @@ class CheckContext:
         grads = response.get("grads") or {}
         return Reply(response.get("value"), grads.get("values", {}), grads.get("error", ""),
                      response.get("inputs_after", {}), response.get("launches"), response.get("unwritten"),
-                     tuple(response.get("grid") or ()))
+                     tuple(response.get("grid") or ()), response.get("loaded"))

@@ -101,6 +101,11 @@ HARD_CODED_CPU = Diagnosis(
     "device-hard-coded-cpu",
     "a hard-coded .cpu() / device='cpu' moves data off the inputs' device",
     "Follow the inputs: keep every tensor on q.device.", NO_QUIZ)
+DID_NOT_FINISH = Diagnosis(
+    "device-run-did-not-finish",
+    "the code gives its results with inputs on the CPU but did not finish with them on another device",
+    "Nothing in attention depends on where the inputs are: follow q.device and run the same code everywhere.",
+    NO_QUIZ)
 
 _MIXED = re.compile(r"is not on the expected device|Expected all tensors to be on the same device|"
                     r"Expected \w+ and \w+ to be on the same device|but got \w+ on (cpu|cuda)")

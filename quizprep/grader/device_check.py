@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from quizprep.grader.context import CheckContext, Reply
-from quizprep.grader.device import placement
+from quizprep.grader.device import DID_NOT_FINISH, placement
 from quizprep.grader.spec import CheckResult, Diagnosis, ExerciseSpec, FailureKind, Status
 from quizprep.grader.failures import LearnerFailure
 from quizprep.grader.worker_session import WorkerSession
@@ -15,7 +15,8 @@ from quizprep.grader.worker_session import WorkerSession
 TITLE = "device placement: runs with its inputs on another device"
 # Each check's first calls cover the path it tests (causal, masked, a dtype); the rest repeat it.
 CALLS_PER_CHECK = 2
-# A probe run that hangs or crashes says nothing of placement, and the checks have named it already.
+# A probe run that hangs or crashes on the CPU too says nothing of placement: the checks named it.
+# One that the CPU's checks never met did not finish on the other device, which is no pass.
 _ENDS_PROBE = (FailureKind.TIMEOUT, FailureKind.CRASH, FailureKind.EXIT, FailureKind.MEMORY)
 
 
@@ -45,9 +46,11 @@ class ProbeContext(CheckContext):
         return reply
 
 
-def probe(spec: ExerciseSpec, session: WorkerSession, seed: int, device: str) -> Found | None:
-    """Each check's first calls once more on `device`, until one raises for a placement bug. The
-    checks cannot judge outputs without values (meta), so their own verdicts are ignored here."""
+def probe(spec: ExerciseSpec, session: WorkerSession, seed: int, device: str,
+          met_on_cpu: frozenset[FailureKind] = frozenset()) -> Found | None:
+    """Each check's first calls once more on `device`, until one raises for a placement bug or the
+    code does not finish in a way (`_ENDS_PROBE`) that the CPU's checks did not meet (`met_on_cpu`).
+    The checks cannot judge outputs without values (meta), so their own verdicts are ignored here."""
     for check in (check for check in spec.checks if check.probed):
         try:
             check.run(ProbeContext(session, seed=seed, device=device))
@@ -57,19 +60,20 @@ def probe(spec: ExerciseSpec, session: WorkerSession, seed: int, device: str) ->
             if bug is not None:
                 return Found(device, failure, bug)
             if failure.kind in _ENDS_PROBE:
-                return None
+                return None if failure.kind in met_on_cpu else Found(device, failure, DID_NOT_FINISH)
         except Exception:  # noqa: BLE001 - a check meeting outputs without values, which is expected
             continue
     return None
 
 
 def device_check(spec: ExerciseSpec, ctx: CheckContext, probes: tuple[str, ...],
-                 gpu_session: Callable[[], WorkerSession]) -> CheckResult:
+                 gpu_session: Callable[[], WorkerSession], checks: list[CheckResult]) -> CheckResult:
     """Probe each device in turn (meta in the checks' worker; CUDA in the checks' worker when the
-    checks run there, else in one of its own from `gpu_session`)."""
+    checks run there, else in one of its own from `gpu_session`), after the CPU's `checks`."""
     started = time.monotonic()
+    met_on_cpu = frozenset(check.failure_kind for check in checks if check.failure_kind is not None)
     for device in probes:
-        found = _probe_on(spec, ctx, device, gpu_session)
+        found = _probe_on(spec, ctx, device, gpu_session, met_on_cpu)
         if found is not None:
             return _failed(found, time.monotonic() - started)
     return CheckResult("device", TITLE, Status.PASS, f"no tensor left behind with inputs on {' and '.join(probes)}",
@@ -77,13 +81,13 @@ def device_check(spec: ExerciseSpec, ctx: CheckContext, probes: tuple[str, ...],
 
 
 def _probe_on(spec: ExerciseSpec, ctx: CheckContext, device: str,
-              gpu_session: Callable[[], WorkerSession]) -> Found | None:
+              gpu_session: Callable[[], WorkerSession], met_on_cpu: frozenset[FailureKind]) -> Found | None:
     if device != "cuda" or ctx.device == "cuda":
-        return probe(spec, ctx.session, ctx.seed, device)
+        return probe(spec, ctx.session, ctx.seed, device, met_on_cpu)
     session = gpu_session()
     try:
         session.start()
-        return probe(spec, session, ctx.seed, device)
+        return probe(spec, session, ctx.seed, device, met_on_cpu)
     except LearnerFailure as failure:  # the file itself, at import on this machine
         frame = failure.frames[-1] if failure.frames else None
         bug = placement(failure.message, frame.code if frame else "")

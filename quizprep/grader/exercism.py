@@ -23,12 +23,12 @@ and are left out. The runner's exit status is 0 whenever ``results.json`` was wr
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any
 
+from quizprep.grader.bounds import json_text
 from quizprep.grader.grade import GradeReport
 from quizprep.grader.spec import CheckResult, Status, Word
 
@@ -72,25 +72,36 @@ def write(payload: dict[str, Any], directory: Path) -> Path:
     target = directory / RESULTS_FILE
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
     with open(fd, "w", encoding="utf-8") as handle:
-        handle.write(json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
+        handle.write(json_text(payload, indent=2) + "\n")
     return target
 
 
 def submission_folders(root: Path, file_names: list[str]) -> list[Path]:
     """ROOT/<name> for each submission's results, in order: its file name without .py, every
     character but ASCII letters, digits, '_', '-' and '.' replaced by '_', no leading dot (so never
-    '.' or '..'), never an existing symbolic link. Names unique: a file whose name needed no change
+    '.' or '..'), never an existing symbolic link. Names unique, and unique whatever their case (on
+    macOS's and Windows' disks Alice/ and alice/ are one folder): a file whose name needed no change
     keeps it, so "alice smith.py" (alice_smith-2) never takes alice_smith.py's folder."""
     names = [re.sub(r"[^A-Za-z0-9_.-]", "_", file.removesuffix(".py")).lstrip(".") or "submission"
              for file in file_names]
+    exact = {i for i, (name, file) in enumerate(zip(names, file_names)) if name == file.removesuffix(".py")}
+    reserved = {names[i].casefold() for i in exact}
     taken: set[str] = set()
-    exact = [i for i, (name, file) in enumerate(zip(names, file_names)) if name == file.removesuffix(".py")]
-    for index in exact + [i for i in range(len(names)) if i not in exact]:
+
+    def free(name: str) -> bool:
+        return name.casefold() not in taken and not (root / name).is_symlink()
+
+    claimed: set[int] = set()
+    for index in sorted(exact):
+        if free(names[index]):
+            taken.add(names[index].casefold())
+            claimed.add(index)
+    for index in (i for i in range(len(names)) if i not in claimed):
         name, count = names[index], 1
-        while names[index] in taken or (root / names[index]).is_symlink():
+        while not free(names[index]) or names[index].casefold() in reserved:
             count += 1
             names[index] = f"{name}-{count}"
-        taken.add(names[index])
+        taken.add(names[index].casefold())
     return [root / name for name in names]
 
 

@@ -157,7 +157,8 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
         _run_checks(spec, ctx, options, report, deadline)
         if _wants_device_check(policy, options, report.checks[1:]):
             result = device_check(spec, ctx, policy.probes,
-                                  lambda: gpu_worker or _gpu_session(session, path, spec.forbidden))
+                                  lambda: gpu_worker or _gpu_session(session, path, spec.forbidden),
+                                  report.checks[1:])
             if time.monotonic() >= deadline:  # its probes were cut short: not a pass
                 limit = f"the overall time limit ({options.limits.total_seconds:g} s) ran out"
                 result = _not_run(result.id, result.title, limit, "time-limit", "")

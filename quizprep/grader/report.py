@@ -1,7 +1,6 @@
 """Rendering a grade report: Rich for people, one JSON object for tools."""
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, fields
 from typing import Any
 
@@ -9,7 +8,7 @@ from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 
-from quizprep.grader.bounds import printable
+from quizprep.grader.bounds import json_text, printable
 from quizprep.grader.grade import GradeReport
 from quizprep.grader.spec import CheckResult, FailureKind, Status
 
@@ -28,7 +27,7 @@ def to_json(report: GradeReport) -> str:
         "environment": report.environment,
     }
     payload.update(report.extra)
-    return json.dumps(payload, ensure_ascii=False)
+    return json_text(payload)
 
 
 def _check_json(check: CheckResult) -> dict[str, Any]:

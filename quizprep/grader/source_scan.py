@@ -25,7 +25,19 @@ ROUTES = {
     "sys._getframe": "frames (sys._getframe)",
     "inspect": "frames (inspect)",
     "importlib": "importlib",
+    "torch.utils._python_dispatch": "dispatch modes (torch.utils._python_dispatch)",
+    # Names computed at run time hide every route above from this scan: sys.modules["c" + "types"]
+    # reached ctypes and gc unflagged (third red team).
+    "sys.modules": "modules looked up by name (sys.modules)",
+    "builtins": "builtins",
+    "__builtins__": "builtins",
+    "exec": "code built at run time (exec, eval, compile, __import__)",
+    "eval": "code built at run time (exec, eval, compile, __import__)",
+    "compile": "code built at run time (exec, eval, compile, __import__)",
+    "__import__": "code built at run time (exec, eval, compile, __import__)",
 }
+# Bare names that are routes themselves (builtins); any other bare name is a variable's.
+BARE_ROUTES = ("__builtins__", "exec", "eval", "compile", "__import__")
 PROC_FILES = ("/proc/self/maps", "/proc/self/mem", "/proc/self/map_files", "/proc/self/pagemap")
 
 
@@ -63,4 +75,6 @@ def _names(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__" \
             and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
         return [node.args[0].value]
+    if isinstance(node, ast.Name) and node.id in BARE_ROUTES:
+        return [node.id]
     return []

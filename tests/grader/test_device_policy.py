@@ -166,6 +166,26 @@ def test_the_placement_probe_runs_every_check_but_those_left_out_of_it():
     assert probe(spec, None, 0, "meta") is None and ran == ["values"]
 
 
+@pytest.mark.parametrize("met_on_cpu", [frozenset(), frozenset({"timeout"})], ids=["cpu-finished", "cpu-hung-too"])
+def test_a_probe_that_does_not_finish_fails_unless_the_cpu_checks_did_not_finish_either(met_on_cpu):
+    """Third red team: code that answered on the CPU but hung with inputs on meta passed the device
+    check, so code that never returns on a GPU passed it too."""
+    from quizprep.grader.device import DID_NOT_FINISH
+    from quizprep.grader.device_check import probe
+    from quizprep.grader.failures import LearnerFailure
+    from quizprep.grader.spec import Check, ExerciseSpec, FailureKind
+
+    def hangs(ctx):
+        raise LearnerFailure(FailureKind.TIMEOUT, "did not finish within 20 s")
+
+    spec = ExerciseSpec("stand-in", "stand-in", ("f",), (), (Check("values", "values", hangs),))
+    found = probe(spec, None, 0, "meta", frozenset(FailureKind(kind) for kind in met_on_cpu))
+    if met_on_cpu:
+        assert found is None
+    else:
+        assert found is not None and found.bug == DID_NOT_FINISH
+
+
 def _call_paths(session, run) -> set[tuple]:
     """What `run(session)` asked of the learner's code, sizes aside: the op, its target, its keyword
     values other than sizes and its arguments' dtypes."""

@@ -109,6 +109,13 @@ def test_a_file_whose_name_needed_no_change_keeps_its_folder(tmp_path):
     assert [f.name for f in folders] == ["alice_smith-2", "alice_smith", "bob__2J"]
 
 
+def test_result_folders_differ_in_more_than_case(tmp_path):
+    """Third red team: Alice.py and alice.py had Alice/ and alice/, one folder on a case-insensitive
+    disk (macOS, Windows), where the second results.json replaced the first."""
+    folders = exercism.submission_folders(tmp_path, ["Alice.py", "alice.py", "ALICE.py", "alice-2.py"])
+    assert [f.name for f in folders] == ["Alice", "alice-3", "ALICE-4", "alice-2"]
+
+
 def test_a_results_file_that_is_a_link_is_not_followed(tmp_path):
     victim = tmp_path / "victim.txt"
     victim.write_text("untouched")

@@ -21,6 +21,23 @@ def test_views_and_in_place_ops_allocate_nothing() -> None:
     assert report.total_bytes == 0 and report.peak_live_bytes == 0
 
 
+def test_a_buffer_from_before_the_call_that_the_call_writes_counts_at_its_whole_size() -> None:
+    """Third red team: all n × m scores written with out= into a buffer made at import allocated
+    nothing during the call, and passed flash's memory check."""
+    q, k = torch.randn(64, 8), torch.randn(96, 8)
+    pool = torch.zeros(1 << 16)
+
+    def scores_into_the_pool(q, k):
+        scores = pool[: 64 * 96].view(64, 96)
+        torch.matmul(q, k.T, out=scores)
+        scores.exp_()
+        return scores.sum(-1)
+
+    _, report = audit(scores_into_the_pool, q, k)
+    assert report.peak_live_bytes >= pool.nbytes
+    assert [(a.op, a.shape) for a in report.holding(64, 96)] == [("mm", (64, 96))]
+
+
 def test_records_each_allocation_with_op_shape_and_bytes() -> None:
     a = torch.randn(8, 16)
     _, report = audit(lambda: (a @ a.T).softmax(-1).to(torch.bfloat16))

@@ -22,6 +22,9 @@ from quizprep.grader.spec import CheckResult
 # What a hostile file can print or be named: clear the screen, go home, and draw a verdict.
 FAKE = "\x1b[2J\x1b[H\x1b[1;32mall checks pass\x1b[0m\r\x07\x9b31m\u202e"
 CONTROLS = ("\x1b", "\r", "\x07", "\x9b", "\u202e")
+# What a reader cannot see (third red team): "alice\u200b.py" showed as a second "alice.py" in a
+# class table; C1 and bidirectional characters reached --json and results.json raw.
+HIDDEN = ("\u200b", "\u00ad", "\u2028", "\u2029", "\ufeff", "\u2066", "\x9b", "\x85", "\x7f", "\U000e0001")
 
 
 def flooded_check(number: int) -> CheckResult:
@@ -85,6 +88,22 @@ def test_the_class_table_escapes_file_names_and_takes_no_markup_from_them():
     text = console.file.getvalue()
     assert not any(control in text for control in CONTROLS), repr(text)
     assert "bob\\x1b[2J" in text and "[green]yes[/].py" in text
+
+
+def test_hidden_characters_are_escaped_in_the_text_json_results_json_and_csv(tmp_path):
+    from quizprep.cli.cohort_command import write_csv
+
+    name = "alice" + "".join(HIDDEN) + ".py"
+    failing = CheckResult("values", "values", "fail", f"raised ValueError: {name}", hint="h", output=name)
+    report = GradeReport("softmax", "Stable softmax", name, [CheckResult("load", "file loads", "pass"), failing],
+                         {"seed": 0})
+    exercism.write(exercism.results(report), tmp_path)
+    write_csv([CohortRow(name, 0.0, False, ["values"], [], 1.0, error=name)], tmp_path / "class.csv")
+    texts = {"text": rendered(report), "json": to_json(report), "results.json": (tmp_path / "results.json").read_text(),
+             "csv": (tmp_path / "class.csv").read_text()}
+    assert {kind: [char for char in HIDDEN if char in text] for kind, text in texts.items()} == dict.fromkeys(texts, [])
+    assert json.loads(texts["json"])["file"] == name  # escaped as JSON, so the data is the same
+    assert "alice\\u200b\\xad\\u2028" in texts["text"] and "alice\\u200b" in texts["csv"]
 
 
 def test_one_line_escapes_line_breaks_too():

@@ -25,13 +25,23 @@ def test_correct_files_are_not_flagged(path: Path) -> None:
 
 
 @pytest.mark.parametrize("source, expected", [
-    (HEAD + RESET, ["native code (ctypes)", "the object graph (gc)", "torch._C", "/proc/self/maps (read)"]),
+    (HEAD + RESET, ["native code (ctypes)", "the object graph (gc)", "torch._C",
+                    "code built at run time (exec, eval, compile, __import__)", "/proc/self/maps (read)"]),
     (MHA_FROM_GC, ["the object graph (gc)", "torch._C"]),
     ("import torch._decomp.decompositions as d\nd._softmax", ["torch._decomp"]),
     ("from torch import _refs\n", ["torch._refs"]),
     ("import torch\ntorch._refs.softmax(x, 0)\n", ["torch._refs"]),
     ("from scipy.special import softmax\n", ["SciPy"]),
-    ("m = __import__('mmap')\n", ["memory mapping (mmap)"]),
+    ("m = __import__('mmap')\n", ["memory mapping (mmap)", "code built at run time (exec, eval, compile, __import__)"]),
+    # third red team: names computed at run time
+    ("import sys\nc = sys.modules['c' + 'types']\n", ["modules looked up by name (sys.modules)"]),
+    ("import sys\ng = sys.modules.get('g' + 'c')\n", ["modules looked up by name (sys.modules)"]),
+    ("m = __import__('g' + 'c')\n", ["code built at run time (exec, eval, compile, __import__)"]),
+    ("exec(bytes.fromhex('696d706f7274206763'))\n", ["code built at run time (exec, eval, compile, __import__)"]),
+    ("import builtins\nbuiltins.__dict__['__imp' + 'ort__']('gc')\n", ["builtins"]),
+    ("import torch\nf = torch.compile(g)\nimport re\nr = re.compile('x')\n", []),
+    ("import torch\nwith torch.utils._python_dispatch._disable_current_modes():\n    pass\n",
+     ["dispatch modes (torch.utils._python_dispatch)"]),
     ("def f(:\n", []),
 ])
 def test_routes_are_named_from_the_source(source: str, expected: list[str]) -> None:

@@ -64,6 +64,13 @@ NO_LAUNCH = Diagnosis(
     lesson("triton-tile-sram"))
 
 
+NOT_FROM_INPUTS = Diagnosis(
+    "triton-inputs-unread", "the kernels flash_attention launched loaded fewer elements than q, k and v hold: "
+    "out was computed elsewhere (by PyTorch) and a kernel only carried it",
+    "The kernel itself must load the Q tile and every K and V tile and compute the online softmax; PyTorch only "
+    "allocates out and lse.", lesson("triton-tile-sram"))
+
+
 def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> dict[str, Tensor]:
     data = case.data
     options = {**(options or {}), "count_launches": True}
@@ -72,6 +79,12 @@ def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) ->
     reply = ctx.call(TARGET, data["q"], data["k"], data["v"], causal=data["causal"], options=options)
     if reply.launches == 0:
         raise CheckFailure(NO_LAUNCH.title, tried=case.label, named=NO_LAUNCH)
+    # Each element of q, k and v is loaded at least once by any kernel that computes attention (from
+    # the inputs or from the host's copies of them); a kernel that only copies a result loads far fewer.
+    inputs = sum(data[name].numel() for name in "qkv")
+    if isinstance(reply.loaded, int) and not isinstance(reply.loaded, bool) and reply.loaded < inputs:
+        raise CheckFailure(NOT_FROM_INPUTS.title, tried=case.label, named=NOT_FROM_INPUTS,
+                           where=f"the kernels loaded {reply.loaded:,} elements in all; q, k and v hold {inputs:,}")
     holes = reply.unwritten[0] if isinstance(reply.unwritten, list) and reply.unwritten else None
     if isinstance(holes, Tensor) and holes.dtype == torch.bool and bool(holes.any()):
         raise unwritten_failure(case.label, case.sizes, holes, reply.grid)

@@ -7,9 +7,9 @@ Three layers, from the friendliest report to the one learner code cannot take do
 * a TorchFunctionMode, entered around each graded call, names the same kernels reached by other
   Python routes (``torch.ops.aten``, ``torch._C._VariableFunctions``);
 * the original Python functions behind those names, and PyTorch's own Python implementations of
-  the same kernels (``torch._decomp``, ``torch._refs``), have their code replaced in place: a
-  reference to the original found through ``gc``, ``__wrapped__`` or a decomposition table runs
-  the refusal, not the kernel;
+  the same kernels (``torch._decomp``, ``torch._refs``) and modules (the quantizable
+  ``MultiheadAttention``), have their code replaced in place: a reference to the original found
+  through ``gc``, ``__wrapped__`` or a decomposition table runs the refusal, not the kernel;
 * every ATen (and quantized) operator whose name matches the forbidden group gets a kernel that
   raises, registered in PyTorch's dispatcher for every backend and composite key that computes
   it. Popping the mode, emptying Python state found through ``gc`` or frames, or scripting the call
@@ -71,6 +71,7 @@ class Guards:
         self.mode = _forbidden_mode(self)
         self._patch_public_routes()
         self._disarm_python_kernels()
+        self._disarm_module_classes()
         self._register_dispatcher_kernels()
 
     def forbids(self, name: str) -> bool:
@@ -153,6 +154,26 @@ class Guards:
             for value in list(vars(module).values()):
                 if isinstance(value, types.FunctionType) and self.forbids(value.__name__):
                     self._disarm(value, f"{value.__module__}.{value.__name__}")
+
+    def _disarm_module_classes(self) -> None:
+        """Every nn.Module class loaded with torch whose name spells a forbidden part
+        (MultiheadAttention for multi_head_attention) refuses in each of its methods: torch.ao's
+        quantizable MultiheadAttention computes the whole module from bmm and softmax, and passed
+        the mha exercise (third red team)."""
+        import torch
+
+        spelled = tuple(part.replace("_", "") for part in self.parts)
+        if not spelled:
+            return
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated names (torch.distributed.reduce_op) warn when typed
+            for module in [module for name, module in list(sys.modules.items())
+                           if name.startswith("torch.") and module is not None]:
+                for value in list(vars(module).values()):
+                    if isinstance(value, type) and issubclass(value, torch.nn.Module) and \
+                            any(part in value.__name__.lower() for part in spelled):
+                        for method in list(vars(value).values()):
+                            self._disarm(method, f"{value.__module__}.{value.__qualname__}")
 
     def _disarm(self, function: Any, label: str) -> None:
         """The function object itself (and each one it wraps) refuses: replacing the name is not

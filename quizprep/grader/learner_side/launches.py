@@ -9,8 +9,10 @@ an unmasked tail store) reads or corrupts the heap and kills the process at a li
 between runs. Raised instead as an IndexError at the learner's own tl.load/tl.store line, with the
 launch's grid and program. The addresses stored are kept too: a returned tensor that a launch was
 given but whose elements no program stored (a grid that misses some tiles or heads) holds whatever
-torch.empty left there, which reads as noise, not as the grid's mistake. Loaded by the worker from its
-file; imports nothing of quizprep."""
+torch.empty left there, which reads as noise, not as the grid's mistake. The elements loaded are
+counted: a kernel that computes attention loads at least every element of q, k and v (or of the
+copies the host made of them), while one that only copies a result PyTorch computed loads far fewer
+(third red team). Loaded by the worker from its file; imports nothing of quizprep."""
 from __future__ import annotations
 
 import sys
@@ -29,12 +31,13 @@ class LaunchCounter:
         self.shapes: list[tuple[int, ...]] = []
         self.without_mask = False  # inside a tl.load/tl.store written without mask=
         self.stored: list[Any] = []  # the addresses each interpreted tl.store wrote (numpy arrays)
+        self.loaded = 0  # elements interpreted tl.loads read
         self.grid: tuple[int, ...] = ()  # the last interpreted program's grid
 
     def start(self) -> None:
         """Zero the count, wrapping Triton's launch methods once Triton is imported (by the learner's
         file: a file that never imports it launches nothing)."""
-        self.count = 0
+        self.count = self.loaded = 0
         self.stored, self.grid = [], ()
         if self.installed or "triton" not in sys.modules:
             return
@@ -109,6 +112,8 @@ class LaunchCounter:
             if kind == "store":
                 self.stored.append(addresses.copy())
                 self.grid = tuple(int(size) for size in builder.grid_dim)
+            else:
+                self.loaded += int(addresses.size)
             return access(builder, ptrs, *rest, **kwargs)
 
         return method

@@ -5,7 +5,10 @@ the code is written (operators, einsum, loops, `torch.empty`). An op's output co
 as a new allocation when its storage is not one of the op's inputs' storages, so views
 (`view`, `transpose`, `expand`) and in-place ops cost nothing, as in the allocator.
 A finaliser on each new storage tells when it is freed, which gives the peak of the
-bytes alive at once, not only the sum.
+bytes alive at once, not only the sum. A storage the code did not allocate during the call but
+writes into (``out=``, an in-place op) counts too, once, at its whole size: a buffer made at
+import held all n × m scores written with ``torch.matmul(q, k.T, out=buffer)`` and allocated
+nothing during the call (third red team).
 
 Bytes are storage bytes, so a score matrix built by `bmm` on a (B·H, n, m) view is
 recorded at its true size whatever shape the code later gives it.
@@ -87,24 +90,32 @@ class MemoryAudit(TorchDispatchMode):
         # imports torch._dynamo on first use: as long as importing torch itself (torch 2.13).
         return False
 
-    def __init__(self) -> None:
+    def __init__(self, given: Iterable[Any] = ()) -> None:
         super().__init__()
         self.report = MemoryReport()
         self._live_bytes = 0
+        # storages (data pointers) in the report, or `given` to the call (its arguments: writing
+        # into them is the no-mutation check's business)
+        self._counted = {tensor.untyped_storage().data_ptr() for tensor in _tensors(given)}
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
         input_storages = {tensor.untyped_storage().data_ptr() for tensor in _tensors((*args, *kwargs.values()))}
+        writes = func._schema.is_mutable
         for tensor in _tensors((out,)):
-            self._record(func, tensor, input_storages)
+            if tensor.untyped_storage().data_ptr() not in input_storages:
+                self._record(func, tensor)
+            elif writes and tensor.untyped_storage().data_ptr() not in self._counted:
+                self._record(func, tensor, freed=False)  # memory from before the call, used as its own
         return out
 
-    def _record(self, func, tensor: torch.Tensor, input_storages: set[int]) -> None:
+    def _record(self, func, tensor: torch.Tensor, *, freed: bool = True) -> None:
         storage = tensor.untyped_storage()
-        if storage.nbytes() == 0 or storage.data_ptr() in input_storages:
+        if storage.nbytes() == 0:
             return
         nbytes = storage.nbytes()
+        self._counted.add(storage.data_ptr())
         self.report.allocations.append(
             Allocation(
                 op=str(func.overloadpacket.__name__),
@@ -116,7 +127,8 @@ class MemoryAudit(TorchDispatchMode):
         )
         self._live_bytes += nbytes
         self.report.peak_live_bytes = max(self.report.peak_live_bytes, self._live_bytes)
-        weakref.finalize(storage, self._free, nbytes)
+        if freed:
+            weakref.finalize(storage, self._free, nbytes)
 
     def _free(self, nbytes: int) -> None:
         self._live_bytes -= nbytes
@@ -138,7 +150,7 @@ def _tensors(values: Iterable[Any]) -> Iterator[torch.Tensor]:
 
 def audit(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, MemoryReport]:
     """Call ``fn(*args, **kwargs)`` under a `MemoryAudit`; return its result and the report."""
-    mode = MemoryAudit()
+    mode = MemoryAudit(given=(*args, *kwargs.values()))
     mode.__enter__()
     try:
         result = fn(*args, **kwargs)

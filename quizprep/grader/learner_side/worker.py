@@ -333,6 +333,7 @@ class Worker:
         if request.get("count_launches"):
             response["launches"] = self.launches.count
             response["unwritten"], response["grid"] = self.launches.unwritten(value), list(self.launches.grid)
+            response["loaded"] = self.launches.loaded if self.launches.stored else None  # None: compiled
         if recorder is not None:
             response["ops"] = recorder.entries()
         if memory is not None:

@@ -48,37 +48,6 @@ def test_a_worker_started_before_the_exercise_is_known_gets_its_guards(tmp_path)
     assert report.checks[-1].status == "fail" and "torch.softmax" in report.checks[-1].message, report.checks[-1]
 
 
-class _Recorded:
-    """A worker session that only records what the grader asks of it, in order."""
-
-    def __init__(self, events: list[str]) -> None:
-        self.events = events
-        self.launched_at: int | None = None
-
-    def launch(self) -> None:
-        self.events.append("launch")
-        self.launched_at = 0
-
-    def start(self) -> dict:
-        self.events.append("wait for it")
-        return {"names": ["stable_softmax"]}
-
-
-@pytest.mark.parametrize("exercise, expected", [
-    ("softmax", ["launch", "warm up gradients", "wait for it"]),  # its gradients check's reference: autograd
-    ("softmax_numpy", ["launch", "wait for it"]),  # no gradients check: nothing to warm up
-])
-def test_the_grader_warms_up_its_gradients_between_launching_the_worker_and_waiting(monkeypatch, exercise,
-                                                                                   expected):
-    from quizprep.grader import grade as grading, reference
-    from quizprep.grader.exercises import load_spec
-
-    events: list[str] = []
-    monkeypatch.setattr(reference, "warm_up_gradients", lambda: events.append("warm up gradients"))
-    result = grading._load_check(_Recorded(events), load_spec(exercise), SOLUTIONS / "softmax.py", True)
-    assert result.status == "pass" and events == expected
-
-
 @pytest.mark.parametrize("name", __import__("quizprep.grader.exercises", fromlist=["available"]).available())
 def test_whether_a_worker_warms_up_is_known_before_torch_as_its_spec_says(name):
     """`quizprep grade FILE` launches the worker from the exercise's name alone, before torch and

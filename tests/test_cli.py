@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
+import sys
 from datetime import date, timedelta
 from pathlib import Path
 
@@ -201,14 +204,59 @@ def test_a_missing_path_is_named_and_exits_2(argv, said, tmp_path, capsys, monke
     assert capsys.readouterr().err.strip() == said.format(gone=gone)
 
 
-def test_the_command_itself_freezes_the_heap_before_its_exit_and_a_call_does_not(
+def test_the_command_itself_ends_its_process_with_the_status_and_a_call_returns_it(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """The interpreter's last collections walk every object torch made (half a second after a
-    grade): the `quizprep` process skips them; a caller of main (a test, a script) keeps its heap."""
-    frozen: list[bool] = []
-    monkeypatch.setattr(cli.gc, "freeze", lambda: frozen.append(True))
+    """The `quizprep` process ends without the interpreter's teardown (a second of CPU after a
+    grade); a caller of main (a test, a script) gets the status back and its process goes on."""
+    ended: list[int] = []
+    monkeypatch.setattr(cli, "end_process", ended.append)
     assert cli.main(["init", str(tmp_path / "called")]) == 0
-    assert frozen == []
+    assert ended == []
     monkeypatch.setattr("sys.argv", ["quizprep", "init", str(tmp_path / "command")])
-    assert cli.main() == 0
-    assert frozen == [True] and (tmp_path / "command").is_dir()
+    cli.main()
+    assert ended == [0] and (tmp_path / "command").is_dir()
+
+
+ENDING = """
+import atexit, sys, threading, time
+from quizprep.cli import end_process
+
+class Torn:
+    def __del__(self):
+        print("torn down")
+
+KEPT = Torn()  # a module's object: the interpreter's teardown would delete it
+atexit.register(lambda: print("atexit ran"))
+threading.Thread(target=lambda: (time.sleep(0.2), print("thread finished"))).start()
+print("x" * 100_000)  # still in the pipe's buffer when the process ends
+end_process(int(sys.argv[1]))
+"""
+
+
+@pytest.mark.parametrize("status", [0, 3])
+def test_ending_the_process_keeps_what_the_exit_owes_and_skips_the_teardown(status: int) -> None:
+    ended = subprocess.run([sys.executable, "-c", ENDING, str(status)], capture_output=True, text=True,
+                           timeout=60)
+    lines = ended.stdout.splitlines()
+    assert ended.returncode == status, ended.stderr
+    assert lines == ["x" * 100_000, "thread finished", "atexit ran"]
+
+
+BUFFERED_THEN_ENDED = """
+import io, sys
+from quizprep.cli import end_process
+sys.stdout = io.TextIOWrapper(io.BufferedWriter(io.FileIO(1, "w", closefd=False)))  # buffered, whatever is asked
+print("buffered")
+end_process(0)
+"""
+
+
+def test_an_output_that_cannot_be_flushed_ends_with_status_120() -> None:
+    """Python's own exit says 120 when its last flush fails: here the pipe's reader is gone."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        ended = subprocess.run([sys.executable, "-c", BUFFERED_THEN_ENDED], stdout=write_end, timeout=60)
+    finally:
+        os.close(write_end)
+    assert ended.returncode == 120

@@ -34,7 +34,6 @@ FAILURE_HINTS: dict[FailureKind, str] = {
     FailureKind.RESOURCES: "An exercise needs neither many threads nor files: compute the result and return it.",
 }
 FORBIDDEN_QUIZ = "sdpa-is-causal-vs-attn-mask"
-GRADIENTS_CHECK = "gradients"  # its reference is the grader's own autograd, warmed up while the worker starts
 # failures the rest of the checks would repeat
 STOPPING_KINDS = (FailureKind.TIMEOUT, FailureKind.CRASH, FailureKind.EXIT, FailureKind.MEMORY, FailureKind.RESOURCES)
 
@@ -277,11 +276,7 @@ def _load_check(session: WorkerSession, spec: ExerciseSpec, path: Path, fresh: b
     started = time.monotonic()
     try:
         if fresh and session.launched_at is None:
-            session.launch()  # it imports torch while this process warms up its own gradients
-        if any(check.id == GRADIENTS_CHECK for check in spec.checks):
-            from quizprep.grader.reference import warm_up_gradients
-
-            warm_up_gradients()
+            session.launch()
         info = session.start() if fresh else session.switch(path, spec.forbidden)
     except LearnerFailure as failure:
         return _failed("load", title, failure, started)

@@ -8,6 +8,7 @@ there so comparisons can leave it out. The test suite cross-checks these functio
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 from torch import Tensor
@@ -42,11 +43,15 @@ def _softmax_allowing_empty_rows(scores: Tensor) -> Tensor:
     return weights.masked_fill(empty, float("nan"))
 
 
-def warm_up_gradients() -> None:
-    """The grader's first gradient with a given output gradient imports torch's symbolic shapes
-    and sympy (about 1 s): called while the worker starts, it is off the gradients check's clock."""
-    leaf = torch.ones(1, dtype=torch.float64, requires_grad=True)
-    torch.autograd.grad(leaf * 2, leaf, torch.ones_like(leaf))
+def gradients(output: Tensor, inputs: Sequence[Tensor], grad_output: Tensor) -> tuple[Tensor, ...]:
+    """Each input's gradient of `output` weighted by `grad_output` (a vector-Jacobian product),
+    taken as the gradient of sum(output * grad_output): the sum's and the product's backward hand
+    `grad_output` on unchanged, so the result is autograd.grad(output, inputs, grad_output)'s bit
+    for bit, without that call's check of a given output gradient, whose first run imports torch's
+    symbolic shapes and sympy (a second of the grader's CPU per grade)."""
+    if grad_output.shape != output.shape:
+        raise ValueError(f"grad_output's shape {tuple(grad_output.shape)} is not the output's {tuple(output.shape)}")
+    return torch.autograd.grad((output * grad_output.detach()).sum(), list(inputs))
 
 
 def causal_mask(n: int, m: int | None = None) -> Tensor:

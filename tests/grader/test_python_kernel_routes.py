@@ -27,13 +27,21 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 MHA_FROM_GC = '''# quizprep: exercise=mha
 import gc
 import torch
+import torch._dynamo  # its tables keep torch's functions, the original among them, within gc's reach
 from torch import nn
+
+
+def _attribute(obj, name):
+    try:
+        return getattr(obj, name, "")
+    except Exception:  # an object whose __getattr__ initialises CUDA, on a machine without it
+        return ""
 
 
 def _original():
     for obj in gc.get_objects():
-        if getattr(obj, "__name__", "") == "multi_head_attention_forward" and callable(obj) \\
-                and getattr(obj, "__module__", "") == "torch.nn.functional":
+        if _attribute(obj, "__name__") == "multi_head_attention_forward" and callable(obj) \\
+                and _attribute(obj, "__module__") == "torch.nn.functional":
             return obj
     raise RuntimeError("not found")
 
@@ -112,11 +120,15 @@ def _values(path: Path, check: str = "values") -> tuple[bool, str]:
 
 
 def test_the_original_mha_function_found_through_gc_is_refused(tmp_path: Path) -> None:
+    """Once torch._dynamo was imported before the guards, one of its tables kept the original
+    function within gc's reach, and the guards refused the call. The worker no longer imports it
+    (torch_start.run_without_dynamo) and the guards replace every other reference: the walk, even
+    with torch._dynamo imported by the file, finds no original to call."""
     path = tmp_path / "mha.py"
     path.write_text(MHA_FROM_GC)
     passed, message = _values(path, "self-attention")
     assert not passed, "forged pass"
-    assert "uses torch.nn.functional.multi_head_attention_forward, which this exercise asks" in message, message
+    assert "raised RuntimeError: not found" in message, message
 
 
 def test_flex_attentions_python_body_called_directly_is_refused(tmp_path: Path) -> None:

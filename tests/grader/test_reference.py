@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -111,20 +112,44 @@ def test_padding_mask_shape_and_values():
     assert mask.reshape(3, 3).tolist() == [[True, True, False], [False, False, False], [True, True, True]]
 
 
-def test_after_the_warm_up_a_checks_first_gradient_imports_nothing():
-    """The gradients checks' references are the grader's own autograd: the warm-up, run while the
-    worker starts, leaves nothing (sympy, about 1 s) for the first one to import on its clock.
-    In a fresh interpreter, where nothing else has imported it yet."""
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=4), seed=st.integers(0, 2**16),
+       special=st.sampled_from([None, float("inf"), float("nan"), 0.0]))
+def test_gradients_are_autograds_with_that_output_gradient_bit_for_bit(shape, seed, special):
+    generator = torch.Generator().manual_seed(seed)
+    x = torch.randn(*shape, generator=generator, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(shape[-1], 3, generator=generator, dtype=torch.float64, requires_grad=True)
+    out = torch.softmax(x, -1) @ w
+    grad_out = torch.randn(out.shape, generator=generator, dtype=torch.float64) * 1e3
+    if special is not None:
+        grad_out.view(-1)[0] = special
+    expected = torch.autograd.grad(out, (x, w), grad_out, retain_graph=True)
+    got = reference.gradients(out, (x, w), grad_out)
+    assert all(torch.allclose(a, b, rtol=0, atol=0, equal_nan=True) for a, b in zip(got, expected))
+
+
+def test_gradients_refuse_an_output_gradient_of_another_shape():
+    x = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    with pytest.raises(ValueError, match="not the output's"):
+        reference.gradients(x * 2, [x], torch.ones(4, dtype=torch.float64))
+
+
+def test_the_grader_takes_its_reference_gradients_without_importing_sympy():
+    """The gradients checks' references are the grader's own autograd: graded in a fresh
+    interpreter, they leave torch's symbolic shapes and sympy unimported (a second of CPU)."""
     script = (
-        "import sys, torch\n"
-        "from quizprep.grader import reference\n"
-        "reference.warm_up_gradients()\n"
-        "before = set(sys.modules)\n"
-        "q, k, v = (torch.randn(2, 3, 4, dtype=torch.float64, requires_grad=True) for _ in range(3))\n"
-        "out, _ = reference.attention(q, k, v, reference.causal_mask(3))\n"
-        "torch.autograd.grad(out, (q, k, v), torch.randn_like(out))\n"
-        "print(sorted(set(sys.modules) - before))\n"
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from quizprep.grader.grade import GradeOptions, grade\n"
+        "for name in ('softmax', 'attention', 'mha', 'gqa'):\n"
+        "    report = grade(Path('tests/solutions') / f'{name}.py', GradeOptions(seed=1, only=('gradients',)))\n"
+        "    print(name, [(check.id, check.status.value) for check in report.checks])\n"
+        "print(sorted(name for name in sys.modules if name == 'sympy' or 'symbolic_shapes' in name))\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          cwd=Path(__file__).parents[2])
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    *graded, imported = done.stdout.strip().splitlines()
+    assert [line.split()[0] for line in graded] == ["softmax", "attention", "mha", "gqa"]
+    assert all("('gradients', 'pass')" in line for line in graded), graded
+    assert imported == "[]"

@@ -48,37 +48,6 @@ def test_a_worker_started_before_the_exercise_is_known_gets_its_guards(tmp_path)
     assert report.checks[-1].status == "fail" and "torch.softmax" in report.checks[-1].message, report.checks[-1]
 
 
-class _Recorded:
-    """A worker session that only records what the grader asks of it, in order."""
-
-    def __init__(self, events: list[str]) -> None:
-        self.events = events
-        self.launched_at: int | None = None
-
-    def launch(self) -> None:
-        self.events.append("launch")
-        self.launched_at = 0
-
-    def start(self) -> dict:
-        self.events.append("wait for it")
-        return {"names": ["stable_softmax"]}
-
-
-@pytest.mark.parametrize("exercise, expected", [
-    ("softmax", ["launch", "warm up gradients", "wait for it"]),  # its gradients check's reference: autograd
-    ("softmax_numpy", ["launch", "wait for it"]),  # no gradients check: nothing to warm up
-])
-def test_the_grader_warms_up_its_gradients_between_launching_the_worker_and_waiting(monkeypatch, exercise,
-                                                                                   expected):
-    from quizprep.grader import grade as grading, reference
-    from quizprep.grader.exercises import load_spec
-
-    events: list[str] = []
-    monkeypatch.setattr(reference, "warm_up_gradients", lambda: events.append("warm up gradients"))
-    result = grading._load_check(_Recorded(events), load_spec(exercise), SOLUTIONS / "softmax.py", True)
-    assert result.status == "pass" and events == expected
-
-
 @pytest.mark.parametrize("name", __import__("quizprep.grader.exercises", fromlist=["available"]).available())
 def test_whether_a_worker_warms_up_is_known_before_torch_as_its_spec_says(name):
     """`quizprep grade FILE` launches the worker from the exercise's name alone, before torch and
@@ -88,16 +57,17 @@ def test_whether_a_worker_warms_up_is_known_before_torch_as_its_spec_says(name):
     assert warms_up(name) == warms_up(name.replace("_", "-")) == load_spec(name).worker_warm_up
 
 
-WARMED_UP_PROBE = ("import sys\nimport torch\n\n"
-                   "def flash_attention(q, k, v, *, causal=False):\n    return q\n\n"
-                   "def warmed_up():\n"
-                   "    return torch.tensor(['sympy' in sys.modules, 'torch._dynamo' in sys.modules])\n")
+LOADED_PROBE = ("\nimport sys\n\n"
+                "def loaded():\n"
+                "    return torch.tensor([name in sys.modules for name in ('sympy', 'torch._dynamo')])\n")
+WARMED_UP_PROBE = "import torch\n\ndef flash_attention(q, k, v, *, causal=False):\n    return q\n" + LOADED_PROBE
 
 
-@pytest.mark.parametrize("exercise, warmed", [("flash_triton", [False, False]), ("flash", [True, True])])
+@pytest.mark.parametrize("exercise, warmed", [("flash_triton", [False, False]), ("flash", [True, False])])
 def test_an_early_worker_warms_up_only_for_an_exercise_that_needs_it(tmp_path, exercise, warmed):
     """The Triton and NumPy tracks take no gradient and probe nothing on the meta device: their early
-    worker skips the warm-ups that import sympy and torch._dynamo (seconds of a grade's start)."""
+    worker skips the warm-ups, which import sympy (seconds of a grade's start). The others' warm-up
+    leaves torch._dynamo unimported (see the next test)."""
     from quizprep.cli.grade_command import prestart
     from quizprep.grader.worker_session import Limits
 
@@ -108,7 +78,25 @@ def test_an_early_worker_warms_up_only_for_an_exercise_that_needs_it(tmp_path, e
     try:
         early.configure(())
         early.start()
-        reply = early.request({"op": "call", "target": "warmed_up", "args": [], "kwargs": {}, "device": "cpu"})
+        reply = early.request({"op": "call", "target": "loaded", "args": [], "kwargs": {}, "device": "cpu"})
     finally:
         early.close()
     assert reply["value"].tolist() == warmed
+
+
+@pytest.mark.parametrize("exercise", ["attention", "flash"])
+def test_a_whole_grade_on_the_meta_device_leaves_torch_dynamo_unimported(tmp_path, exercise):
+    """PyTorch's Python kernels import torch._dynamo on their first call (1.5-2 s of the worker's
+    CPU) unless the warm-up gave them their function to run (torch_start.run_without_dynamo): a
+    correct file still passes every check, the device check's meta probes included, without it."""
+    from quizprep.grader.grade import GradeOptions, grade
+    from quizprep.grader.exercises import load_spec
+
+    path = tmp_path / f"{exercise}.py"
+    path.write_text((SOLUTIONS / f"{exercise}.py").read_text() + LOADED_PROBE)
+    with WorkerSession(path, forbidden=load_spec(exercise).forbidden) as session:
+        report = grade(path, GradeOptions(seed=3), session)
+        reply = session.request({"op": "call", "target": "loaded", "args": [], "kwargs": {}, "device": "cpu"})
+    assert report.passed, [(check.id, check.message) for check in report.checks if check.status != "pass"]
+    assert "device" in [check.id for check in report.checks]
+    assert reply["value"].tolist() == [True, False]

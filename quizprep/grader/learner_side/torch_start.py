@@ -3,7 +3,10 @@ applies, and Triton pointed at the only directory the worker may write. Loaded b
 the fork server from its file; imports nothing of quizprep."""
 from __future__ import annotations
 
+import gc
 import os
+import sys
+from types import FunctionType
 
 
 def import_torch(threads: int, *, before_fork: bool = False, warm_up: bool = True) -> None:
@@ -29,9 +32,37 @@ def import_torch(threads: int, *, before_fork: bool = False, warm_up: bool = Tru
     # The device check's first meta-device arithmetic imports PyTorch's Python meta kernels
     # (seconds): here they load once per torch import, fork-server children included.
     meta = torch.empty(2, 2, device="meta")
+    meta.amax(-1, keepdim=True)  # a reduction: imports the meta kernels and decompositions, not torch._dynamo
+    run_without_dynamo()
     (meta - meta.amax(-1, keepdim=True)).exp()
     if before_fork and torch.cuda.is_initialized():
         raise RuntimeError("CUDA was initialised before forking")
+
+
+def run_without_dynamo() -> int:
+    """PyTorch wraps its Python kernels (the meta device's elementwise ones among them) to run with
+    TorchDynamo off, and each wrapper imports torch._dynamo on its first call only to build that
+    'off' version of its function (1.5-2 s of the worker's CPU: Dynamo, Inductor, Triton). Until
+    something imports torch._dynamo nothing is being compiled, so the function itself is what
+    'off' runs: each wrapper made so far is given it as its 'off' version (torch's own cache for
+    it) and calls it without the import. Wrappers made later, or a torch whose wrapper differs,
+    import torch._dynamo as before; a torch.compile in the learner's code (which imports it) would
+    trace into these kernels instead of around them. Returns how many wrappers were given theirs."""
+    if "torch._dynamo" in sys.modules:
+        return 0
+    from torch import _compile
+
+    wrapper_code = _compile._disable_dynamo(run_without_dynamo).__code__
+    if "fn" not in wrapper_code.co_freevars:
+        return 0
+    given = 0
+    for wrapper in gc.get_referrers(wrapper_code):
+        if isinstance(wrapper, FunctionType) and wrapper.__closure__:
+            # the function the wrapper calls, as it reads it (its __wrapped__ may have been reassigned)
+            wrapped = wrapper.__closure__[wrapper_code.co_freevars.index("fn")].cell_contents
+            setattr(wrapped, "__dynamo_disable", wrapped)  # the name torch._compile reads it by
+            given += 1
+    return given
 
 
 def configure_triton(private_dir: str | None) -> None:

@@ -18,6 +18,8 @@ CALLS_PER_CHECK = 2
 # A probe run that hangs or crashes on the CPU too says nothing of placement: the checks named it.
 # One that the CPU's checks never met did not finish on the other device, which is no pass.
 _ENDS_PROBE = (FailureKind.TIMEOUT, FailureKind.CRASH, FailureKind.EXIT, FailureKind.MEMORY)
+UNFINISHED_HINT = ("The checks on the CPU finished in time. Grade it again on a less busy machine; if it stops "
+                   "here again, look for a wait or a loop that depends on where the inputs are.")
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,12 @@ def _probe_on(spec: ExerciseSpec, ctx: CheckContext, device: str,
 
 
 def _failed(found: Found, seconds: float) -> CheckResult:
+    if found.failure.kind == FailureKind.TIMEOUT:
+        # Slow code on a busy machine meets this as a hang does: not a pass, and no bug named.
+        return CheckResult("device", TITLE, Status.FAIL,
+                           f"not run to the end: with inputs on {found.device}, {found.failure.message}",
+                           hint=UNFINISHED_HINT, cause="time-limit", failure_kind=FailureKind.TIMEOUT,
+                           output=found.failure.output, seconds=seconds)
     frames = [str(frame) for frame in found.failure.frames]
     where = frames[-1] if frames else ""
     return CheckResult(

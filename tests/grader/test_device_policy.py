@@ -225,3 +225,28 @@ def test_a_check_left_out_of_the_placement_probe_takes_no_path_the_probe_does_no
         for check in (check for check in spec.checks if not check.probed):
             left_out = _call_paths(session, lambda s, check=check: check.run(CheckContext(s, seed=0, device="cpu")))
             assert left_out and left_out <= probed, (check.id, left_out - probed)
+
+
+@pytest.mark.parametrize("kind", ["timeout", "crash"])
+def test_a_probe_that_runs_out_of_time_names_no_bug_but_a_crash_does(kind):
+    """Slow code on a busy machine runs out of time as a hang does: the check fails as not run to
+    the end, without telling the learner their placement is wrong."""
+    from types import SimpleNamespace
+
+    from quizprep.grader.device import DID_NOT_FINISH
+    from quizprep.grader.device_check import device_check
+    from quizprep.grader.failures import LearnerFailure
+    from quizprep.grader.spec import Check, ExerciseSpec, FailureKind, Status
+
+    def ends(ctx):
+        raise LearnerFailure(FailureKind(kind), "did not finish within 20 s" if kind == "timeout" else "Segfault")
+
+    spec = ExerciseSpec("stand-in", "stand-in", ("f",), (), (Check("values", "values", ends),))
+    result = device_check(spec, SimpleNamespace(session=None, seed=0, device="cpu"), ("meta",),
+                          lambda: None, [])
+    assert result.status == Status.FAIL
+    if kind == "timeout":
+        assert result.message.startswith("not run to the end: with inputs on meta")
+        assert result.diagnosis_id in (None, "") and "less busy machine" in result.hint
+    else:
+        assert result.diagnosis_id == DID_NOT_FINISH.id

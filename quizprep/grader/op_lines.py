@@ -34,11 +34,18 @@ class OpFamily:
     operands: frozenset[str] = frozenset()  # the first operand's kinds, when the name alone is ambiguous
     results: frozenset[str] = frozenset()  # the result's kinds: the line where a value is first produced
     beside: frozenset[str] = frozenset()  # ops the chosen line must also issue, or no line is quoted
+    # ops quoted only from the one line that issues them: where several lines do (the queries' and
+    # the keys' positions), which one the mistake is in is not known, and no line is quoted
+    sole: frozenset[str] = frozenset()
 
     def pick(self, recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
         found = [op for op in recorded if self._holds(op)]
         chosen = (found[-1] if self.last else found[0]) if found else None
-        if chosen is None or not self.beside:
+        if chosen is None:
+            return None
+        if chosen["op"] in self.sole and len({op["line"] for op in recorded if op["op"] == chosen["op"]}) > 1:
+            return None
+        if not self.beside:
             return chosen
         on_its_line = {op["op"] for op in recorded if op["line"] == chosen["line"]}
         return chosen if on_its_line & self.beside else None
@@ -50,8 +57,9 @@ class OpFamily:
 
 
 def _family(*ops: str, last: bool = False, operands: tuple[str, ...] = (), results: tuple[str, ...] = (),
-            beside: tuple[str, ...] = ()) -> OpFamily:
-    return OpFamily(frozenset(ops), last, frozenset(operands), frozenset(results), frozenset(beside))
+            beside: tuple[str, ...] = (), sole: tuple[str, ...] = ()) -> OpFamily:
+    return OpFamily(frozenset(ops), last, frozenset(operands), frozenset(results), frozenset(beside),
+                    frozenset(sole))
 
 
 SCORES = _family("matmul", "bmm", "einsum", "baddbmm")
@@ -59,7 +67,9 @@ SOFTMAX = _family("softmax", "log_softmax", "amax", "max", "logsumexp", "exp", "
 MASK_APPLIED = _family("masked_fill", "where")
 MASK_AFTER_SOFTMAX = _family("mul", "masked_fill", "where", last=True)
 MASK_BUILT = _family("tril", "triu", "lt", "le", "gt", "ge")
-MASK_OFFSET = _family("tril", "triu", "arange")  # the diagonal's offset, or the query positions it comes from
+# the diagonal's offset, or the query positions it comes from: an arange only where one line makes
+# positions (a kernel may build its key offsets before its query offsets)
+MASK_OFFSET = _family("tril", "triu", "arange", sole=("arange",))
 WINDOW_BUILT = _family("tril", "triu", "lt", "le", "gt", "ge", "abs")
 HEAD_SPLIT = _family("view", "reshape", "unflatten")
 HEAD_MERGE = _family("view", "reshape", "flatten", last=True)

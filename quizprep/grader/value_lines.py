@@ -31,6 +31,7 @@ F64 = torch.float64
 UNIT_ROUNDOFF = {"half": 2.0**-8, "float": 2.0**-24, "int": 0.0}
 ROUNDING_SLACK = 64.0  # roundings of the few ops between the inputs and an intermediate
 MIN_DISTINCT = 3  # a sample of fewer distinct values (zeros, ones, a single position) tells nothing
+TELLTALE, UNTOLD, ABSENT = "telltale", "untold", "absent"  # what an op's sample says of the mistake
 
 
 def same_sizes(sizes: dict[str, int]) -> dict[str, int]:
@@ -57,7 +58,11 @@ def told_line(tell: ValueTell, case: Case, outputs: dict[str, Tensor],
     known = Known(_joined([value for value in telltales if not _whole(value)]),
                   _joined([value for value in telltales if _whole(value)]),
                   _joined([*tell.correct(case), *inputs, *case.expected.values()]))
-    return next((op for op in ops if known.telltale_only(op)), None)
+    for op in ops:
+        verdict = known.verdict(op)
+        if verdict != ABSENT:
+            return op if verdict == TELLTALE else None
+    return None
 
 
 @dataclass(frozen=True)
@@ -68,19 +73,24 @@ class Known:
     whole_telltale: Tensor
     correct: Tensor
 
-    def telltale_only(self, op: dict[str, Any]) -> bool:
-        """`op`'s sample lies among the telltales' values, with the same whole-numberness (an arange of
-        features is no row of an angle table), and not all among the correct ones."""
-        sample = torch.tensor(op.get("sample") or [], dtype=F64)
+    def verdict(self, op: dict[str, Any]) -> str:
+        """TELLTALE where `op`'s sample lies among the telltales' values, with the same whole-numberness
+        (an arange of features is no row of an angle table), and not all among the correct ones;
+        UNTOLD where it lies among both and spans the telltales' whole range: it may be the mistake's
+        own line, and the lines after it may only compute from it; ABSENT otherwise."""
+        sample = torch.tensor(op.get("sample") or [], dtype=F64).sort().values
         kind = str(op.get("result", "")).rstrip("0123456789")
         if kind not in UNIT_ROUNDOFF or len(sample) == 0:
-            return False
+            return ABSENT
         telltale = self.whole_telltale if _whole(sample) else self.telltale
         scale = max(float(self.telltale.abs().max()) if len(self.telltale) else 0.0, 1.0)
         tolerance = ROUNDING_SLACK * UNIT_ROUNDOFF[kind] * scale
-        if int((sample.diff() > tolerance).sum()) + 1 < MIN_DISTINCT:
-            return False
-        return among(sample, telltale, tolerance) and not among(sample, self.correct, tolerance)
+        if int((sample.diff() > tolerance).sum()) + 1 < MIN_DISTINCT or not among(sample, telltale, tolerance):
+            return ABSENT
+        if not among(sample, self.correct, tolerance):
+            return TELLTALE
+        spans = among(telltale[[0, -1]], sample, tolerance)
+        return UNTOLD if spans else ABSENT
 
 
 def among(sample: Tensor, values: Tensor, tolerance: float) -> bool:

@@ -18,7 +18,7 @@ QUOTED = re.compile(r"Your line: (?P<file>[^:]+):(?P<line>\d+): (?P<code>.*)")
 # one mutant or more per exercise and per family of ops
 QUOTING = ("attention_no_scale", "attention_softmax_axis", "attention_mask_inverted", "attention_mask_after_softmax",
            "mha_split_no_transpose", "mha_merge_no_transpose", "gqa_repeat", "kv_cache_prepended",
-           "masking_padding_off_by_one", "flash_causal_no_offset", "softmax_global_max", "rope_frequency_exponent",
+           "masking_padding_off_by_one", "softmax_global_max", "rope_frequency_exponent",
            "attention_backward_p_no_lse", "paged_decode_block_index",
            "paged_decode_wrong_sequence", "rope_angles_low_precision",
            "rope_rotation_reversed", "attention_backward_gqa_not_summed",
@@ -32,8 +32,7 @@ STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unf
                  # found by their values
                  "attention_backward_fa2_no_delta", "attention_backward_fa2_offset_sign",
                  "attention_backward_einsum_dk_unscaled", "attention_backward_einsum_dv_not_transposed",
-                 "rope_rotate_half_positions_from_zero", "rope_every_two_table_from_zero",
-                 "attention_backward_fa2_top_left")
+                 "rope_rotate_half_positions_from_zero", "rope_every_two_table_from_zero")
 # issue 34's exercises: every planted bug either quotes its planted line or none
 ISSUE_34 = sorted(path.stem for prefix in ("rope_", "attention_backward_", "paged_decode_")
                   for path in MUTANTS.glob(f"{prefix}*.py"))
@@ -67,12 +66,13 @@ def test_named_mistake_quotes_the_planted_line(stem: str, grade_file):
 
 @pytest.mark.parametrize("stem", ["attention_mask_ignored", "kv_cache_upcast", "rope_sin_cos_swapped",
                                   "rope_layout_swapped", "rope_partial_ignored", "attention_backward_causal_unmasked",
-                                  "attention_backward_materialised"])
+                                  "attention_backward_materialised", "flash_causal_no_offset"])
 def test_no_line_rather_than_a_wrong_one(stem: str, grade_file):
     """An absent op (a mask never applied) or a choice made in Python (the layout's branch, r, the block
     size) issues nothing on the planted line, and the first value it changes is on a correct line below;
     sin and cos swapped may be on the tables' line or where they are used (the same values either way);
-    a kv cache's upcast has no family of ops."""
+    a kv cache's upcast has no family of ops; the queries' positions made on one line and the keys' on
+    another are both aranges, and either may come first."""
     _, _, result = graded(grade_file, stem)
     assert "Your line" not in result.where
 
@@ -118,6 +118,22 @@ def test_family_picks_by_result_and_only_beside_the_ops_it_names():
     assert OpFamily(frozenset({"getitem"}), beside=frozenset({"arange"})).pick(recorded) is None
     recorded.append({"op": "getitem", "operand": "int1", "result": "int0", "line": 6})
     assert OpFamily(frozenset({"arange"}), beside=frozenset({"getitem"})).pick(recorded)["line"] == 6
+
+
+def test_a_mask_offset_quotes_an_arange_only_where_one_line_makes_positions():
+    """flash-attn's Triton backward builds its key offsets before its query offsets: the first arange is
+    not the queries' positions there, so with aranges on two lines none is quoted; a tril, or the query
+    and key positions made on one line, still are."""
+    family = FAMILIES["causal-no-offset"]
+    keys_then_queries = [{"op": "arange", "operand": "", "result": "int1", "line": 17},
+                         {"op": "add", "operand": "int1", "result": "int1", "line": 17},
+                         {"op": "arange", "operand": "", "result": "int1", "line": 24}]
+    assert family.pick(keys_then_queries) is None
+    one_line = [{"op": "arange", "operand": "", "result": "int1", "line": 10},
+                {"op": "sub", "operand": "int2", "result": "int2", "line": 10}]
+    assert family.pick(one_line)["line"] == 10
+    tril = [{"op": "tril", "operand": "bool2", "result": "bool2", "line": 8}, *keys_then_queries]
+    assert family.pick(tril)["line"] == 8
 
 
 def test_a_reversed_rotation_quotes_a_negated_sin_never_rotate_half():

@@ -7,8 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from quizprep.grader.exercises import attention
-from quizprep.grader.problem import GeneratorError, reject_shortcuts
+from quizprep.grader.exercises import attention, attention_backward
+from quizprep.grader.problem import GeneratorError, matches, reject_shortcuts
 
 
 def naive(q, k, v, mask):
@@ -58,3 +58,20 @@ def test_generator_refuses_inputs_a_shortcut_would_pass():
         reject_shortcuts(case, "out", {"the answer itself": case.expected["out"].clone()})
     zeros = torch.zeros_like(case.expected["out"])
     assert (zeros - case.expected["out"]).abs().max() > 10 * case.tolerance["out"].atol
+
+
+def test_a_huge_prediction_is_matched_to_its_largest_magnitude_not_each_element():
+    """P without the scale over a thousand keys gives gradients near 1e11 whose float32 sums cancel to
+    values near 1 in some elements: their rounding is an ulp of the terms summed, not of the element,
+    so the prediction matches within the tolerance times its largest magnitude; a prediction 1% off
+    does not."""
+    sizes = {"batch": 1, "heads": 2, "kv_heads": 2, "n": 5, "m": 5, "d": 4, "block": 0}
+    case = attention_backward.build(sizes, {}, seed=3)
+    unscaled = next(h for h in attention_backward.HYPOTHESES if h.id == "backward-p-unscaled")
+    guess = torch.randn(case.expected["dq"].shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    guess[..., 0] *= 1e11  # cancelling sums elsewhere leave the other features near 1
+    signs = torch.randint(0, 2, guess.shape, generator=torch.Generator().manual_seed(2)) * 2.0 - 1.0
+    largest = float(guess.abs().max())
+    rounded = guess + signs * 1e-6 * largest  # float32's few ulps of the largest term, on every element
+    assert matches(case, {**case.expected, "dq": rounded}, unscaled, {"dq": guess})
+    assert not matches(case, {**case.expected, "dq": guess + signs * 1e-2 * largest}, unscaled, {"dq": guess})

@@ -120,6 +120,36 @@ def test_whole_numbers_match_only_whole_number_telltales():
     assert told_line(tell, case, outputs, [op(2, features, "float1"), op(4, angles.float(), "float2")])["line"] == 4
 
 
+def test_a_line_computed_from_an_untold_culprit_is_not_quoted():
+    """gpt-neox's arange(seq_len) after 3 cached tokens: positions 0..9 are also features 0..7 and true
+    positions 3..12, so the arange cannot be told from correct code; the angle table computed from it
+    can, but quoting it would point below the mistake: no line."""
+    sizes = {"batch": 1, "heads": 1, "tokens": 10, "d": 8, "rotary": 8, "offset": 3, "stride": 1}
+    case = rope.build(sizes, {"layout": "half"}, seed=4)
+    tell = hypothesis_tell(rope, "rope-offset-ignored")
+    outputs = rope.simulate(case, from_zero=True)
+    from_zero = torch.arange(10)
+    angles = from_zero.double()[:, None] * rope.inverse_frequencies(8, 10000.0)
+    features = torch.arange(0, 8, 2)  # a feature permutation before it spans no positions: no reason to stop
+    ops = [op(2, features, "int1"), op(3, from_zero, "int1"), op(4, angles.float(), "float2")]
+    assert told_line(tell, case, outputs, ops) is None
+    assert told_line(tell, case, outputs, [ops[0], ops[2]])["line"] == 4
+
+
+def test_positions_from_zero_are_replayed_apart_from_the_true_ones():
+    """The tell's replay puts the cache past the new tokens, so an arange from 0 holds positions that no
+    correct line holds, and it is the line quoted."""
+    tell = hypothesis_tell(rope, "rope-offset-ignored")
+    sizes = tell.sizes({"batch": 1, "heads": 1, "tokens": 7, "d": 8, "rotary": 8, "offset": 3, "stride": 1})
+    case = rope.build(sizes, {"layout": "half"}, seed=4)
+    tokens = sizes["tokens"]
+    assert sizes["offset"] >= tokens > sizes["d"]
+    from_zero = torch.arange(tokens)
+    angles = from_zero.double()[:, None] * rope.inverse_frequencies(8, 10000.0)
+    outputs = rope.simulate(case, from_zero=True)
+    assert told_line(tell, case, outputs, [op(3, from_zero, "int1"), op(4, angles.float(), "float2")])["line"] == 3
+
+
 @pytest.mark.parametrize("sample", [["1.0"], [True], 3.0])
 def test_forged_samples_in_a_reply_are_refused(sample):
     with pytest.raises(protocol.ProtocolError):

@@ -156,10 +156,16 @@ def _in_place_of_zero(case: Case) -> list[Tensor]:
             torch.arange(x.shape[-1])]
 
 
-# replayed with more tokens than features, so that positions from 0 are no feature indices, and rows 0
-# and 1 (zeros, ones, θ_i itself) are not all there is
-OFFSET_TELL = ValueTell(_from_zero, _in_place_of_zero,
-                        lambda sizes: {**sizes, "tokens": max(sizes["tokens"], sizes["d"] + 2)})
+def _apart_from_zero(sizes: dict[str, int]) -> dict[str, int]:
+    """More tokens than features, so that positions from 0 are no feature indices, and rows 0 and 1
+    (zeros, ones, θ_i itself) are not all there is; the cache at least as long as them, so that
+    positions from 0 are none of the true positions either (gpt-neox's arange(seq_len) after 3 cached
+    tokens held only positions and features correct code holds too)."""
+    tokens = max(sizes["tokens"], sizes["d"] + 2)
+    return {**sizes, "tokens": tokens, "offset": max(sizes["offset"], tokens)}
+
+
+OFFSET_TELL = ValueTell(_from_zero, _in_place_of_zero, _apart_from_zero)
 
 
 def _other_layout(case: Case) -> dict[str, Tensor]:

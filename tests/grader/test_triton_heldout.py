@@ -46,7 +46,7 @@ def test_a_block_pointer_crash_is_named_for_what_it_is():
 
 def test_smallest_case_shows_the_output_that_differs_and_not_the_one_that_matches():
     from quizprep.grader.exercises.flash_triton import PROBLEM
-    from quizprep.grader.problem import describe_small
+    from quizprep.grader.small_case import describe_small
 
     case = PROBLEM.build({"batch": 1, "heads": 1, "n": 5, "d": 64}, {}, 3)
     out = case.expected["out"].clone()

@@ -95,7 +95,8 @@ def run_stats(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from quizprep.study.charts import progress_charts
-    from quizprep.study.stats import compute_stats, topic_titles
+    from quizprep.study.stats import compute_stats
+    from quizprep.study.overview import topic_titles
     from quizprep.tui.charts import renderables
 
     opened = _open(args, "stats")
@@ -114,7 +115,7 @@ def run_stats(args: argparse.Namespace) -> int:
 
 def run_report(args: argparse.Namespace) -> int:
     from quizprep.study.report import build_report, write_report
-    from quizprep.study.stats import topic_titles
+    from quizprep.study.overview import topic_titles
 
     if args.out.suffix.lower() not in (".md", ".html", ".htm"):
         print(f"quizprep report: --out must end in .md or .html, got {args.out.name!r}", file=sys.stderr)
@@ -140,7 +141,7 @@ def stats_renderables(stats: Stats, width: int = 80) -> list[RenderableType]:
     from rich.text import Text
 
     from quizprep.study.report_sections import days
-    from quizprep.study.stats import percent
+    from quizprep.study.overview import percent
 
     summary = Text.assemble(
         ("Progress  ", "bold"), f"{stats.total_answers} answers · accuracy {percent(stats.accuracy)} · ",
@@ -188,7 +189,7 @@ def topics_table(stats: Stats, width: int) -> RenderableType:
     from rich.table import Table
     from rich.text import Text
 
-    from quizprep.study.stats import percent
+    from quizprep.study.overview import percent
     from quizprep.tui.titles import titles_within
 
     headers = ("Seen", "Due", "Answers", "Accuracy", "Mastery")

@@ -16,7 +16,8 @@ from quizprep.study.report_sections import (
 )
 from quizprep.study.charts import ProgressCharts, progress_charts
 from quizprep.study.clock import zone_text
-from quizprep.study.stats import DEFINITIONS, Stats, compute_stats, percent
+from quizprep.study.stats import DEFINITIONS, Stats, compute_stats
+from quizprep.study.overview import percent
 from quizprep.study.store import RubricMark, Store
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from quizprep.study.charts import ProgressCharts
-from quizprep.study.stats import short_title
+from quizprep.study.overview import short_title
 
 WIDTH = 800
 HEIGHT = 280

@@ -9,7 +9,7 @@ from datetime import datetime, tzinfo
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from quizprep.bank.model import ChoiceQuestion, Question
-from quizprep.study.stats import NO_DATA, percent
+from quizprep.study.overview import NO_DATA, percent
 from quizprep.study.store import Answer, Store
 
 if TYPE_CHECKING:

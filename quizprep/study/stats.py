@@ -17,17 +17,13 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-from quizprep.study.overview import NO_DATA, TopicStats, mean, percent, short_title, topic_overview, topic_titles
+from quizprep.study.overview import TopicStats, mean, topic_overview
 from quizprep.study.store import Answer, Store
 
 if TYPE_CHECKING:
     from quizprep.bank.loader import LoadResult
     from quizprep.bank.model import Question
     from quizprep.study.grades import ExerciseStatus
-
-__all__ = ["NO_DATA", "DayCount", "MissedCriterion", "Stats", "TopicStats", "bank_warnings", "compute_stats",
-           "due_ahead", "history", "missed_criteria", "percent", "short_title", "streak", "topic_overview",
-           "topic_titles"]
 
 HISTORY_DAYS = 30
 AHEAD_DAYS = 7

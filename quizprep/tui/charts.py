@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Callable
 
 from quizprep.study.charts import ProgressCharts
-from quizprep.study.stats import short_title
+from quizprep.study.overview import short_title
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

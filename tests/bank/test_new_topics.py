@@ -6,7 +6,7 @@ import pytest
 
 from quizprep.bank import ChoiceQuestion, FreeQuestion, NumericQuestion, load_banks
 from quizprep.bank.loader import default_bank_dir
-from quizprep.study.stats import topic_overview, topic_titles
+from quizprep.study.overview import topic_overview, topic_titles
 from quizprep.study.store import Store
 
 NEW_TOPICS = {"beyond_softmax": "beyond_softmax.yaml", "kv_shrink": "kv_shrink.yaml"}

@@ -7,7 +7,8 @@ import pytest
 
 from quizprep.bank import load_banks
 from quizprep.study import builders
-from quizprep.study.stats import bank_warnings, compute_stats, streak, topic_overview
+from quizprep.study.stats import bank_warnings, compute_stats, streak
+from quizprep.study.overview import topic_overview
 
 UTC = timezone.utc
 

@@ -8,7 +8,8 @@ from rich.console import Console
 
 from quizprep.bank.loader import load_banks
 from quizprep.cli.progress import topics_table
-from quizprep.study.stats import compute_stats, short_title, topic_titles
+from quizprep.study.stats import compute_stats
+from quizprep.study.overview import short_title, topic_titles
 from quizprep.tui.titles import titles_within
 
 SHIPPED = load_banks(None)

@@ -8,7 +8,8 @@ from textual.widgets import DataTable
 
 from choices import keys_for
 from free_answers import on_screen
-from quizprep.study.stats import compute_stats, topic_titles
+from quizprep.study.stats import compute_stats
+from quizprep.study.overview import topic_titles
 from quizprep.tui.screens.home import HomeScreen, bar, percent
 from quizprep.tui.screens.question import QuestionScreen
 from quizprep.tui.screens.rubric import RubricScreen

@@ -10,7 +10,7 @@ from textual.widgets import DataTable
 
 from free_answers import on_screen
 from quizprep.bank.loader import load_banks
-from quizprep.study.stats import short_title
+from quizprep.study.overview import short_title
 from quizprep.tui.screens.home import HomeScreen
 from quizprep.tui.screens.question import QuestionScreen
 from quizprep.tui.widgets.flat_footer import FlatFooter

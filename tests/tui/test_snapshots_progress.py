@@ -14,7 +14,7 @@ from quizprep.bank.loader import load_banks
 from quizprep.bank.model import ChoiceQuestion
 from quizprep.study import session as sessions
 from quizprep.study import builders
-from quizprep.study.stats import topic_titles
+from quizprep.study.overview import topic_titles
 from quizprep.study.store import Store
 from quizprep.tui.screens.history import HistoryScreen
 from quizprep.tui.screens.home import HomeScreen

@@ -9,7 +9,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Sparkline, Static
 
 from quizprep.study.charts import ProgressCharts
-from quizprep.study.stats import Stats, percent
+from quizprep.study.stats import Stats
+from quizprep.study.overview import percent
 from quizprep.tui.charts import draw_due, draw_retention, recall_bars
 from quizprep.tui.screens.home import NARROW_WITH_RECALL, add_sized_columns, fitted, mastery_text, plain
 from quizprep.tui.widgets.progress_plot import ProgressPlot

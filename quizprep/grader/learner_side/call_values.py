@@ -1,6 +1,7 @@
 """Values crossing into and out of the learner's call, in the worker: inputs moved to the device
-and made non-contiguous or differentiable on request, the NumPy track's arrays, and the memory
-audit's summary. Loaded by the worker from its file; imports nothing of quizprep."""
+and made non-contiguous or differentiable on request, the NumPy track's arrays, the memory
+audit's summary and the result's gradients. Loaded by the worker from its file; imports nothing
+of quizprep."""
 from __future__ import annotations
 
 from typing import Any
@@ -42,6 +43,27 @@ def wants_grad(value: Any) -> bool:
 
     return isinstance(value, torch.Tensor) and value.requires_grad
 
+
+def gradients(value: Any, request: dict[str, Any], args: list[Any], kwargs: dict[str, Any],
+              parameters: dict[str, Any]) -> dict[str, Any]:
+    """The gradients of the output the request's `grad_path` names, against `grad_output`, for
+    every input that asked for one and every parameter; an error when the output has none."""
+    import torch
+
+    output = value
+    for index in request.get("grad_path", []):
+        if not isinstance(output, (tuple, list)) or len(output) <= index:
+            raise TypeError("the result does not have the expected structure for a gradient check")
+        output = output[index]
+    if not isinstance(output, torch.Tensor) or not output.requires_grad:
+        return {"error": "the output does not depend differentiably on the inputs "
+                         "(computed under no_grad, detached, or converted through numpy?)"}
+    named = [(f"arg{i}", a) for i, a in enumerate(args) if wants_grad(a)]
+    named += [(k, a) for k, a in kwargs.items() if wants_grad(a)]
+    named += [(f"param:{k}", p) for k, p in parameters.items()]
+    grad_output = request["grad_output"].to(device=output.device, dtype=output.dtype)
+    grads = torch.autograd.grad(output, [t for _, t in named], grad_output, allow_unused=True)
+    return {"values": {name: g for (name, _), g in zip(named, grads)}}
 
 class Preparer:
     """Moves tensors to the device and makes them non-contiguous or differentiable on request.

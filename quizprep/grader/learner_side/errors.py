@@ -3,6 +3,7 @@ message, the frames in the learner's own file and a kind the grader names causes
 the worker from its file; imports nothing of quizprep."""
 from __future__ import annotations
 
+import linecache
 import os
 import traceback
 from typing import Any
@@ -65,3 +66,10 @@ def _error_kind(error: BaseException, message: str, forbidden: type[BaseExceptio
     if isinstance(error, MemoryError) or "can't allocate memory" in message or "not enough memory" in message:
         return "memory"
     return "exception"
+
+
+def remember_source(path: str, source: bytes) -> None:
+    """Tracebacks and inspect show the learner's lines, read from the copy: the original path
+    cannot be read once the process is confined (no mtime: linecache never re-reads it)."""
+    lines = source.decode("utf-8", "replace").splitlines(keepends=True)
+    linecache.cache[path] = (len(source), None, lines, path)

@@ -21,7 +21,6 @@ import faulthandler
 import importlib.abc
 import importlib.util
 import json
-import linecache
 import os
 import resource
 import signal
@@ -181,7 +180,7 @@ class Worker:
         started = time.perf_counter()
         try:
             source = Path(self.copy_path).read_bytes()
-            _remember_source(self.learner_path, source)
+            self.errors.remember_source(self.learner_path, source)
             exec(compile(source, self.learner_path, "exec", dont_inherit=True), module.__dict__)
         except BaseException as error:  # noqa: BLE001 - every failure is the learner's to see
             return {"ready": False, "error": self.describe(error), "forbidden": self.take_violations()}
@@ -339,29 +338,10 @@ class Worker:
         if memory is not None:
             response["memory"] = self.values.memory_summary(memory)
         if grad_output is not None:
-            response["grads"] = self.gradients(value, request, args, kwargs, parameters or {})
+            response["grads"] = self.values.gradients(value, request, args, kwargs, parameters or {})
         if request.get("return_inputs"):
             response["inputs_after"] = {"args": args, "kwargs": kwargs}
         return response
-
-    def gradients(self, value: Any, request: dict[str, Any], args: list[Any], kwargs: dict[str, Any],
-                  parameters: dict[str, Any]) -> dict[str, Any]:
-        import torch
-
-        output = value
-        for index in request.get("grad_path", []):
-            if not isinstance(output, (tuple, list)) or len(output) <= index:
-                raise TypeError("the result does not have the expected structure for a gradient check")
-            output = output[index]
-        if not isinstance(output, torch.Tensor) or not output.requires_grad:
-            return {"error": "the output does not depend differentiably on the inputs "
-                             "(computed under no_grad, detached, or converted through numpy?)"}
-        named = [(f"arg{i}", a) for i, a in enumerate(args) if self.values.wants_grad(a)]
-        named += [(k, a) for k, a in kwargs.items() if self.values.wants_grad(a)]
-        named += [(f"param:{k}", p) for k, p in parameters.items()]
-        grad_output = request["grad_output"].to(device=output.device, dtype=output.dtype)
-        grads = torch.autograd.grad(output, [t for _, t in named], grad_output, allow_unused=True)
-        return {"values": {name: g for (name, _), g in zip(named, grads)}}
 
 
 def _load_sibling(name: str) -> ModuleType:
@@ -387,13 +367,6 @@ class QuizprepBlocker(importlib.abc.MetaPathFinder):
             self.worker.record_violation(f"import {fullname}")
             raise ImportError(f"{fullname} cannot be imported from an exercise: it contains the grader's reference")
         return None
-
-
-def _remember_source(path: str, source: bytes) -> None:
-    """Tracebacks and inspect show the learner's lines, read from the copy: the original path
-    cannot be read once the process is confined (no mtime: linecache never re-reads it)."""
-    lines = source.decode("utf-8", "replace").splitlines(keepends=True)
-    linecache.cache[path] = (len(source), None, lines, path)
 
 
 def _quizprep_folders() -> list[str]:

@@ -39,7 +39,7 @@ class OpFamily:
     sole: frozenset[str] = frozenset()
 
     def pick(self, recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
-        found = [op for op in recorded if self._holds(op)]
+        found = [op for op in recorded if self.holds(op)]
         chosen = (found[-1] if self.last else found[0]) if found else None
         if chosen is None:
             return None
@@ -50,7 +50,8 @@ class OpFamily:
         on_its_line = {op["op"] for op in recorded if op["line"] == chosen["line"]}
         return chosen if on_its_line & self.beside else None
 
-    def _holds(self, op: dict[str, Any]) -> bool:
+    def holds(self, op: dict[str, Any]) -> bool:
+        """`op` is one of the family's."""
         return ((not self.ops or op["op"] in self.ops)
                 and (not self.operands or op.get("operand") in self.operands)
                 and (not self.results or op.get("result") in self.results))
@@ -128,7 +129,7 @@ def learner_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: 
     chosen = family.pick(replay[0]) if family is not None and replay is not None else None
     tell = next((h.tell for h in problem.hypotheses if h.id == diagnosis_id and h.tell is not None), None)
     if chosen is None and tell is not None and failing is not None:
-        chosen = _told(ctx, problem, tell, failing, seed, options)
+        chosen = _told(ctx, problem, tell, failing, seed, options, family)
     if chosen is None:
         return ""
     code = cut(printable(chosen["code"], one_line=True), CODE_SHOWN)
@@ -148,12 +149,15 @@ def _replay(ctx: CheckContext, problem: Problem, case: Case, options: dict[str, 
 
 
 def _told(ctx: CheckContext, problem: Problem, tell: ValueTell, failing: Case, seed: int,
-          options: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The op value_lines.py finds on a replay of `failing`, or of a case of the tell's sizes."""
+          options: dict[str, Any] | None, family: OpFamily | None) -> dict[str, Any] | None:
+    """The op value_lines.py finds on a replay of `failing`, or of a case of the tell's sizes, where
+    `family`'s ops, if known, may be told apart by their values."""
     sizes = tell.sizes(failing.sizes)
     try:
         told = failing if sizes == failing.sizes else problem.build(sizes, failing.variant, seed)
     except Exception:  # noqa: BLE001 - sizes the generator refuses only lose the line
         return None
     replay = _replay(ctx, problem, told, options, values=True)
-    return told_line(tell, told, replay[1], replay[0]) if replay is not None else None
+    if replay is None:
+        return None
+    return told_line(tell, told, replay[1], replay[0], family.holds if family is not None else None)

@@ -31,6 +31,7 @@ STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unf
                  "rope_rotate_half_frequency_exponent", "paged_decode_csr_first_row",
                  # found by their values
                  "attention_backward_fa2_no_delta", "attention_backward_fa2_offset_sign",
+                 "attention_backward_fa2_top_left",
                  "attention_backward_einsum_dk_unscaled", "attention_backward_einsum_dv_not_transposed",
                  "rope_rotate_half_positions_from_zero", "rope_every_two_table_from_zero")
 # issue 34's exercises: every planted bug either quotes its planted line or none

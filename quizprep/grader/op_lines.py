@@ -13,9 +13,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from quizprep.grader.bounds import cut, printable
+from quizprep.grader.learner_source import indexes_tensors, unrun_call
 from quizprep.grader.value_lines import ValueTell, told_line
 
 if TYPE_CHECKING:
@@ -37,6 +38,9 @@ class OpFamily:
     # ops quoted only from the one line that issues them: where several lines do (the queries' and
     # the keys' positions), which one the mistake is in is not known, and no line is quoted
     sole: frozenset[str] = frozenset()
+    # the mistake may be an op that never ran (a mask under a condition that never held): where none
+    # of the family ran, the one statement of the learner's that calls one and never ran is quoted
+    unrun: bool = False
 
     def pick(self, recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
         found = [op for op in recorded if self.holds(op)]
@@ -58,14 +62,16 @@ class OpFamily:
 
 
 def _family(*ops: str, last: bool = False, operands: tuple[str, ...] = (), results: tuple[str, ...] = (),
-            beside: tuple[str, ...] = (), sole: tuple[str, ...] = ()) -> OpFamily:
+            beside: tuple[str, ...] = (), sole: tuple[str, ...] = (), unrun: bool = False) -> OpFamily:
     return OpFamily(frozenset(ops), last, frozenset(operands), frozenset(results), frozenset(beside),
-                    frozenset(sole))
+                    frozenset(sole), unrun)
 
 
 SCORES = _family("matmul", "bmm", "einsum", "baddbmm")
 SOFTMAX = _family("softmax", "log_softmax", "amax", "max", "logsumexp", "exp", "sum")
 MASK_APPLIED = _family("masked_fill", "where")
+# a mask left out: applied on a line that never ran, or nowhere (then no line)
+MASK_NOT_APPLIED = _family("masked_fill", "where", unrun=True)
 MASK_AFTER_SOFTMAX = _family("mul", "masked_fill", "where", last=True)
 MASK_BUILT = _family("tril", "triu", "lt", "le", "gt", "ge")
 # the diagonal's offset, or the query positions it comes from: an arange only where one line makes
@@ -98,7 +104,8 @@ FAMILIES: dict[str, OpFamily] = {
     **dict.fromkeys(("no-scale", "scale-dk", "scale-dv", "scale-d-model", "scale-seq-len"), SCORES),
     **dict.fromkeys(("softmax-axis", "global-max", "max-over-last-axis", "no-keepdim", "dim-ignored",
                      "no-max-shift", "softmax-all-axes"), SOFTMAX),
-    **dict.fromkeys(("mask-inverted", "mask-zero-fill", "mask-ignored", "backward-causal-unmasked"), MASK_APPLIED),
+    **dict.fromkeys(("mask-inverted", "mask-zero-fill"), MASK_APPLIED),
+    **dict.fromkeys(("mask-ignored", "backward-causal-unmasked"), MASK_NOT_APPLIED),
     "mask-after-softmax": MASK_AFTER_SOFTMAX,
     **dict.fromkeys(("causal-no-offset", "kv-mask-no-offset", "window-no-offset"), MASK_OFFSET),
     **dict.fromkeys(("window-narrow", "window-wide", "window-two-sided"), WINDOW_BUILT),
@@ -127,6 +134,8 @@ def learner_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: 
     family = FAMILIES.get(diagnosis_id)
     replay = _replay(ctx, problem, case, options, values=False) if family is not None else None
     chosen = family.pick(replay[0]) if family is not None and replay is not None else None
+    if chosen is None and family is not None and family.unrun and replay is not None:
+        chosen = _unrun(ctx, family, replay[0])
     tell = next((h.tell for h in problem.hypotheses if h.id == diagnosis_id and h.tell is not None), None)
     if chosen is None and tell is not None and failing is not None:
         chosen = _told(ctx, problem, tell, failing, seed, options, family)
@@ -134,6 +143,13 @@ def learner_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: 
         return ""
     code = cut(printable(chosen["code"], one_line=True), CODE_SHOWN)
     return f"Your line: {Path(ctx.session.path).name}:{chosen['line']}: {code}"
+
+
+def _unrun(ctx: CheckContext, family: OpFamily, recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The statement of the learner's that would issue the family's op and never ran, where none ran."""
+    if any(family.holds(op) for op in recorded):
+        return None
+    return unrun_call(Path(ctx.session.path), family.ops, recorded)
 
 
 def _replay(ctx: CheckContext, problem: Problem, case: Case, options: dict[str, Any] | None,
@@ -160,4 +176,14 @@ def _told(ctx: CheckContext, problem: Problem, tell: ValueTell, failing: Case, s
     replay = _replay(ctx, problem, told, options, values=True)
     if replay is None:
         return None
-    return told_line(tell, told, replay[1], replay[0], family.holds if family is not None else None)
+    return told_line(tell, told, replay[1], replay[0], _position_maker(ctx, family))
+
+
+def _position_maker(ctx: CheckContext, family: OpFamily | None) -> Callable[[dict[str, Any]], bool] | None:
+    """Whether an op is one of `family`'s on a line whose result no tensor is indexed with: an index
+    (a query block's rows read from q) is what positions are made from, so the offset a mistake left
+    out may belong to the comparison that uses it, not to its line."""
+    if family is None:
+        return None
+    path = Path(ctx.session.path)
+    return lambda op: family.holds(op) and not indexes_tensors(path, op["line"])

@@ -23,20 +23,30 @@ SOURCE_LIMIT = 1 << 20  # bytes of a submission read for its statements
 
 
 def unrun_call(path: Path, ops: frozenset[str], recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """{"line", "code"} of the one statement calling one of `ops` that issued no op of `recorded`,
-    in a function that issued some; None otherwise."""
+    """{"line", "code"} of the one statement calling one of `ops` that issued no op of `recorded`, in a
+    function that issued some, where it is all its block would have done: nothing else beside it
+    failed to run (a whole untiled path that never ran is no mask left out of the tiled one that did).
+    None otherwise."""
     if len(recorded) >= OPS_KEPT:
         return None
     ran = {op["line"] for op in recorded}
     text, functions = _functions(path)
     unrun = {statement.lineno for function in functions
              if any(_lines(statement) & ran for statement in _simple_statements(function.body))
-             for statement in _simple_statements(function.body)
-             if _calls_one_of(statement, ops) and not _lines(statement) & ran}
+             for block in _blocks(function.body)
+             for statement in _alone_unrun(block, ran) if _calls_one_of(statement, ops)}
     if len(unrun) != 1:
         return None
     line = unrun.pop()
     return {"line": line, "code": text.splitlines()[line - 1].strip()}
+
+
+def _alone_unrun(block: list[ast.stmt], ran: set[int]) -> list[ast.stmt]:
+    """The simple statement of `block` that issued no op, where it is the only one that does anything."""
+    unrun = [statement for statement in block if not _inner_blocks(statement) and not _lines(statement) & ran
+             and not isinstance(statement, (ast.Pass, ast.Break, ast.Continue))
+             and not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))]
+    return unrun if len(unrun) == 1 else []
 
 
 def indexes_tensors(path: Path, line: int) -> bool:
@@ -68,17 +78,24 @@ def _functions(path: Path) -> tuple[str, list[ast.FunctionDef | ast.AsyncFunctio
 
 
 def _simple_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """The statements of a function's own body that hold no others, through its ifs, loops and
-    withs, never into a nested function or class: those run, or not, apart."""
+    """The statements of a function's own body that hold no others."""
+    return (statement for block in _blocks(body) for statement in block if not _inner_blocks(statement))
+
+
+def _blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+    """`body` and every block within it (an if's branches, a loop's body, a try's handlers), never
+    into a nested function or class: those run, or not, apart."""
+    body = [node for node in body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    yield body
     for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        inner = [child for field in ("body", "orelse", "finalbody") for child in getattr(node, field, [])]
-        inner += [child for handler in getattr(node, "handlers", []) for child in handler.body]
-        if inner:
-            yield from _simple_statements(inner)
-        else:
-            yield node
+        for block in _inner_blocks(node):
+            yield from _blocks(block)
+
+
+def _inner_blocks(node: ast.stmt) -> list[list[ast.stmt]]:
+    blocks = [getattr(node, field, []) for field in ("body", "orelse", "finalbody")]
+    blocks += [handler.body for handler in getattr(node, "handlers", [])]
+    return [block for block in blocks if block]
 
 
 def _calls_one_of(statement: ast.stmt, ops: frozenset[str]) -> bool:

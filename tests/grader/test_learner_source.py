@@ -93,3 +93,12 @@ def test_a_name_read_as_an_index_is_told_from_one_read_as_a_position(tmp_path):
     assert indexes_tensors(path, 1)  # no statement of a function: nothing known
     path.write_text(POSITIONS_AND_INDICES + "def broken(:\n")
     assert indexes_tensors(path, 7)
+
+
+def test_a_mask_on_a_whole_path_that_never_ran_is_not_quoted(tmp_path):
+    """An untiled path with its mask, and a tiled path that ran without one: the mask that never ran is
+    not the line the tiled path lacks."""
+    two_paths = BRANCH_NEVER_TAKEN.replace("    if causal and False:\n", "    if scores.dim() > 2:\n"
+                                           "        scores = scores * 2.0\n")
+    path, recorded = replayed(tmp_path, two_paths)
+    assert unrun_call(path, MASKS, recorded) is None

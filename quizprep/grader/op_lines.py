@@ -4,9 +4,10 @@ replay that finds where the learner's file issues that op.
 A family is data: the ops a mistake lives in, the kinds of their operand or result ("half2": a
 16-bit matrix), which of them (the first, or the last, in the order the learner's code first issued
 them) carries it, and the ops its line must also issue where one op alone could sit on another
-line than the mistake. A diagnosis without a family is looked for by its values where its hypothesis
-has a tell (value_lines.py), and quotes no line otherwise, nor does a replay in which no op of the
-family came from the learner's file: no line is better than a wrong one. The
+line than the mistake. A diagnosis whose family picks no line is looked for by its values where its
+hypothesis has a tell (value_lines.py: the family, if any, names the op, the values its line), and
+for a family whose mistake is an op left out, in the learner's source: the one mask statement that
+never ran (learner_source.py). Otherwise no line is quoted: no line is better than a wrong one. The
 recording only picks a line to show; the verdict is made before it, from the values.
 """
 from __future__ import annotations

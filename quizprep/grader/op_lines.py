@@ -4,18 +4,20 @@ replay that finds where the learner's file issues that op.
 A family is data: the ops a mistake lives in, the kinds of their operand or result ("half2": a
 16-bit matrix), which of them (the first, or the last, in the order the learner's code first issued
 them) carries it, and the ops its line must also issue where one op alone could sit on another
-line than the mistake. A diagnosis without a family is looked for by its values where its hypothesis
-has a tell (value_lines.py), and quotes no line otherwise, nor does a replay in which no op of the
-family came from the learner's file: no line is better than a wrong one. The
+line than the mistake. A diagnosis whose family picks no line is looked for by its values where its
+hypothesis has a tell (value_lines.py: the family, if any, names the op, the values its line), and
+for a family whose mistake is an op left out, in the learner's source: the one mask statement that
+never ran (learner_source.py). Otherwise no line is quoted: no line is better than a wrong one. The
 recording only picks a line to show; the verdict is made before it, from the values.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from quizprep.grader.bounds import cut, printable
+from quizprep.grader.learner_source import indexes_tensors, unrun_call
 from quizprep.grader.value_lines import ValueTell, told_line
 
 if TYPE_CHECKING:
@@ -37,9 +39,12 @@ class OpFamily:
     # ops quoted only from the one line that issues them: where several lines do (the queries' and
     # the keys' positions), which one the mistake is in is not known, and no line is quoted
     sole: frozenset[str] = frozenset()
+    # the mistake may be an op that never ran (a mask under a condition that never held): where none
+    # of the family ran, the one statement of the learner's that calls one and never ran is quoted
+    unrun: bool = False
 
     def pick(self, recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
-        found = [op for op in recorded if self._holds(op)]
+        found = [op for op in recorded if self.holds(op)]
         chosen = (found[-1] if self.last else found[0]) if found else None
         if chosen is None:
             return None
@@ -50,21 +55,24 @@ class OpFamily:
         on_its_line = {op["op"] for op in recorded if op["line"] == chosen["line"]}
         return chosen if on_its_line & self.beside else None
 
-    def _holds(self, op: dict[str, Any]) -> bool:
+    def holds(self, op: dict[str, Any]) -> bool:
+        """`op` is one of the family's."""
         return ((not self.ops or op["op"] in self.ops)
                 and (not self.operands or op.get("operand") in self.operands)
                 and (not self.results or op.get("result") in self.results))
 
 
 def _family(*ops: str, last: bool = False, operands: tuple[str, ...] = (), results: tuple[str, ...] = (),
-            beside: tuple[str, ...] = (), sole: tuple[str, ...] = ()) -> OpFamily:
+            beside: tuple[str, ...] = (), sole: tuple[str, ...] = (), unrun: bool = False) -> OpFamily:
     return OpFamily(frozenset(ops), last, frozenset(operands), frozenset(results), frozenset(beside),
-                    frozenset(sole))
+                    frozenset(sole), unrun)
 
 
 SCORES = _family("matmul", "bmm", "einsum", "baddbmm")
 SOFTMAX = _family("softmax", "log_softmax", "amax", "max", "logsumexp", "exp", "sum")
 MASK_APPLIED = _family("masked_fill", "where")
+# a mask left out: applied on a line that never ran, or nowhere (then no line)
+MASK_NOT_APPLIED = _family("masked_fill", "where", unrun=True)
 MASK_AFTER_SOFTMAX = _family("mul", "masked_fill", "where", last=True)
 MASK_BUILT = _family("tril", "triu", "lt", "le", "gt", "ge")
 # the diagonal's offset, or the query positions it comes from: an arange only where one line makes
@@ -97,7 +105,8 @@ FAMILIES: dict[str, OpFamily] = {
     **dict.fromkeys(("no-scale", "scale-dk", "scale-dv", "scale-d-model", "scale-seq-len"), SCORES),
     **dict.fromkeys(("softmax-axis", "global-max", "max-over-last-axis", "no-keepdim", "dim-ignored",
                      "no-max-shift", "softmax-all-axes"), SOFTMAX),
-    **dict.fromkeys(("mask-inverted", "mask-zero-fill", "mask-ignored", "backward-causal-unmasked"), MASK_APPLIED),
+    **dict.fromkeys(("mask-inverted", "mask-zero-fill"), MASK_APPLIED),
+    **dict.fromkeys(("mask-ignored", "backward-causal-unmasked"), MASK_NOT_APPLIED),
     "mask-after-softmax": MASK_AFTER_SOFTMAX,
     **dict.fromkeys(("causal-no-offset", "kv-mask-no-offset", "window-no-offset"), MASK_OFFSET),
     **dict.fromkeys(("window-narrow", "window-wide", "window-two-sided"), WINDOW_BUILT),
@@ -126,13 +135,22 @@ def learner_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: 
     family = FAMILIES.get(diagnosis_id)
     replay = _replay(ctx, problem, case, options, values=False) if family is not None else None
     chosen = family.pick(replay[0]) if family is not None and replay is not None else None
+    if chosen is None and family is not None and family.unrun and replay is not None:
+        chosen = _unrun(ctx, family, replay[0])
     tell = next((h.tell for h in problem.hypotheses if h.id == diagnosis_id and h.tell is not None), None)
     if chosen is None and tell is not None and failing is not None:
-        chosen = _told(ctx, problem, tell, failing, seed, options)
+        chosen = _told(ctx, problem, tell, failing, seed, options, family)
     if chosen is None:
         return ""
     code = cut(printable(chosen["code"], one_line=True), CODE_SHOWN)
     return f"Your line: {Path(ctx.session.path).name}:{chosen['line']}: {code}"
+
+
+def _unrun(ctx: CheckContext, family: OpFamily, recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The statement of the learner's that would issue the family's op and never ran, where none ran."""
+    if any(family.holds(op) for op in recorded):
+        return None
+    return unrun_call(Path(ctx.session.path), family.ops, recorded)
 
 
 def _replay(ctx: CheckContext, problem: Problem, case: Case, options: dict[str, Any] | None,
@@ -148,12 +166,25 @@ def _replay(ctx: CheckContext, problem: Problem, case: Case, options: dict[str, 
 
 
 def _told(ctx: CheckContext, problem: Problem, tell: ValueTell, failing: Case, seed: int,
-          options: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The op value_lines.py finds on a replay of `failing`, or of a case of the tell's sizes."""
+          options: dict[str, Any] | None, family: OpFamily | None) -> dict[str, Any] | None:
+    """The op value_lines.py finds on a replay of `failing`, or of a case of the tell's sizes, where
+    `family`'s ops, if known, may be told apart by their values."""
     sizes = tell.sizes(failing.sizes)
     try:
         told = failing if sizes == failing.sizes else problem.build(sizes, failing.variant, seed)
     except Exception:  # noqa: BLE001 - sizes the generator refuses only lose the line
         return None
     replay = _replay(ctx, problem, told, options, values=True)
-    return told_line(tell, told, replay[1], replay[0]) if replay is not None else None
+    if replay is None:
+        return None
+    return told_line(tell, told, replay[1], replay[0], _position_maker(ctx, family))
+
+
+def _position_maker(ctx: CheckContext, family: OpFamily | None) -> Callable[[dict[str, Any]], bool] | None:
+    """Whether an op is one of `family`'s on a line whose result no tensor is indexed with: an index
+    (a query block's rows read from q) is what positions are made from, so the offset a mistake left
+    out may belong to the comparison that uses it, not to its line."""
+    if family is None:
+        return None
+    path = Path(ctx.session.path)
+    return lambda op: family.holds(op) and not indexes_tensors(path, op["line"])

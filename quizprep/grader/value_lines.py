@@ -45,24 +45,36 @@ class ValueTell:
     sizes: Callable[[dict[str, int]], dict[str, int]] = same_sizes  # a case with enough distinct values
 
 
-def told_line(tell: ValueTell, case: Case, outputs: dict[str, Tensor],
-              ops: list[dict[str, Any]]) -> dict[str, Any] | None:
+def told_line(tell: ValueTell, case: Case, outputs: dict[str, Tensor], ops: list[dict[str, Any]],
+              owned: Callable[[dict[str, Any]], bool] | None = None) -> dict[str, Any] | None:
     """The first recorded op whose sampled result holds telltale values of outputs that are wrong in
-    `outputs` and not only correct ones; None when no op does."""
+    `outputs` and not only correct ones; None when no op does. Where the mistake's family of ops is
+    known (`owned`), an untold first op of the family is quoted too: the family says which op the
+    mistake lives in, the values which line's op it is, so long as no other line's op of the family
+    holds the telltales' values (the queries' positions apart from the keys')."""
+    known = _known(tell, case, outputs)
+    verdicts = [(known.verdict(op), op) for op in ops] if known is not None else []
+    first = next(((verdict, op) for verdict, op in verdicts if verdict != ABSENT), None)
+    if first is None or first[0] == TELLTALE:
+        return first[1] if first is not None else None
+    if owned is None or not owned(first[1]):
+        return None
+    told_lines = {op["line"] for verdict, op in verdicts if verdict != ABSENT and owned(op)}
+    return first[1] if len(told_lines) == 1 else None
+
+
+def _known(tell: ValueTell, case: Case, outputs: dict[str, Tensor]) -> Known | None:
+    """The values of the telltales of the outputs `outputs` gets wrong, and of correct code; None when
+    no wrong output has a telltale."""
     wrong = {name for name, expected in case.expected.items()
              if name in outputs and find_mismatch(name, outputs[name], expected, case.tolerance[name]) is not None}
     telltales = [value for name, values in tell.telltales(case).items() if name in wrong for value in values]
     if not telltales:
         return None
     inputs = [value for value in case.data.values() if isinstance(value, Tensor) and value.dtype != torch.bool]
-    known = Known(_joined([value for value in telltales if not _whole(value)]),
-                  _joined([value for value in telltales if _whole(value)]),
-                  _joined([*tell.correct(case), *inputs, *case.expected.values()]))
-    for op in ops:
-        verdict = known.verdict(op)
-        if verdict != ABSENT:
-            return op if verdict == TELLTALE else None
-    return None
+    return Known(_joined([value for value in telltales if not _whole(value)]),
+                 _joined([value for value in telltales if _whole(value)]),
+                 _joined([*tell.correct(case), *inputs, *case.expected.values()]))
 
 
 @dataclass(frozen=True)

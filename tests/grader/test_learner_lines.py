@@ -23,7 +23,7 @@ QUOTING = ("attention_no_scale", "attention_softmax_axis", "attention_mask_inver
            "paged_decode_wrong_sequence", "rope_angles_low_precision",
            "rope_rotation_reversed", "attention_backward_gqa_not_summed",
            "paged_decode_length_short", "paged_decode_tail_unmasked", "attention_backward_p_unscaled",
-           "paged_decode_repeat",
+           "paged_decode_repeat", "attention_backward_causal_unmasked",
            # found by their values (value_lines.py)
            "attention_backward_no_delta", "attention_backward_dq_no_scale", "attention_backward_dv_not_transposed",
            "attention_backward_causal_offset_sign", "rope_offset_ignored")
@@ -31,6 +31,7 @@ STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unf
                  "rope_rotate_half_frequency_exponent", "paged_decode_csr_first_row",
                  # found by their values
                  "attention_backward_fa2_no_delta", "attention_backward_fa2_offset_sign",
+                 "attention_backward_fa2_top_left",
                  "attention_backward_einsum_dk_unscaled", "attention_backward_einsum_dv_not_transposed",
                  "rope_rotate_half_positions_from_zero", "rope_every_two_table_from_zero")
 # issue 34's exercises: every planted bug either quotes its planted line or none
@@ -65,8 +66,8 @@ def test_named_mistake_quotes_the_planted_line(stem: str, grade_file):
 
 
 @pytest.mark.parametrize("stem", ["attention_mask_ignored", "kv_cache_upcast", "rope_sin_cos_swapped",
-                                  "rope_layout_swapped", "rope_partial_ignored", "attention_backward_causal_unmasked",
-                                  "attention_backward_materialised", "flash_causal_no_offset"])
+                                  "rope_layout_swapped", "rope_partial_ignored", "attention_backward_materialised",
+                                  "flash_causal_no_offset"])
 def test_no_line_rather_than_a_wrong_one(stem: str, grade_file):
     """An absent op (a mask never applied) or a choice made in Python (the layout's branch, r, the block
     size) issues nothing on the planted line, and the first value it changes is on a correct line below;
@@ -98,6 +99,16 @@ def test_rope_backward_and_paged_bugs_quote_their_planted_line_or_none(stem: str
     quoted = QUOTED.search(result.where)
     assert quoted is None or int(quoted["line"]) in bug_lines(path), result.where
     assert (quoted is not None) == (stem in QUOTING), result.where
+
+
+def test_a_top_left_mask_on_query_indices_quotes_no_line(grade_file):
+    """flash-attn's Triton backward reads q's rows with offs_m_curr and compares the same arange with the
+    keys' top-left: the offset left out belongs to that comparison (and begin_m), not to the arange,
+    which is a correct index and holds the same values as FlashAttention-2's top-left `rows`."""
+    path = HERE / "realworld9" / "attention_backward_dao_triton_top_left.py"
+    result = next(c for c in grade_file(path, only=("causal",)).checks if c.id == "causal")
+    assert result.diagnosis_id == "causal-no-offset", result.where
+    assert "Your line" not in result.where, result.where
 
 
 def test_family_picks_first_last_or_by_operand():

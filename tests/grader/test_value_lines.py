@@ -150,6 +150,29 @@ def test_positions_from_zero_are_replayed_apart_from_the_true_ones():
     assert told_line(tell, case, outputs, [op(3, from_zero, "int1"), op(4, angles.float(), "float2")])["line"] == 3
 
 
+def test_an_untold_op_of_the_mistakes_family_is_quoted_where_its_values_single_it_out():
+    """FlashAttention-2's loops make the keys' positions on one line and the queries' on another, both
+    aranges: top-left queries at 0..n-1 are also query indices, so no value tells them from correct
+    code's, but only the queries' line holds them; where a key block holds them too, neither is quoted."""
+    case = attention_backward.build({"batch": 1, "heads": 1, "kv_heads": 1, "n": 4, "m": 9, "d": 4, "block": 0},
+                                    {"causal": True}, seed=3)
+    tell = hypothesis_tell(attention_backward, "causal-no-offset")
+    outputs = attention_backward.simulate(case, offset_sign=0)
+
+    def arange(line: int, start: int, stop: int) -> dict:
+        return {**op(line, torch.arange(start, stop), "int1"), "op": "arange"}
+
+    def owned(recorded: dict) -> bool:
+        return recorded["op"] == "arange"
+
+    queries_then_keys = [arange(29, 0, 4), arange(30, 0, 9)]
+    assert told_line(tell, case, outputs, queries_then_keys) is None
+    assert told_line(tell, case, outputs, queries_then_keys, owned)["line"] == 29
+    assert told_line(tell, case, outputs, [arange(30, 0, 9), arange(29, 0, 4)], owned)["line"] == 29
+    assert told_line(tell, case, outputs, [arange(29, 0, 4), arange(30, 0, 4)], owned) is None
+    assert told_line(tell, case, outputs, queries_then_keys, lambda recorded: False) is None
+
+
 @pytest.mark.parametrize("sample", [["1.0"], [True], 3.0])
 def test_forged_samples_in_a_reply_are_refused(sample):
     with pytest.raises(protocol.ProtocolError):

@@ -1,0 +1,113 @@
+"""What the learner's source says of a line where a replay's ops cannot: a statement that never ran,
+and a name that indexes tensors. Read by the grader, never run; a file that does not parse says
+nothing (no line is quoted from it).
+
+A mistake that is an op that never ran (a mask under a condition that never held, a branch read as
+False) issues nothing, so the replay records no op of the mistake's family; the learner's source
+still shows the statement that would have issued one. Quoted: the one statement of the learner's
+file that calls an op of the family (`p.masked_fill(...)`, `torch.where(...)`) and issued no op in
+the replay, inside a function whose other statements did. A replay that reached the recorder's cap
+(an op past it may have run unrecorded), or two such statements quote none: either could be the one
+the learner meant to run.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any, Iterator
+
+from quizprep.grader.learner_side.protocol import OPS_KEPT
+from quizprep.grader.submission_file import source_text
+
+SOURCE_LIMIT = 1 << 20  # bytes of a submission read for its statements
+
+
+def unrun_call(path: Path, ops: frozenset[str], recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """{"line", "code"} of the one statement calling one of `ops` that issued no op of `recorded`, in a
+    function that issued some, where it is all its block would have done: nothing else beside it
+    failed to run (a whole untiled path that never ran is no mask left out of the tiled one that did).
+    None otherwise."""
+    if len(recorded) >= OPS_KEPT:
+        return None
+    ran = {op["line"] for op in recorded}
+    text, functions = _functions(path)
+    unrun = {statement.lineno for function in functions
+             if any(_lines(statement) & ran for statement in _simple_statements(function.body))
+             for block in _blocks(function.body)
+             for statement in _alone_unrun(block, ran) if _calls_one_of(statement, ops)}
+    if len(unrun) != 1:
+        return None
+    line = unrun.pop()
+    return {"line": line, "code": text.splitlines()[line - 1].strip()}
+
+
+def _alone_unrun(block: list[ast.stmt], ran: set[int]) -> list[ast.stmt]:
+    """The simple statement of `block` that issued no op, where it is the only one that does anything."""
+    unrun = [statement for statement in block if not _inner_blocks(statement) and not _lines(statement) & ran
+             and not isinstance(statement, (ast.Pass, ast.Break, ast.Continue))
+             and not (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant))]
+    return unrun if len(unrun) == 1 else []
+
+
+def indexes_tensors(path: Path, line: int) -> bool:
+    """Whether a name the statement on `line` binds is read as an index in its function
+    (`q[:, :, rows]`): those are indices, which a position is made from, not positions themselves.
+    True where the file cannot be read: nothing is known of the line."""
+    _, functions = _functions(path)
+    for function in functions:
+        statements = [s for s in _simple_statements(function.body) if line in _lines(s)]
+        bound = {name.id for s in statements if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                 for target in (s.targets if isinstance(s, ast.Assign) else [s.target])
+                 for name in ast.walk(target) if isinstance(name, ast.Name)}
+        if bound and any(isinstance(name, ast.Name) and name.id in bound for subscript in ast.walk(function)
+                         if isinstance(subscript, ast.Subscript) for name in ast.walk(subscript.slice)):
+            return True
+        if statements:
+            return False
+    return True
+
+
+def _functions(path: Path) -> tuple[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:
+    """The file's text and every function in it; none where it cannot be read or parsed."""
+    text = source_text(path, SOURCE_LIMIT)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return text, []
+    return text, [node for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def _simple_statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements of a function's own body that hold no others."""
+    return (statement for block in _blocks(body) for statement in block if not _inner_blocks(statement))
+
+
+def _blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+    """`body` and every block within it (an if's branches, a loop's body, a try's handlers), never
+    into a nested function or class: those run, or not, apart."""
+    body = [node for node in body if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    yield body
+    for node in body:
+        for block in _inner_blocks(node):
+            yield from _blocks(block)
+
+
+def _inner_blocks(node: ast.stmt) -> list[list[ast.stmt]]:
+    blocks = [getattr(node, field, []) for field in ("body", "orelse", "finalbody")]
+    blocks += [handler.body for handler in getattr(node, "handlers", [])]
+    return [block for block in blocks if block]
+
+
+def _calls_one_of(statement: ast.stmt, ops: frozenset[str]) -> bool:
+    """A call of `x.masked_fill_(...)` or `torch.where(...)` is one of masked_fill's or where's, as the
+    recorder names the op."""
+    for call in ast.walk(statement):
+        if isinstance(call, ast.Call):
+            name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
+            if name.strip("_") in ops:
+                return True
+    return False
+
+
+def _lines(statement: ast.stmt) -> set[int]:
+    return set(range(statement.lineno, (statement.end_lineno or statement.lineno) + 1))

@@ -30,7 +30,7 @@ class StyleMutant:
 
 
 STYLE_MUTANTS = (
-    # the sign flipped inside rotate_half: no negated sin table to point at, so no line
+    # the sign flipped inside rotate_half: found by its values, the first half negated
     StyleMutant("rope_rotate_half_reversed", "public/rope_hf_llama_rotate_half_pass", "half", "rope-rotation-reversed",
                 (("    return torch.cat((-x2, x1), dim=-1)", "    return torch.cat((x2, -x1), dim=-1)"),)),
     # sin and cos traded where they are used: the tables' own line is not the mistake

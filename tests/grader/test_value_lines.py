@@ -161,3 +161,19 @@ def test_a_replys_sample_and_shape_are_capped():
                                                         "shape": [2] * 10_000}]})
     assert len(reply["ops"][0]["sample"]) == protocol.SAMPLE_KEPT == SAMPLE_SIZE
     assert len(reply["ops"][0]["shape"]) <= protocol.SAMPLE_KEPT
+
+
+def test_a_reversed_rotate_half_is_told_by_its_negated_first_half_never_by_a_negated_sin():
+    """cat(x2, −x1) negates the pairs' first features, which correct rotate_half (−x2) never does; a sin
+    table's flipped sign negates no feature, so the line using it, below the mistake, is not quoted."""
+    sizes = {"batch": 1, "heads": 2, "tokens": 5, "d": 8, "rotary": 8, "offset": 3, "stride": 1}
+    case = rope.build(sizes, {"layout": "half"}, seed=6)
+    tell = hypothesis_tell(rope, "rope-rotation-reversed")
+    outputs = rope.simulate(case, sign=-1.0)
+    x = case.data["x"]
+    first, second = x[..., :4], x[..., 4:]
+    rotate_half = [op(3, first), op(4, -first)]
+    assert told_line(tell, case, outputs, rotate_half)["line"] == 4
+    assert told_line(tell, case, outputs, [op(3, first), op(4, -second)]) is None
+    flipped_sin = -rope.tables(case, case.data["positions"])[2].float()
+    assert told_line(tell, case, outputs, [op(5, flipped_sin, "float2"), op(6, first * flipped_sin[:, :4])]) is None

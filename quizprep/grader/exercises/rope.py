@@ -168,6 +168,23 @@ def _apart_from_zero(sizes: dict[str, int]) -> dict[str, int]:
 OFFSET_TELL = ValueTell(_from_zero, _in_place_of_zero, _apart_from_zero)
 
 
+def _first_of_pairs_negated(case: Case) -> dict[str, list[Tensor]]:
+    """rotate_half turned the wrong way, cat(x2, −x1): the pairs' first features negated, which no
+    correct form makes (rotate_half negates the second, a sin table's sign flipped negates no feature)."""
+    x = case.data["x"].to(F64)
+    first, _ = pairs(case.data["rotary"], case.data["layout"])
+    return {"out": [-x[..., first]]}
+
+
+def _second_of_pairs_negated(case: Case) -> list[Tensor]:
+    x = case.data["x"].to(F64)
+    _, second = pairs(case.data["rotary"], case.data["layout"])
+    return [-x[..., second], *tables(case, case.data["positions"])]
+
+
+REVERSED_TELL = ValueTell(_first_of_pairs_negated, _second_of_pairs_negated)
+
+
 def _other_layout(case: Case) -> dict[str, Tensor]:
     return simulate(case, layout=INTERLEAVED if case.data["layout"] == HALF else HALF)
 
@@ -196,7 +213,8 @@ HYPOTHESES = (
                lesson("rope-rotation-formula"), _mistake(swap=True)),
     Hypothesis("rope-rotation-reversed", "the rotation turns the wrong way: the sign of sin is flipped, as in "
                "(a·cos + b·sin, b·cos − a·sin)", "(a, b) → (a·cos − b·sin, a·sin + b·cos); rotate_half(x) is "
-               "cat(−x2, x1), not cat(x2, −x1).", lesson("rope-rotation-formula"), _mistake(sign=-1.0)),
+               "cat(−x2, x1), not cat(x2, −x1).", lesson("rope-rotation-formula"), _mistake(sign=-1.0),
+               tell=REVERSED_TELL),
     Hypothesis("rope-offset-ignored", "positions counted from 0 instead of taken from `positions`: during "
                "decode the new token is rotated as if it were the first", "Rotate token j by positions[j]: "
                "a decode step after T cached tokens is at position T.", lesson("position-rope-kv-cache"),

@@ -38,11 +38,21 @@ def same_sizes(sizes: dict[str, int]) -> dict[str, int]:
     return sizes
 
 
+def no_telltales(case: Case) -> dict[str, list[Tensor]]:
+    return {}
+
+
+def no_values(case: Case) -> list[Tensor]:
+    return []
+
+
 @dataclass(frozen=True)
 class ValueTell:
-    telltales: Callable[[Case], dict[str, list[Tensor]]]  # output name -> what only the mistake computes
-    correct: Callable[[Case], list[Tensor]]  # what correct code computes in their place
+    telltales: Callable[[Case], dict[str, list[Tensor]]] = no_telltales  # output -> what only the mistake computes
+    correct: Callable[[Case], list[Tensor]] = no_values  # what correct code computes in their place
     sizes: Callable[[dict[str, int]], dict[str, int]] = same_sizes  # a case with enough distinct values
+    # how many keys a boolean mask keeps on each row with the mistake (a length one off), and without it
+    kept: Callable[[Case], tuple[Tensor, Tensor]] | None = None
 
 
 def told_line(tell: ValueTell, case: Case, outputs: dict[str, Tensor],
@@ -52,12 +62,14 @@ def told_line(tell: ValueTell, case: Case, outputs: dict[str, Tensor],
     wrong = {name for name, expected in case.expected.items()
              if name in outputs and find_mismatch(name, outputs[name], expected, case.tolerance[name]) is not None}
     telltales = [value for name, values in tell.telltales(case).items() if name in wrong for value in values]
-    if not telltales:
+    kept = tell.kept(case) if tell.kept is not None and wrong else (torch.empty(0), torch.empty(0))
+    if not telltales and not len(kept[0]):
         return None
     inputs = [value for value in case.data.values() if isinstance(value, Tensor) and value.dtype != torch.bool]
     known = Known(_joined([value for value in telltales if not _whole(value)]),
                   _joined([value for value in telltales if _whole(value)]),
-                  _joined([*tell.correct(case), *inputs, *case.expected.values()]))
+                  _joined([*tell.correct(case), *inputs, *case.expected.values()]),
+                  _joined([kept[0]]), _joined([kept[1]]))
     for op in ops:
         verdict = known.verdict(op)
         if verdict != ABSENT:
@@ -68,29 +80,38 @@ def told_line(tell: ValueTell, case: Case, outputs: dict[str, Tensor],
 @dataclass(frozen=True)
 class Known:
     """The values a mistake's telltales hold (whole numbers apart: positions, indices) and those correct
-    code holds, each sorted."""
+    code holds, each sorted; and the keys a mask keeps per row with the mistake and without it."""
     telltale: Tensor
     whole_telltale: Tensor
     correct: Tensor
+    kept_telltale: Tensor
+    kept_correct: Tensor
 
     def verdict(self, op: dict[str, Any]) -> str:
         """TELLTALE where `op`'s sample lies among the telltales' values, with the same whole-numberness
         (an arange of features is no row of an angle table), and not all among the correct ones;
         UNTOLD where it lies among both and spans the telltales' whole range: it may be the mistake's
-        own line, and the lines after it may only compute from it; ABSENT otherwise."""
-        sample = torch.tensor(op.get("sample") or [], dtype=F64).sort().values
+        own line, and the lines after it may only compute from it; ABSENT otherwise. A mask's counts
+        of kept keys are judged alike, and exactly."""
+        if op.get("kept"):
+            return judged(_sorted(op["kept"]), self.kept_telltale, self.kept_correct, 0.0)
+        sample = _sorted(op.get("sample") or [])
         kind = str(op.get("result", "")).rstrip("0123456789")
         if kind not in UNIT_ROUNDOFF or len(sample) == 0:
             return ABSENT
         telltale = self.whole_telltale if _whole(sample) else self.telltale
         scale = max(float(self.telltale.abs().max()) if len(self.telltale) else 0.0, 1.0)
-        tolerance = ROUNDING_SLACK * UNIT_ROUNDOFF[kind] * scale
-        if int((sample.diff() > tolerance).sum()) + 1 < MIN_DISTINCT or not among(sample, telltale, tolerance):
-            return ABSENT
-        if not among(sample, self.correct, tolerance):
-            return TELLTALE
-        spans = among(telltale[[0, -1]], sample, tolerance)
-        return UNTOLD if spans else ABSENT
+        return judged(sample, telltale, self.correct, ROUNDING_SLACK * UNIT_ROUNDOFF[kind] * scale)
+
+
+def judged(sample: Tensor, telltale: Tensor, correct: Tensor, tolerance: float) -> str:
+    """What a sorted sample says of the mistake whose values are `telltale`, correct code's `correct`."""
+    if int((sample.diff() > tolerance).sum()) + 1 < MIN_DISTINCT or not among(sample, telltale, tolerance):
+        return ABSENT
+    if not among(sample, correct, tolerance):
+        return TELLTALE
+    spans = among(telltale[[0, -1]], sample, tolerance)
+    return UNTOLD if spans else ABSENT
 
 
 def among(sample: Tensor, values: Tensor, tolerance: float) -> bool:
@@ -101,6 +122,10 @@ def among(sample: Tensor, values: Tensor, tolerance: float) -> bool:
     below = (above - 1).clamp(min=0)
     nearest = torch.minimum((values[above] - sample).abs(), (values[below] - sample).abs())
     return bool((nearest <= tolerance).all())
+
+
+def _sorted(numbers: list[float]) -> Tensor:
+    return torch.tensor(numbers, dtype=F64).sort().values
 
 
 def _joined(values: list[Tensor]) -> Tensor:

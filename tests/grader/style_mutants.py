@@ -133,7 +133,7 @@ STYLE_MUTANTS = (
                 "paged-length-off-by-one",
                 (("    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None]",
                   "    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None] - 1"),)),
-    # one stale slot kept (<=): the table's row is read before the mask's line, so no line
+    # one stale slot kept (<=): the table's row is read before the mask's line, found by the keys it keeps
     StyleMutant("paged_decode_index_select_stale_slot", "variants/paged_decode_index_select", "ragged",
                 "paged-length-off-by-one",
                 (("    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None]",

@@ -29,7 +29,8 @@ QUOTING = ("attention_no_scale", "attention_softmax_axis", "attention_mask_inver
            "attention_backward_causal_offset_sign", "rope_offset_ignored")
 STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unflatten_first_head",
                  "rope_rotate_half_frequency_exponent", "paged_decode_csr_first_row",
-                 "rope_rotate_half_reversed",
+                 "rope_rotate_half_reversed", "paged_decode_index_select_single_token_masked",
+                 "paged_decode_index_select_stale_slot",
                  # found by their values
                  "attention_backward_fa2_no_delta", "attention_backward_fa2_offset_sign",
                  "attention_backward_einsum_dk_unscaled", "attention_backward_einsum_dv_not_transposed",
@@ -81,11 +82,11 @@ def test_no_line_rather_than_a_wrong_one(stem: str, grade_file):
 @pytest.mark.parametrize("stem", [mutant.stem for mutant in STYLE_MUTANTS])
 def test_public_code_with_a_planted_bug_quotes_its_line_or_none(stem: str, grade_file, tmp_path):
     """Sin and cos swapped where they are used issue the same ops as the tables' line, a scale left off the
-    scores' line above the exp could be on either line, lengths read on the host issue no op on the
-    planted line, and a length mask comes after the table's row was read: no line there. Elsewhere the
-    planted line, not a feature permutation's arange before the frequencies, nor a correct helper that
-    turns positions from 0 into tables, nor the line that uses a reversed rotate_half (its −x1 is told
-    by its values), nor dQ's unscaled product where only dK lacks the scale."""
+    scores' line above the exp could be on either line, and lengths read on the host issue no op on the
+    planted line: no line there. Elsewhere the planted line, not a feature permutation's arange before the
+    frequencies, nor a correct helper that turns positions from 0 into tables, nor the line that uses a
+    reversed rotate_half (its −x1 is told by its values), nor the gather before a length mask one key off
+    (told by the keys it keeps per row), nor dQ's unscaled product where only dK lacks the scale."""
     write_style_mutants(tmp_path)
     path, _, result = graded(grade_file, stem, tmp_path)
     line = QUOTED.search(result.where)

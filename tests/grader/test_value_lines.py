@@ -7,7 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from quizprep.grader.exercises import attention_backward, rope
+from quizprep.grader.exercises import attention_backward, paged_decode, rope
 from quizprep.grader.learner_side import op_recorder, protocol
 from quizprep.grader.learner_side.op_recorder import SAMPLE_SIZE, value_sample
 from quizprep.grader.value_lines import among, told_line
@@ -38,11 +38,14 @@ def test_a_sample_holds_only_the_tensors_own_values_whatever_its_layout(rows: in
         assert among(sample, value.double().flatten().sort().values, 0.0)
 
 
-def test_a_sample_takes_the_least_and_largest_finite_values_and_skips_masks():
+def test_a_sample_takes_the_least_and_largest_finite_values_and_a_masks_counts_per_row():
     value = torch.tensor([[float("-inf"), 3.0], [-2.0, float("nan")]])
     sample = value_sample(value)
     assert sample["shape"] == [2, 2] and min(sample["sample"]) == -2.0 and max(sample["sample"]) == 3.0
-    assert value_sample(torch.ones(3, dtype=torch.bool)) == {} and value_sample(2.0) == {}
+    assert value_sample(2.0) == {} and value_sample(torch.tensor(True)) == {}
+    mask = torch.arange(6)[None, :] < torch.tensor([1, 4, 6])[:, None]
+    kept = value_sample(mask)
+    assert "sample" not in kept and sorted(set(kept["kept"])) == [1.0, 4.0, 6.0] and len(kept["kept"]) == SAMPLE_SIZE
 
 
 def test_a_replay_sorts_a_bounded_number_of_elements_for_its_samples(tmp_path, monkeypatch):
@@ -150,16 +153,17 @@ def test_positions_from_zero_are_replayed_apart_from_the_true_ones():
     assert told_line(tell, case, outputs, [op(3, from_zero, "int1"), op(4, angles.float(), "float2")])["line"] == 3
 
 
+@pytest.mark.parametrize("key", ["sample", "kept"])
 @pytest.mark.parametrize("sample", [["1.0"], [True], 3.0])
-def test_forged_samples_in_a_reply_are_refused(sample):
+def test_forged_samples_in_a_reply_are_refused(sample, key: str):
     with pytest.raises(protocol.ProtocolError):
-        protocol.checked_reply({"ok": True, "ops": [{"op": "mul", "line": 1, "sample": sample}]})
+        protocol.checked_reply({"ok": True, "ops": [{"op": "mul", "line": 1, key: sample}]})
 
 
 def test_a_replys_sample_and_shape_are_capped():
     reply = protocol.checked_reply({"ok": True, "ops": [{"op": "mul", "line": 1, "sample": [0.5] * 10_000,
-                                                        "shape": [2] * 10_000}]})
-    assert len(reply["ops"][0]["sample"]) == protocol.SAMPLE_KEPT == SAMPLE_SIZE
+                                                        "kept": [3.0] * 10_000, "shape": [2] * 10_000}]})
+    assert len(reply["ops"][0]["sample"]) == len(reply["ops"][0]["kept"]) == protocol.SAMPLE_KEPT == SAMPLE_SIZE
     assert len(reply["ops"][0]["shape"]) <= protocol.SAMPLE_KEPT
 
 
@@ -177,3 +181,24 @@ def test_a_reversed_rotate_half_is_told_by_its_negated_first_half_never_by_a_neg
     assert told_line(tell, case, outputs, [op(3, first), op(4, -second)]) is None
     flipped_sin = -rope.tables(case, case.data["positions"])[2].float()
     assert told_line(tell, case, outputs, [op(5, flipped_sin, "float2"), op(6, first * flipped_sin[:, :4])]) is None
+
+
+def test_a_length_mask_is_told_by_how_many_keys_each_row_keeps():
+    """`< seq_lens - 1` or `<= seq_lens` keeps a key too few or too many per sequence: the mask's line is
+    quoted, not the gather before it (stale pages and all) nor a `seq_lens - 1` a correct line makes."""
+    sizes = {"heads": 4, "kv_heads": 2, "d": 8, "page_size": 4}
+    case = paged_decode.build(sizes, {"lengths": (5, 9, 14)}, seed=7)
+    tell = hypothesis_tell(paged_decode, "paged-length-off-by-one")
+    outputs = paged_decode.simulate(case, extra=1)
+    lengths, slots = case.data["seq_lens"], case.data["block_table"].shape[1] * 4
+    gathered = op(2, case.data["k_pool"][case.data["block_table"].flatten()], "float4")
+    last_index = op(3, lengths - 1, "int1")
+
+    def mask(line: int, keep: torch.Tensor) -> dict:
+        kept = torch.arange(slots)[None, :] < keep[:, None]
+        return {"op": "le", "result": "int2", "line": line, **value_sample(kept)}
+
+    assert told_line(tell, case, outputs, [gathered, last_index, mask(4, lengths + 1)])["line"] == 4
+    assert told_line(tell, case, outputs, [gathered, mask(4, lengths - 1)])["line"] == 4
+    assert told_line(tell, case, outputs, [gathered, last_index, mask(4, lengths)]) is None
+    assert told_line(tell, case, dict(case.expected), [mask(4, lengths + 1)]) is None

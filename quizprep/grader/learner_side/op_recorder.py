@@ -87,14 +87,27 @@ def tensor_kind(value: Any) -> str:
 def value_sample(value: Any) -> dict[str, Any]:
     """A result's shape and SAMPLE_SIZE of its finite values at evenly spaced ranks, the least and the
     largest among them: drawn from its values alone, so any order, broadcast or slice of a tensor
-    samples values of that tensor. {} for a non-tensor or a boolean (a mask tells no value apart)."""
+    samples values of that tensor. A boolean mask's values tell nothing apart, but how many it keeps
+    on each row does (a length mask one key long): those counts are its sample, as `kept`. {} for a
+    non-tensor."""
     import torch
 
-    if not isinstance(value, Tensor) or value.dtype == torch.bool or value.is_complex() or value.is_meta:
+    if not isinstance(value, Tensor) or value.is_complex() or value.is_meta:
         return {}
+    if value.dtype == torch.bool:
+        ranked = _ranked(value.sum(-1)) if value.dim() else []
+        return {"shape": list(value.shape), "kept": ranked} if ranked else {}
+    ranked = _ranked(value)
+    return {"shape": list(value.shape), "sample": ranked} if ranked else {}
+
+
+def _ranked(value: Tensor) -> list[float]:
+    """SAMPLE_SIZE of `value`'s finite values at evenly spaced ranks; [] when it has none."""
+    import torch
+
     flat = value.detach().flatten().to("cpu", torch.float64)
     flat = flat[torch.isfinite(flat)].sort().values
     if not len(flat):
-        return {}
+        return []
     picked = torch.linspace(0, len(flat) - 1, SAMPLE_SIZE).round().long()
-    return {"shape": list(value.shape), "sample": flat[picked].tolist()}
+    return flat[picked].tolist()

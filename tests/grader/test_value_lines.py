@@ -202,3 +202,19 @@ def test_a_length_mask_is_told_by_how_many_keys_each_row_keeps():
     assert told_line(tell, case, outputs, [gathered, mask(4, lengths - 1)])["line"] == 4
     assert told_line(tell, case, outputs, [gathered, last_index, mask(4, lengths)]) is None
     assert told_line(tell, case, dict(case.expected), [mask(4, lengths + 1)]) is None
+
+
+def test_positions_held_in_bfloat16_are_told_by_their_rounding():
+    """Positions cast to x.dtype and straight back to float32 (rotary-embedding-torch's get_seq_pos): 32,767
+    is 32,768 in bfloat16, a whole number no true position is; the true positions and the float32 angles
+    computed from them before it are not the mistake."""
+    sizes = {"batch": 1, "heads": 2, "tokens": 64, "d": 16, "rotary": 16, "offset": 32768 - 64 * 509, "stride": 509}
+    case = rope.build(sizes, {"layout": "half", "dtype": torch.bfloat16}, seed=8)
+    tell = hypothesis_tell(rope, "rope-angles-low-precision")
+    outputs = rope.simulate(case, angle_dtype=torch.bfloat16, round_angles=False)
+    positions = case.data["positions"]
+    angles = rope.tables(case, positions)[0].float()
+    rounded = positions.to(torch.bfloat16)
+    ops = [op(2, positions[None], "int2"), op(3, angles, "float2"), op(4, rounded, "half1")]
+    assert told_line(tell, case, outputs, ops)["line"] == 4
+    assert told_line(tell, case, outputs, ops[:2]) is None

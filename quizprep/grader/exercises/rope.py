@@ -199,6 +199,16 @@ def _low_precision(case: Case) -> list[dict[str, Tensor]] | None:
         simulate(case, angle_dtype=dtype, round_angles=False)]
 
 
+def _positions_rounded(case: Case) -> dict[str, list[Tensor]]:
+    """The positions held in x's 16-bit dtype: whole numbers, most of them no position at all (32,767 is
+    32,768 in bfloat16), on the line that casts them whatever the angles are computed in after."""
+    return {"out": [case.data["positions"].to(case.data["x"].dtype).to(F64)]}
+
+
+def _positions_and_tables(case: Case) -> list[Tensor]:
+    return [case.data["positions"], *tables(case, case.data["positions"])]
+
+
 HYPOTHESES = (
     Hypothesis("rope-layout-swapped", "the other layout's pairs are rotated: (2i, 2i + 1) where (i, i + r/2) was "
                "asked, or the reverse", "layout='half' pairs feature i with i + r/2 (rotate_half); "
@@ -222,7 +232,8 @@ HYPOTHESES = (
     Hypothesis("rope-angles-low-precision", "the angles are computed in the input's half precision: at long "
                "positions bfloat16 and float16 cannot even hold the position", "Compute position · θ_i, cos and "
                "sin in float32 (positions.float()), rotate, then cast the result back to x.dtype.",
-               lesson("rope-angle-precision"), _low_precision),
+               lesson("rope-angle-precision"), _low_precision,
+               tell=ValueTell(_positions_rounded, _positions_and_tables)),
     Hypothesis("rope-partial-ignored", "the whole head is rotated although rotary_dim asks for its first r "
                "features only", "Rotate x[..., :r] with θ_i = base^(−2i/r) and pass x[..., r:] through unchanged.",
                lesson("rope-partial-rotary"), _mistake(whole_head=True)),

@@ -24,6 +24,7 @@ from torch import Tensor
 from quizprep.grader.compare import find_mismatch
 
 if TYPE_CHECKING:
+    from quizprep.grader.bound_names import Naming
     from quizprep.grader.problem import Case
 
 F64 = torch.float64
@@ -32,6 +33,7 @@ UNIT_ROUNDOFF = {"half": 2.0**-8, "float": 2.0**-24, "int": 0.0}
 ROUNDING_SLACK = 64.0  # roundings of the few ops between the inputs and an intermediate
 MIN_DISTINCT = 3  # a sample of fewer distinct values (zeros, ones, a single position) tells nothing
 TELLTALE, UNTOLD, ABSENT = "telltale", "untold", "absent"  # what an op's sample says of the mistake
+BOUND = "="  # learner_side/op_recorder.py's entry for a tensor a line binds to a name, not an op
 
 
 def same_sizes(sizes: dict[str, int]) -> dict[str, int]:
@@ -53,6 +55,8 @@ class ValueTell:
     sizes: Callable[[dict[str, int]], dict[str, int]] = same_sizes  # a case with enough distinct values
     # how many keys a boolean mask keeps on each row with the mistake (a length one off), and without it
     kept: Callable[[Case], tuple[Tensor, Tensor]] | None = None
+    # what the names of tables hold (bound_names.py): a swap of two tables is told by their names alone
+    names: Callable[[Case], Naming] | None = None
 
 
 def told_line(tell: ValueTell, case: Case, outputs: dict[str, Tensor],
@@ -70,10 +74,16 @@ def told_line(tell: ValueTell, case: Case, outputs: dict[str, Tensor],
                   _joined([value for value in telltales if _whole(value)]),
                   _joined([*tell.correct(case), *inputs, *case.expected.values()]),
                   _joined([kept[0]]), _joined([kept[1]]))
+    naming = tell.names(case) if tell.names is not None else None
     for op in ops:
+        if op["op"] == BOUND:
+            if naming is not None and naming.misnamed(op):
+                return op if naming.made_on_its_line(op, ops) else None
+            continue
         verdict = known.verdict(op)
         if verdict != ABSENT:
-            return op if verdict == TELLTALE else None
+            vouched = naming is None or naming.vouched(op, ops)
+            return op if verdict == TELLTALE and vouched else None
     return None
 
 

@@ -33,7 +33,7 @@ STYLE_MUTANTS = (
     # the sign flipped inside rotate_half: found by its values, the first half negated
     StyleMutant("rope_rotate_half_reversed", "public/rope_hf_llama_rotate_half_pass", "half", "rope-rotation-reversed",
                 (("    return torch.cat((-x2, x1), dim=-1)", "    return torch.cat((x2, -x1), dim=-1)"),)),
-    # sin and cos traded where they are used: the tables' own line is not the mistake
+    # sin and cos traded where they are used: the tables' own line is not the mistake, nor are their names
     StyleMutant("rope_rotate_half_sin_cos_swapped", "public/rope_hf_llama_rotate_half_pass", "half",
                 "rope-sin-cos-swapped",
                 (("    return (q * cos) + (rotate_half(q) * sin)", "    return (q * sin) + (rotate_half(q) * cos)"),)),

@@ -48,13 +48,18 @@ def test_a_sample_takes_the_least_and_largest_finite_values_and_a_masks_counts_p
     assert "sample" not in kept and sorted(set(kept["kept"])) == [1.0, 4.0, 6.0] and len(kept["kept"]) == SAMPLE_SIZE
 
 
-def test_a_replay_sorts_a_bounded_number_of_elements_for_its_samples(tmp_path, monkeypatch):
+def learner_file(tmp_path, source: str) -> tuple[str, dict]:
+    """The path of a learner's file made of `source`, and its functions."""
     learner = str(tmp_path / "work.py")
-    source = ("def steps(x):\n"
-              "    y = x * 2\n"
-              "    return y + 1\n")
     namespace: dict = {}
     exec(compile(source, learner, "exec"), namespace)
+    return learner, namespace
+
+
+def test_a_replay_sorts_a_bounded_number_of_elements_for_its_samples(tmp_path, monkeypatch):
+    learner, namespace = learner_file(tmp_path, "def steps(x):\n"
+                                                "    y = x * 2\n"
+                                                "    return y + 1\n")
     monkeypatch.setattr(op_recorder, "SAMPLED_NUMEL", 12)
     recorder = op_recorder.OpRecorder(learner, values=True)
     with recorder:
@@ -218,3 +223,65 @@ def test_positions_held_in_bfloat16_are_told_by_their_rounding():
     ops = [op(2, positions[None], "int2"), op(3, angles, "float2"), op(4, rounded, "half1")]
     assert told_line(tell, case, outputs, ops)["line"] == 4
     assert told_line(tell, case, outputs, ops[:2]) is None
+
+
+def test_a_replay_notes_the_tensors_each_line_binds_and_each_product_of_a_line_apart(tmp_path):
+    """A parameter is bound by the learner's line that called; `(q * s) + (r * c)` samples both products."""
+    learner, namespace = learner_file(tmp_path, "def turn(q, s, c):\n"
+                                                "    return (q * s) + (q.flip(-1) * c)\n"
+                                                "def apply(x):\n"
+                                                "    sin, cos = x.cos(), x.sin()\n"
+                                                "    return turn(x, sin, cos)\n")
+    recorder = op_recorder.OpRecorder(learner, values=True)
+    with recorder:
+        namespace["apply"](torch.linspace(0.1, 1.0, 6))
+    entries = recorder.entries()
+    bound = {(entry["line"], entry["name"]) for entry in entries if entry["op"] == op_recorder.BOUND}
+    assert bound == {(4, "sin"), (4, "cos"), (5, "q"), (5, "s"), (5, "c")}
+    cos_made = next(entry for entry in entries if entry["op"] == "cos")
+    assert next(entry for entry in entries if entry["name"] == "sin")["sample"] == cos_made["sample"]
+    assert sum(entry["op"] == "mul" and entry["line"] == 2 for entry in entries) == 2
+    assert all(entry["line"] in (2, 4, 5) for entry in entries)  # the samples' own ops are no learner's
+    plain = op_recorder.OpRecorder(learner)  # a replay for op families binds nothing
+    with plain:
+        namespace["apply"](torch.linspace(0.1, 1.0, 6))
+    assert not any(entry["op"] == op_recorder.BOUND for entry in plain.entries())
+
+
+def swapped_rope_case():
+    sizes = {"batch": 1, "heads": 2, "tokens": 6, "d": 8, "rotary": 8, "offset": 3, "stride": 1}
+    case = rope.build(sizes, {"layout": "half"}, seed=9)
+    x = case.data["x"]
+    _, cos, sin = (table.float() for table in rope.tables(case, case.data["positions"]))
+    rotate_half = torch.cat([-x[..., 4:], x[..., :4]], -1)
+    return case, rope.simulate(case, swap=True), x, cos.repeat(1, 2), sin.repeat(1, 2), rotate_half
+
+
+def bound(line: int, name: str, value: torch.Tensor) -> dict:
+    return {"op": op_recorder.BOUND, "name": name, "result": "float2", "line": line, "code": "", **value_sample(value)}
+
+
+def test_sin_and_cos_swapped_where_the_tables_are_made_is_told_by_their_names():
+    """`sin, cos = angles.cos(), angles.sin()` binds `sin` to the cosines on the line that made them; a
+    name bound to a table a line elsewhere returned (`cos, sin = tables(...)`) may only pass the swap on."""
+    case, outputs, x, cos, sin = swapped_rope_case()[:5]
+    tell = hypothesis_tell(rope, "rope-sin-cos-swapped")
+    made = [op(3, cos, "float2"), op(3, sin, "float2"), bound(3, "sin", cos), bound(3, "cos", sin)]
+    uses = [op(5, x * sin), op(5, x * cos)]
+    assert told_line(tell, case, outputs, made + uses)["line"] == 3
+    assert told_line(tell, case, outputs, [op(2, cos, "float2"), bound(4, "sin", cos), *uses]) is None
+    assert told_line(tell, case, outputs, [*made[:2], bound(3, "cos", cos), bound(3, "sin", sin), *uses]) is None
+
+
+def test_sin_and_cos_swapped_where_they_are_used_is_quoted_only_where_the_names_read_say_what_they_hold():
+    """rotate_half(q) · cos makes −b·cos: the line is the swap's where the tables it reads are named for
+    what they hold, and may be computing from tables swapped a line above where they are `c` and `s`."""
+    case, outputs, x, cos, sin, rotate_half = swapped_rope_case()
+    tell = hypothesis_tell(rope, "rope-sin-cos-swapped")
+    named = [bound(2, "cos", cos), bound(2, "sin", sin), bound(4, "q", x)]
+    used = {**op(6, rotate_half * cos), "code": "return (q * sin) + (rotate_half(q) * cos)"}
+    assert told_line(tell, case, outputs, [*named, used])["line"] == 6
+    unnamed = [bound(2, "c", cos), bound(2, "s", sin), bound(4, "q", x)]
+    used_unnamed = {**used, "code": "return (q * s) + (rotate_half(q) * c)"}
+    assert told_line(tell, case, outputs, [*unnamed, used_unnamed]) is None
+    assert told_line(tell, case, outputs, [*named, {**used, "code": "return (q * sin) + ("}]) is None

@@ -23,6 +23,7 @@ from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+from quizprep.grader.bound_names import Naming
 from quizprep.grader.value_lines import ValueTell
 
 F32, F64 = torch.float32, torch.float64
@@ -199,6 +200,33 @@ def _low_precision(case: Case) -> list[dict[str, Tensor]] | None:
         simulate(case, angle_dtype=dtype, round_angles=False)]
 
 
+def _rotate_half_by_cos(case: Case) -> dict[str, list[Tensor]]:
+    """sin and cos traded where they are used with rotate_half: cat(−x2, x1) · cos, whose −b·cos no correct
+    form makes (rotate_half's −b meets sin). Where the tables themselves are swapped, the products are
+    correct code's, and only their names tell (`sin` holding the cosines)."""
+    x = case.data["x"].to(F64)
+    first, second = pairs(case.data["rotary"], case.data["layout"])
+    cos = tables(case, case.data["positions"])[1]
+    return {"out": [-x[..., second] * cos, x[..., first] * cos]}
+
+
+def _products(case: Case) -> list[Tensor]:
+    """Each half of each pair times each table, and rotate_half's −b times sin."""
+    x = case.data["x"].to(F64)
+    first, second = pairs(case.data["rotary"], case.data["layout"])
+    _, cos, sin = tables(case, case.data["positions"])
+    return [x[..., first] * cos, x[..., first] * sin, x[..., second] * cos, x[..., second] * sin,
+            -x[..., second] * sin, -x[..., second], cos, sin]
+
+
+def _table_names(case: Case) -> Naming:
+    _, cos, sin = tables(case, case.data["positions"])
+    return Naming({"sin": sin.flatten().sort().values, "cos": cos.flatten().sort().values})
+
+
+SWAP_TELL = ValueTell(_rotate_half_by_cos, _products, names=_table_names)
+
+
 def _positions_rounded(case: Case) -> dict[str, list[Tensor]]:
     """The positions held in x's 16-bit dtype: whole numbers, most of them no position at all (32,767 is
     32,768 in bfloat16), on the line that casts them whatever the angles are computed in after."""
@@ -220,7 +248,7 @@ HYPOTHESES = (
                _mistake(exponent=1.0)),
     Hypothesis("rope-sin-cos-swapped", "sin and cos are swapped: each pair is turned by 90° − angle",
                "(a, b) → (a·cos − b·sin, a·sin + b·cos): at position 0 the rotation is the identity.",
-               lesson("rope-rotation-formula"), _mistake(swap=True)),
+               lesson("rope-rotation-formula"), _mistake(swap=True), tell=SWAP_TELL),
     Hypothesis("rope-rotation-reversed", "the rotation turns the wrong way: the sign of sin is flipped, as in "
                "(a·cos + b·sin, b·cos − a·sin)", "(a, b) → (a·cos − b·sin, a·sin + b·cos); rotate_half(x) is "
                "cat(−x2, x1), not cat(x2, −x1).", lesson("rope-rotation-formula"), _mistake(sign=-1.0),

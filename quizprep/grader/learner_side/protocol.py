@@ -308,8 +308,8 @@ def _checked_op(op: Any) -> dict[str, Any]:
     op = _object(op, "a recorded op")
     return {"op": _text(op.get("op"), "an op's name"), "operand": _text(op.get("operand", ""), "an op's operand"),
             "result": _text(op.get("result", ""), "an op's result"), "line": _count(op.get("line"), "an op's line"),
-            "code": _text(op.get("code", ""), "an op's code"), "sample": _numbers(op, "sample"),
-            "kept": _numbers(op, "kept"),
+            "name": _text(op.get("name", ""), "a bound name"), "code": _text(op.get("code", ""), "an op's code"),
+            "sample": _numbers(op, "sample"), "kept": _numbers(op, "kept"),
             "shape": [_count(size, "a size") for size in _array(op.get("shape", []), "an op's shape")[:SAMPLE_KEPT]]}
 
 

@@ -12,6 +12,9 @@ outputs' values too: a line whose value is the same with and without the mistake
 never quoted, and neither is any line when none holds a telltale. Telltales count only for outputs
 the learner got wrong (a scale missing from dK says nothing of the line that makes dQ), and whole
 numbers only for whole-number telltales (an arange of features is no row of an angle table).
+A boolean mask is sampled by the keys it keeps on each row (`kept`: a length mask one key off keeps
+seq_lens ± 1), and where two tables' values are the same with and without a swap, the names the
+replay saw them bound to tell it (bound_names.py).
 """
 from __future__ import annotations
 

@@ -18,14 +18,19 @@ from torch import Tensor
 from quizprep.grader.value_lines import BOUND, MIN_DISTINCT, ROUNDING_SLACK, UNIT_ROUNDOFF, among
 
 
+UNNAMED = ""  # what a binding holds when its values are no name's table (the sines negated)
+
+
 @dataclass(frozen=True)
 class Naming:
     tables: dict[str, Tensor]  # what a name that contains the key holds: its values, sorted, in float64
+    unnamed: Tensor  # values a table may hold that no name says (−sin): no name vouches for them, sorted
+    scale: float  # the largest value the tables are computed from (an angle): their rounding grows with it
 
     def misnamed(self, entry: dict[str, Any]) -> bool:
         """A binding whose name says one table and that holds another's values alone."""
         held, said = self.held(entry), self.said(entry.get("name", ""))
-        return entry["op"] == BOUND and said is not None and len(held) == 1 and said not in held
+        return entry["op"] == BOUND and said is not None and len(held) == 1 and not held & {said, UNNAMED}
 
     def made_on_its_line(self, entry: dict[str, Any], entries: list[dict[str, Any]]) -> bool:
         """An op of the binding's own line made its values: `sin, cos = angles.cos(), angles.sin()` swapped
@@ -40,7 +45,13 @@ class Naming:
         if read is None:
             return False
         bindings = [entry for entry in entries if entry["op"] == BOUND and entry.get("name") in read]
-        return all(self.held(entry) in ({self.said(entry["name"])}, set()) for entry in bindings)
+        return all(self.truthful(entry) for entry in bindings)
+
+    def truthful(self, entry: dict[str, Any]) -> bool:
+        """A binding sampled (a complex table is not) that holds no table, or the one its name says."""
+        held = self.held(entry)
+        sampled = bool(entry.get("sample") or entry.get("kept"))
+        return (sampled and not held) or held == {self.said(entry["name"])}
 
     def said(self, name: str) -> str | None:
         """The one table a name says it holds (`sin_cached`); None for none or several (`sincos`)."""
@@ -48,14 +59,16 @@ class Naming:
         return said[0] if len(said) == 1 else None
 
     def held(self, entry: dict[str, Any]) -> set[str]:
-        """The tables whose values a binding's sample lies wholly among, within its dtype's rounding (a
-        16-bit sine lies among the cosines too); none for a sample of too few values (a row at 0)."""
+        """The tables whose values a binding's sample lies wholly among, within its dtype's rounding of
+        the angles (a 16-bit sine, or one at position 30,000, lies among the cosines too); none for a
+        sample of too few values (a row at position 0)."""
         sample = torch.tensor(entry.get("sample") or [], dtype=torch.float64).sort().values
         kind = str(entry.get("result", "")).rstrip("0123456789")
         if kind not in ("float", "half") or len(sample.unique()) < MIN_DISTINCT:
             return set()
-        tolerance = ROUNDING_SLACK * UNIT_ROUNDOFF[kind]
-        return {key for key, values in self.tables.items() if among(sample, values, tolerance)}
+        tolerance = ROUNDING_SLACK * UNIT_ROUNDOFF[kind] * self.scale
+        held = {key for key, values in self.tables.items() if among(sample, values, tolerance)}
+        return held | ({UNNAMED} if among(sample, self.unnamed, tolerance) else set())
 
 
 def names_read(code: str) -> set[str] | None:

@@ -181,11 +181,27 @@ def test_a_reversed_rotate_half_is_told_by_its_negated_first_half_never_by_a_neg
     outputs = rope.simulate(case, sign=-1.0)
     x = case.data["x"]
     first, second = x[..., :4], x[..., 4:]
-    rotate_half = [op(3, first), op(4, -first)]
+    rotate_half = [op(3, first), {**op(4, -first), "code": "return torch.cat((x2, -x1), dim=-1)"}]
     assert told_line(tell, case, outputs, rotate_half)["line"] == 4
     assert told_line(tell, case, outputs, [op(3, first), op(4, -second)]) is None
     flipped_sin = -rope.tables(case, case.data["positions"])[2].float()
     assert told_line(tell, case, outputs, [op(5, flipped_sin, "float2"), op(6, first * flipped_sin[:, :4])]) is None
+
+
+def test_a_reversed_formula_is_quoted_where_it_is_written_only_under_tables_named_for_what_they_hold():
+    """a·cos + b·sin is the reversed rotation's own line where `sin` holds the sines; where `sin` holds
+    them negated (a sign flipped on a line above) or the tables are complex, the line only passes it on."""
+    sizes = {"batch": 1, "heads": 2, "tokens": 5, "d": 8, "rotary": 8, "offset": 3, "stride": 1}
+    case = rope.build(sizes, {"layout": "half"}, seed=6)
+    tell = hypothesis_tell(rope, "rope-rotation-reversed")
+    outputs = rope.simulate(case, sign=-1.0)
+    _, cos, sin = (table.float() for table in rope.tables(case, case.data["positions"]))
+    turned = {**op(7, outputs["out"][..., :4].float()), "code": "first = a * cos + b * sin"}
+    tables = [bound(3, "cos", cos), op(4, case.data["x"][..., :4]), bound(4, "a", case.data["x"][..., :4])]
+    assert told_line(tell, case, outputs, [*tables, bound(3, "sin", sin), turned])["line"] == 7
+    assert told_line(tell, case, outputs, [*tables, bound(3, "sin", -sin), turned]) is None
+    unsampled = {"op": op_recorder.BOUND, "name": "sin", "result": "float2", "line": 3, "code": ""}
+    assert told_line(tell, case, outputs, [*tables, unsampled, turned]) is None
 
 
 def test_a_length_mask_is_told_by_how_many_keys_each_row_keeps():

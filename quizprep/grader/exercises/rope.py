@@ -183,9 +183,6 @@ def _second_of_pairs_negated(case: Case) -> list[Tensor]:
     return [-x[..., second], *tables(case, case.data["positions"])]
 
 
-REVERSED_TELL = ValueTell(_first_of_pairs_negated, _second_of_pairs_negated)
-
-
 def _other_layout(case: Case) -> dict[str, Tensor]:
     return simulate(case, layout=INTERLEAVED if case.data["layout"] == HALF else HALF)
 
@@ -220,11 +217,33 @@ def _products(case: Case) -> list[Tensor]:
 
 
 def _table_names(case: Case) -> Naming:
-    _, cos, sin = tables(case, case.data["positions"])
-    return Naming({"sin": sin.flatten().sort().values, "cos": cos.flatten().sort().values})
+    """`sin` holds the sines and `cos` the cosines; no name holds the sines negated (a table's sign
+    flipped, or angles turned the other way)."""
+    angles, cos, sin = (table.flatten().sort().values for table in tables(case, case.data["positions"]))
+    return Naming({"sin": sin, "cos": cos}, (-sin).sort().values, max(1.0, float(angles.abs().max())))
 
 
-SWAP_TELL = ValueTell(_rotate_half_by_cos, _products, names=_table_names)
+def _turned(case: Case, **mistake: Any) -> list[Tensor]:
+    """The rotated pairs' halves with a mistake: quoted where they are first computed only when the
+    tables the line reads are named for what they hold (a swap or a sign on a line above passes them
+    on, correctly named or not)."""
+    first, second = pairs(case.data["rotary"], case.data["layout"])
+    out = simulate(case, **mistake)["out"]
+    return [out[..., first], out[..., second]]
+
+
+def _swapped_halves(case: Case) -> dict[str, list[Tensor]]:
+    return {"out": [*_rotate_half_by_cos(case)["out"], *_turned(case, swap=True)]}
+
+
+SWAP_TELL = ValueTell(_swapped_halves, _products, names=_table_names)
+
+
+def _reversed_halves(case: Case) -> dict[str, list[Tensor]]:
+    return {"out": [*_first_of_pairs_negated(case)["out"], *_turned(case, sign=-1.0)]}
+
+
+REVERSED_TELL = ValueTell(_reversed_halves, _second_of_pairs_negated, names=_table_names)
 
 
 def _positions_rounded(case: Case) -> dict[str, list[Tensor]]:

@@ -37,6 +37,22 @@ STYLE_MUTANTS = (
     StyleMutant("rope_rotate_half_sin_cos_swapped", "public/rope_hf_llama_rotate_half_pass", "half",
                 "rope-sin-cos-swapped",
                 (("    return (q * cos) + (rotate_half(q) * sin)", "    return (q * sin) + (rotate_half(q) * cos)"),)),
+    # the sines negated where the helper returns them: the caller's `sin` holds them negated, so the line that
+    # uses them (correctly named) is no evidence, and no line is quoted
+    StyleMutant("rope_rotate_half_sin_negated_in_helper", "public/rope_hf_llama_rotate_half_pass", "half",
+                "rope-rotation-reversed",
+                (("    return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)",
+                  "    return emb.cos().to(dtype=x.dtype), (-emb).sin().to(dtype=x.dtype)"),)),
+    # the tables passed in each other's place: the helper's `cos` holds the sines, made on no line of its own
+    StyleMutant("rope_rotate_half_tables_swapped_at_call", "public/rope_hf_llama_rotate_half_pass", "half",
+                "rope-sin-cos-swapped",
+                (("    x_rot = apply_rotary_pos_emb(x_rot, cos, sin)",
+                  "    x_rot = apply_rotary_pos_emb(x_rot, sin, cos)"),)),
+    # Meta's complex table turned the other way: the product's line reads a complex table, which vouches for
+    # nothing
+    StyleMutant("rope_complex_angles_negated", "public/rope_meta_llama_complex_pass", "half", "rope-rotation-reversed",
+                (("    freqs_cis = torch.polar(torch.ones_like(freqs), freqs)  # complex64",
+                  "    freqs_cis = torch.polar(torch.ones_like(freqs), -freqs)  # complex64"),)),
     # positions from 0 passed to a correct helper: the helper's tables are not the mistake, the arange is
     StyleMutant("rope_rotate_half_positions_from_zero", "public/rope_hf_llama_rotate_half_pass", "decode",
                 "rope-offset-ignored",

@@ -1,0 +1,22 @@
+# quizprep: exercise=rope
+# expect: check=half diagnosis=rope-sin-cos-swapped
+# sin and cos traded where they are used, the tables named for what they hold.
+from __future__ import annotations
+
+import torch
+
+
+def apply_rope(x: torch.Tensor, positions: torch.Tensor, base: float = 10000.0, layout: str = "half",
+               rotary_dim: int | None = None) -> torch.Tensor:
+    r = x.shape[-1] if rotary_dim is None else rotary_dim
+    inv_freq = base ** (-torch.arange(0, r, 2, dtype=torch.float32, device=x.device) / r)
+    angles = positions.to(torch.float32)[:, None] * inv_freq  # (n, r/2)
+    cos, sin = angles.cos(), angles.sin()
+    rot, rest = x[..., :r].float(), x[..., r:]
+    if layout == "half":
+        a, b = rot[..., : r // 2], rot[..., r // 2:]
+        rotated = torch.cat([a * sin - b * cos, a * cos + b * sin], dim=-1)  # BUG
+    else:
+        a, b = rot[..., 0::2], rot[..., 1::2]
+        rotated = torch.stack([a * cos - b * sin, a * sin + b * cos], dim=-1).flatten(-2)
+    return torch.cat([rotated.to(x.dtype), rest], dim=-1)

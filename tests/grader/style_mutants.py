@@ -53,6 +53,17 @@ STYLE_MUTANTS = (
     StyleMutant("rope_complex_angles_negated", "public/rope_meta_llama_complex_pass", "half", "rope-rotation-reversed",
                 (("    freqs_cis = torch.polar(torch.ones_like(freqs), freqs)  # complex64",
                   "    freqs_cis = torch.polar(torch.ones_like(freqs), -freqs)  # complex64"),)),
+    # GPT-NeoX's rotation turned the other way on its own line: quoted, its tables gathered under their names
+    StyleMutant("rope_neox_formula_reversed", "public/rope_neox_rotary_ndims_pass", "half", "rope-rotation-reversed",
+                (("    return (q * cos) + (rotate_half(q) * sin)", "    return (q * cos) - (rotate_half(q) * sin)"),)),
+    # the positions negated where the table is built: every line after computes from tables named correctly
+    StyleMutant("rope_neox_angles_negated", "public/rope_neox_rotary_ndims_pass", "half", "rope-rotation-reversed",
+                (("        freqs = torch.einsum(\"i,j->ij\", t, self.inv_freq)",
+                  "        freqs = torch.einsum(\"i,j->ij\", -t, self.inv_freq)"),)),
+    # GPT-J's halves split under each other's names: split makes no tensor its line can be told by, so no line
+    StyleMutant("rope_gptj_split_swapped", "public/rope_gptj_rotate_every_two_pass", "half", "rope-sin-cos-swapped",
+                (("    sin, cos = torch.split(sincos, sincos.shape[-1] // 2, dim=-1)",
+                  "    cos, sin = torch.split(sincos, sincos.shape[-1] // 2, dim=-1)"),)),
     # positions from 0 passed to a correct helper: the helper's tables are not the mistake, the arange is
     StyleMutant("rope_rotate_half_positions_from_zero", "public/rope_hf_llama_rotate_half_pass", "decode",
                 "rope-offset-ignored",

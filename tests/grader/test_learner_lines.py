@@ -26,13 +26,12 @@ QUOTING = ("attention_no_scale", "attention_softmax_axis", "attention_mask_inver
            "paged_decode_repeat",
            # found by their values (value_lines.py)
            "attention_backward_no_delta", "attention_backward_dq_no_scale", "attention_backward_dv_not_transposed",
-           "attention_backward_causal_offset_sign", "rope_offset_ignored", "rope_sin_cos_swapped",
-           "rope_rotation_reversed_formula", "rope_sin_cos_swapped_formula")
+           "attention_backward_causal_offset_sign", "rope_offset_ignored", "rope_sin_cos_swapped")
 STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unflatten_first_head",
                  "rope_rotate_half_frequency_exponent", "paged_decode_csr_first_row",
                  "rope_rotate_half_reversed", "paged_decode_index_select_single_token_masked",
                  "paged_decode_index_select_stale_slot", "rope_rotate_half_positions_in_input_dtype",
-                 "rope_rotate_half_sin_cos_swapped",
+                 "rope_rotate_half_sin_cos_swapped", "rope_neox_formula_reversed",
                  # found by their values
                  "attention_backward_fa2_no_delta", "attention_backward_fa2_offset_sign",
                  "attention_backward_einsum_dk_unscaled", "attention_backward_einsum_dv_not_transposed",

@@ -160,6 +160,12 @@ STYLE_MUTANTS = (
                 "paged-length-off-by-one",
                 (("    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None]",
                   "    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None] - 1"),)),
+    # the mask keeps the sequence's whole last page: found by the keys it keeps per row
+    StyleMutant("paged_decode_index_select_whole_pages", "variants/paged_decode_index_select", "ragged",
+                "paged-tail-unmasked",
+                (("    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None]",
+                  "    valid = torch.arange(slots, device=q.device)[None, :] < "
+                  "-(-seq_lens[:, None] // page_size) * page_size"),)),
     # one stale slot kept (<=): the table's row is read before the mask's line, found by the keys it keeps
     StyleMutant("paged_decode_index_select_stale_slot", "variants/paged_decode_index_select", "ragged",
                 "paged-length-off-by-one",

@@ -30,7 +30,8 @@ QUOTING = ("attention_no_scale", "attention_softmax_axis", "attention_mask_inver
 STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unflatten_first_head",
                  "rope_rotate_half_frequency_exponent", "paged_decode_csr_first_row",
                  "rope_rotate_half_reversed", "paged_decode_index_select_single_token_masked",
-                 "paged_decode_index_select_stale_slot", "rope_rotate_half_positions_in_input_dtype",
+                 "paged_decode_index_select_stale_slot", "paged_decode_index_select_whole_pages",
+                 "rope_rotate_half_positions_in_input_dtype",
                  "rope_rotate_half_sin_cos_swapped", "rope_neox_formula_reversed",
                  # found by their values
                  "attention_backward_fa2_no_delta", "attention_backward_fa2_offset_sign",

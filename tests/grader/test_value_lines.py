@@ -205,8 +205,9 @@ def test_a_reversed_formula_is_quoted_where_it_is_written_only_under_tables_name
 
 
 def test_a_length_mask_is_told_by_how_many_keys_each_row_keeps():
-    """`< seq_lens - 1` or `<= seq_lens` keeps a key too few or too many per sequence: the mask's line is
-    quoted, not the gather before it (stale pages and all) nor a `seq_lens - 1` a correct line makes."""
+    """`< seq_lens - 1` or `<= seq_lens` keeps a key too few or too many per sequence, a mask over whole
+    pages keeps ⌈seq_lens / page_size⌉ pages: the mask's line is quoted, not the gather before it (stale
+    pages and all) nor a `seq_lens - 1` a correct line makes."""
     sizes = {"heads": 4, "kv_heads": 2, "d": 8, "page_size": 4}
     case = paged_decode.build(sizes, {"lengths": (5, 9, 14)}, seed=7)
     tell = hypothesis_tell(paged_decode, "paged-length-off-by-one")
@@ -223,6 +224,10 @@ def test_a_length_mask_is_told_by_how_many_keys_each_row_keeps():
     assert told_line(tell, case, outputs, [gathered, mask(4, lengths - 1)])["line"] == 4
     assert told_line(tell, case, outputs, [gathered, last_index, mask(4, lengths)]) is None
     assert told_line(tell, case, dict(case.expected), [mask(4, lengths + 1)]) is None
+    whole_pages = hypothesis_tell(paged_decode, "paged-tail-unmasked")
+    unmasked = paged_decode.simulate(case, span="last-page")
+    assert told_line(whole_pages, case, unmasked, [gathered, mask(5, -(-lengths // 4) * 4)])["line"] == 5
+    assert told_line(whole_pages, case, unmasked, [gathered, mask(5, lengths)]) is None
 
 
 def test_positions_held_in_bfloat16_are_told_by_their_rounding():

@@ -30,13 +30,40 @@ class StyleMutant:
 
 
 STYLE_MUTANTS = (
-    # the sign flipped inside rotate_half: no negated sin table to point at, so no line
+    # the sign flipped inside rotate_half: found by its values, the first half negated
     StyleMutant("rope_rotate_half_reversed", "public/rope_hf_llama_rotate_half_pass", "half", "rope-rotation-reversed",
                 (("    return torch.cat((-x2, x1), dim=-1)", "    return torch.cat((x2, -x1), dim=-1)"),)),
-    # sin and cos traded where they are used: the tables' own line is not the mistake
+    # sin and cos traded where they are used: the tables' own line is not the mistake, nor are their names
     StyleMutant("rope_rotate_half_sin_cos_swapped", "public/rope_hf_llama_rotate_half_pass", "half",
                 "rope-sin-cos-swapped",
                 (("    return (q * cos) + (rotate_half(q) * sin)", "    return (q * sin) + (rotate_half(q) * cos)"),)),
+    # the sines negated where the helper returns them: the caller's `sin` holds them negated, so the line that
+    # uses them (correctly named) is no evidence, and no line is quoted
+    StyleMutant("rope_rotate_half_sin_negated_in_helper", "public/rope_hf_llama_rotate_half_pass", "half",
+                "rope-rotation-reversed",
+                (("    return emb.cos().to(dtype=x.dtype), emb.sin().to(dtype=x.dtype)",
+                  "    return emb.cos().to(dtype=x.dtype), (-emb).sin().to(dtype=x.dtype)"),)),
+    # the tables passed in each other's place: the helper's `cos` holds the sines, made on no line of its own
+    StyleMutant("rope_rotate_half_tables_swapped_at_call", "public/rope_hf_llama_rotate_half_pass", "half",
+                "rope-sin-cos-swapped",
+                (("    x_rot = apply_rotary_pos_emb(x_rot, cos, sin)",
+                  "    x_rot = apply_rotary_pos_emb(x_rot, sin, cos)"),)),
+    # Meta's complex table turned the other way: the product's line reads a complex table, which vouches for
+    # nothing
+    StyleMutant("rope_complex_angles_negated", "public/rope_meta_llama_complex_pass", "half", "rope-rotation-reversed",
+                (("    freqs_cis = torch.polar(torch.ones_like(freqs), freqs)  # complex64",
+                  "    freqs_cis = torch.polar(torch.ones_like(freqs), -freqs)  # complex64"),)),
+    # GPT-NeoX's rotation turned the other way on its own line: quoted, its tables gathered under their names
+    StyleMutant("rope_neox_formula_reversed", "public/rope_neox_rotary_ndims_pass", "half", "rope-rotation-reversed",
+                (("    return (q * cos) + (rotate_half(q) * sin)", "    return (q * cos) - (rotate_half(q) * sin)"),)),
+    # the positions negated where the table is built: every line after computes from tables named correctly
+    StyleMutant("rope_neox_angles_negated", "public/rope_neox_rotary_ndims_pass", "half", "rope-rotation-reversed",
+                (("        freqs = torch.einsum(\"i,j->ij\", t, self.inv_freq)",
+                  "        freqs = torch.einsum(\"i,j->ij\", -t, self.inv_freq)"),)),
+    # GPT-J's halves split under each other's names: split makes no tensor its line can be told by, so no line
+    StyleMutant("rope_gptj_split_swapped", "public/rope_gptj_rotate_every_two_pass", "half", "rope-sin-cos-swapped",
+                (("    sin, cos = torch.split(sincos, sincos.shape[-1] // 2, dim=-1)",
+                  "    cos, sin = torch.split(sincos, sincos.shape[-1] // 2, dim=-1)"),)),
     # positions from 0 passed to a correct helper: the helper's tables are not the mistake, the arange is
     StyleMutant("rope_rotate_half_positions_from_zero", "public/rope_hf_llama_rotate_half_pass", "decode",
                 "rope-offset-ignored",
@@ -133,7 +160,13 @@ STYLE_MUTANTS = (
                 "paged-length-off-by-one",
                 (("    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None]",
                   "    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None] - 1"),)),
-    # one stale slot kept (<=): the table's row is read before the mask's line, so no line
+    # the mask keeps the sequence's whole last page: found by the keys it keeps per row
+    StyleMutant("paged_decode_index_select_whole_pages", "variants/paged_decode_index_select", "ragged",
+                "paged-tail-unmasked",
+                (("    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None]",
+                  "    valid = torch.arange(slots, device=q.device)[None, :] < "
+                  "-(-seq_lens[:, None] // page_size) * page_size"),)),
+    # one stale slot kept (<=): the table's row is read before the mask's line, found by the keys it keeps
     StyleMutant("paged_decode_index_select_stale_slot", "variants/paged_decode_index_select", "ragged",
                 "paged-length-off-by-one",
                 (("    valid = torch.arange(slots, device=q.device)[None, :] < seq_lens[:, None]",

@@ -26,9 +26,13 @@ QUOTING = ("attention_no_scale", "attention_softmax_axis", "attention_mask_inver
            "paged_decode_repeat", "attention_backward_causal_unmasked",
            # found by their values (value_lines.py)
            "attention_backward_no_delta", "attention_backward_dq_no_scale", "attention_backward_dv_not_transposed",
-           "attention_backward_causal_offset_sign", "rope_offset_ignored")
+           "attention_backward_causal_offset_sign", "rope_offset_ignored", "rope_sin_cos_swapped")
 STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unflatten_first_head",
                  "rope_rotate_half_frequency_exponent", "paged_decode_csr_first_row",
+                 "rope_rotate_half_reversed", "paged_decode_index_select_single_token_masked",
+                 "paged_decode_index_select_stale_slot", "paged_decode_index_select_whole_pages",
+                 "rope_rotate_half_positions_in_input_dtype",
+                 "rope_rotate_half_sin_cos_swapped", "rope_neox_formula_reversed",
                  # found by their values
                  "attention_backward_fa2_no_delta", "attention_backward_fa2_offset_sign",
                  "attention_backward_fa2_top_left",
@@ -65,13 +69,11 @@ def test_named_mistake_quotes_the_planted_line(stem: str, grade_file):
     assert quoted.group(0) in failed["message"]
 
 
-@pytest.mark.parametrize("stem", ["attention_mask_ignored", "kv_cache_upcast", "rope_sin_cos_swapped",
-                                  "rope_layout_swapped", "rope_partial_ignored", "attention_backward_materialised",
-                                  "flash_causal_no_offset"])
+@pytest.mark.parametrize("stem", ["attention_mask_ignored", "kv_cache_upcast", "rope_layout_swapped",
+                                  "rope_partial_ignored", "attention_backward_materialised", "flash_causal_no_offset"])
 def test_no_line_rather_than_a_wrong_one(stem: str, grade_file):
     """An absent op (a mask never applied) or a choice made in Python (the layout's branch, r, the block
     size) issues nothing on the planted line, and the first value it changes is on a correct line below;
-    sin and cos swapped may be on the tables' line or where they are used (the same values either way);
     a kv cache's upcast has no family of ops; the queries' positions made on one line and the keys' on
     another are both aranges, and either may come first."""
     _, _, result = graded(grade_file, stem)
@@ -80,12 +82,12 @@ def test_no_line_rather_than_a_wrong_one(stem: str, grade_file):
 
 @pytest.mark.parametrize("stem", [mutant.stem for mutant in STYLE_MUTANTS])
 def test_public_code_with_a_planted_bug_quotes_its_line_or_none(stem: str, grade_file, tmp_path):
-    """A sign flipped inside rotate_half is no negated sin table, sin and cos swapped where they are used
-    issue the same ops as the tables' line, a scale left off the scores' line above the exp could be on
-    either line, lengths read on the host issue no op on the planted line, and a length mask comes after
-    the table's row was read: no line there. Elsewhere the planted line, not a feature permutation's
-    arange before the frequencies, nor a correct helper that turns positions from 0 into tables, nor
-    dQ's unscaled product where only dK lacks the scale."""
+    """A scale left off the scores' line above the exp could be on either line, and lengths read on the
+    host issue no op on the planted line: no line there. Elsewhere the planted line, not a feature
+    permutation's arange before the frequencies, nor a correct helper that turns positions from 0 into
+    tables, nor the line that uses a reversed rotate_half (its −x1 is told by its values), nor the gather
+    before a length mask one key off (told by the keys it keeps per row), nor dQ's unscaled product where
+    only dK lacks the scale; sin and cos swapped where they are used, under their own names, are."""
     write_style_mutants(tmp_path)
     path, _, result = graded(grade_file, stem, tmp_path)
     line = QUOTED.search(result.where)
@@ -165,16 +167,18 @@ def test_every_family_names_ops_a_recorder_reports():
 
 
 @pytest.mark.parametrize("ops", [{"op": 3, "line": 1}, {"op": "matmul", "line": "1"}, "matmul",
-                                 {"op": "matmul", "line": 1, "result": ["float2"]}])
+                                 {"op": "matmul", "line": 1, "result": ["float2"]},
+                                 {"op": "=", "line": 1, "name": {"sin": 1}}])
 def test_forged_ops_in_a_reply_are_refused(ops):
     with pytest.raises(protocol.ProtocolError):
         protocol.checked_reply({"ok": True, "ops": [ops]})
 
 
 def test_recorded_ops_are_capped_and_their_code_cut():
-    reply = protocol.checked_reply({"ok": True, "ops": [{"op": "exp", "line": 2, "code": "x" * 10_000}] * 5000})
+    reply = protocol.checked_reply({"ok": True, "ops": [{"op": "exp", "line": 2, "code": "x" * 10_000,
+                                                         "name": "y" * 10_000}] * 5000})
     assert len(reply["ops"]) == protocol.OPS_KEPT
-    assert len(reply["ops"][0]["code"]) <= protocol.TEXT_LIMIT
+    assert len(reply["ops"][0]["code"]) <= protocol.TEXT_LIMIT and len(reply["ops"][0]["name"]) <= protocol.TEXT_LIMIT
 
 
 def test_recorder_notes_each_op_once_at_the_learner_line_that_issued_it(tmp_path):

@@ -23,6 +23,7 @@ from quizprep.grader.lessons import lesson
 from quizprep.grader.perf import perf_phase
 from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, expect_unchanged, first_output_checks, verify
 from quizprep.grader.spec import Check, ExerciseSpec
+from quizprep.grader.value_lines import ValueTell
 
 F32, F64 = torch.float32, torch.float64
 ENTRY = "paged_decode"
@@ -137,18 +138,31 @@ def _mistake(*forms: dict[str, Any]):
     return predict
 
 
+def _keys_one_off(case: Case) -> tuple[Tensor, Tensor]:
+    """A length mask one key short (`< seq_lens - 1`) or one long (`<= seq_lens`) keeps seq_lens ∓ 1 keys on
+    each sequence's row; correct code's keeps seq_lens."""
+    lengths = case.data["seq_lens"]
+    return torch.cat([lengths - 1, lengths + 1]), lengths
+
+
+def _whole_last_page(case: Case) -> tuple[Tensor, Tensor]:
+    """A mask that keeps every slot of the sequence's pages keeps whole pages: ⌈seq_lens / page_size⌉ pages."""
+    lengths, page_size = case.data["seq_lens"], case.data["k_pool"].shape[1]
+    return -(-lengths // page_size) * page_size, lengths
+
+
 HYPOTHESES = (
     Hypothesis("paged-tail-unmasked", "the last page is read whole: the stale slots after a sequence's last "
                "token are attended", "Attend to positions 0 … seq_lens[b] − 1 only: mask (or do not gather) the "
                "slots of the last page past the sequence's end.", lesson("paged-last-page"),
-               _mistake({"span": "last-page"}, {"span": "table"})),
+               _mistake({"span": "last-page"}, {"span": "table"}), tell=ValueTell(kept=_whole_last_page)),
     Hypothesis("paged-block-index", "the block table is indexed by the token's position instead of "
                "position // page_size", "Token t sits on logical page t // page_size, at slot t % page_size: "
                "block_table[b, t // page_size].", lesson("paged-address"), _mistake({"by_position": True})),
     Hypothesis("paged-length-off-by-one", "seq_lens read one off: the new token's own key missing, one stale "
                "token more, or the new token counted twice", "seq_lens already counts the new token, whose K and V "
                "are in the pool: attend to exactly seq_lens[b] positions.", lesson("paged-last-page"),
-               _mistake({"extra": -1}, {"extra": 1}, {"duplicate_last": True})),
+               _mistake({"extra": -1}, {"extra": 1}, {"duplicate_last": True}), tell=ValueTell(kept=_keys_one_off)),
     Hypothesis("paged-wrong-sequence", "the pages come from another sequence's row of the block table",
                "Sequence b reads block_table[b]: each row is one sequence's pages, in order.",
                lesson("paged-address"), _mistake({"rows": "first"}, {"rows": "rolled"})),

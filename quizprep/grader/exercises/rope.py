@@ -23,6 +23,7 @@ from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
+from quizprep.grader.bound_names import Naming
 from quizprep.grader.value_lines import ValueTell
 
 F32, F64 = torch.float32, torch.float64
@@ -168,6 +169,20 @@ def _apart_from_zero(sizes: dict[str, int]) -> dict[str, int]:
 OFFSET_TELL = ValueTell(_from_zero, _in_place_of_zero, _apart_from_zero)
 
 
+def _first_of_pairs_negated(case: Case) -> dict[str, list[Tensor]]:
+    """rotate_half turned the wrong way, cat(x2, −x1): the pairs' first features negated, which no
+    correct form makes (rotate_half negates the second, a sin table's sign flipped negates no feature)."""
+    x = case.data["x"].to(F64)
+    first, _ = pairs(case.data["rotary"], case.data["layout"])
+    return {"out": [-x[..., first]]}
+
+
+def _second_of_pairs_negated(case: Case) -> list[Tensor]:
+    x = case.data["x"].to(F64)
+    _, second = pairs(case.data["rotary"], case.data["layout"])
+    return [-x[..., second], *tables(case, case.data["positions"])]
+
+
 def _other_layout(case: Case) -> dict[str, Tensor]:
     return simulate(case, layout=INTERLEAVED if case.data["layout"] == HALF else HALF)
 
@@ -182,6 +197,65 @@ def _low_precision(case: Case) -> list[dict[str, Tensor]] | None:
         simulate(case, angle_dtype=dtype, round_angles=False)]
 
 
+def _rotate_half_by_cos(case: Case) -> dict[str, list[Tensor]]:
+    """sin and cos traded where they are used with rotate_half: cat(−x2, x1) · cos, whose −b·cos no correct
+    form makes (rotate_half's −b meets sin). Where the tables themselves are swapped, the products are
+    correct code's, and only their names tell (`sin` holding the cosines)."""
+    x = case.data["x"].to(F64)
+    first, second = pairs(case.data["rotary"], case.data["layout"])
+    cos = tables(case, case.data["positions"])[1]
+    return {"out": [-x[..., second] * cos, x[..., first] * cos]}
+
+
+def _products(case: Case) -> list[Tensor]:
+    """Each half of each pair times each table, and rotate_half's −b times sin."""
+    x = case.data["x"].to(F64)
+    first, second = pairs(case.data["rotary"], case.data["layout"])
+    _, cos, sin = tables(case, case.data["positions"])
+    return [x[..., first] * cos, x[..., first] * sin, x[..., second] * cos, x[..., second] * sin,
+            -x[..., second] * sin, -x[..., second], cos, sin]
+
+
+def _table_names(case: Case) -> Naming:
+    """`sin` holds the sines and `cos` the cosines; no name holds the sines negated (a table's sign
+    flipped, or angles turned the other way)."""
+    angles, cos, sin = (table.flatten().sort().values for table in tables(case, case.data["positions"]))
+    return Naming({"sin": sin, "cos": cos}, (-sin).sort().values, max(1.0, float(angles.abs().max())))
+
+
+def _turned(case: Case, **mistake: Any) -> list[Tensor]:
+    """The rotated pairs' halves with a mistake: quoted where they are first computed only when the
+    tables the line reads are named for what they hold (a swap or a sign on a line above passes them
+    on, correctly named or not)."""
+    first, second = pairs(case.data["rotary"], case.data["layout"])
+    out = simulate(case, **mistake)["out"]
+    return [out[..., first], out[..., second]]
+
+
+def _swapped_halves(case: Case) -> dict[str, list[Tensor]]:
+    return {"out": [*_rotate_half_by_cos(case)["out"], *_turned(case, swap=True)]}
+
+
+SWAP_TELL = ValueTell(_swapped_halves, _products, names=_table_names)
+
+
+def _reversed_halves(case: Case) -> dict[str, list[Tensor]]:
+    return {"out": [*_first_of_pairs_negated(case)["out"], *_turned(case, sign=-1.0)]}
+
+
+REVERSED_TELL = ValueTell(_reversed_halves, _second_of_pairs_negated, names=_table_names)
+
+
+def _positions_rounded(case: Case) -> dict[str, list[Tensor]]:
+    """The positions held in x's 16-bit dtype: whole numbers, most of them no position at all (32,767 is
+    32,768 in bfloat16), on the line that casts them whatever the angles are computed in after."""
+    return {"out": [case.data["positions"].to(case.data["x"].dtype).to(F64)]}
+
+
+def _positions_and_tables(case: Case) -> list[Tensor]:
+    return [case.data["positions"], *tables(case, case.data["positions"])]
+
+
 HYPOTHESES = (
     Hypothesis("rope-layout-swapped", "the other layout's pairs are rotated: (2i, 2i + 1) where (i, i + r/2) was "
                "asked, or the reverse", "layout='half' pairs feature i with i + r/2 (rotate_half); "
@@ -193,10 +267,11 @@ HYPOTHESES = (
                _mistake(exponent=1.0)),
     Hypothesis("rope-sin-cos-swapped", "sin and cos are swapped: each pair is turned by 90° − angle",
                "(a, b) → (a·cos − b·sin, a·sin + b·cos): at position 0 the rotation is the identity.",
-               lesson("rope-rotation-formula"), _mistake(swap=True)),
+               lesson("rope-rotation-formula"), _mistake(swap=True), tell=SWAP_TELL),
     Hypothesis("rope-rotation-reversed", "the rotation turns the wrong way: the sign of sin is flipped, as in "
                "(a·cos + b·sin, b·cos − a·sin)", "(a, b) → (a·cos − b·sin, a·sin + b·cos); rotate_half(x) is "
-               "cat(−x2, x1), not cat(x2, −x1).", lesson("rope-rotation-formula"), _mistake(sign=-1.0)),
+               "cat(−x2, x1), not cat(x2, −x1).", lesson("rope-rotation-formula"), _mistake(sign=-1.0),
+               tell=REVERSED_TELL),
     Hypothesis("rope-offset-ignored", "positions counted from 0 instead of taken from `positions`: during "
                "decode the new token is rotated as if it were the first", "Rotate token j by positions[j]: "
                "a decode step after T cached tokens is at position T.", lesson("position-rope-kv-cache"),
@@ -204,7 +279,8 @@ HYPOTHESES = (
     Hypothesis("rope-angles-low-precision", "the angles are computed in the input's half precision: at long "
                "positions bfloat16 and float16 cannot even hold the position", "Compute position · θ_i, cos and "
                "sin in float32 (positions.float()), rotate, then cast the result back to x.dtype.",
-               lesson("rope-angle-precision"), _low_precision),
+               lesson("rope-angle-precision"), _low_precision,
+               tell=ValueTell(_positions_rounded, _positions_and_tables)),
     Hypothesis("rope-partial-ignored", "the whole head is rotated although rotary_dim asks for its first r "
                "features only", "Rotate x[..., :r] with θ_i = base^(−2i/r) and pass x[..., r:] through unchanged.",
                lesson("rope-partial-rotary"), _mistake(whole_head=True)),

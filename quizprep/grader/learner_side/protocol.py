@@ -306,13 +306,19 @@ def checked_reply(message: Any) -> dict[str, Any]:
 
 def _checked_op(op: Any) -> dict[str, Any]:
     op = _object(op, "a recorded op")
-    sample = _array(op.get("sample", []), "an op's sample")[:SAMPLE_KEPT]
-    if not all(isinstance(value, float) for value in sample):
-        raise ProtocolError("an op's sample must hold numbers")
     return {"op": _text(op.get("op"), "an op's name"), "operand": _text(op.get("operand", ""), "an op's operand"),
             "result": _text(op.get("result", ""), "an op's result"), "line": _count(op.get("line"), "an op's line"),
-            "code": _text(op.get("code", ""), "an op's code"), "sample": sample,
+            "name": _text(op.get("name", ""), "a bound name"), "code": _text(op.get("code", ""), "an op's code"),
+            "sample": _numbers(op, "sample"), "kept": _numbers(op, "kept"),
             "shape": [_count(size, "a size") for size in _array(op.get("shape", []), "an op's shape")[:SAMPLE_KEPT]]}
+
+
+def _numbers(op: dict[str, Any], key: str) -> list[float]:
+    """A recorded op's sample of values (`sample`), or of a mask's counts per row (`kept`), capped."""
+    numbers = _array(op.get(key, []), f"an op's {key}")[:SAMPLE_KEPT]
+    if not all(isinstance(value, float) for value in numbers):
+        raise ProtocolError(f"an op's {key} must hold numbers")
+    return numbers
 
 
 def _checked_grads(grads: Any) -> dict[str, Any]:

@@ -2,9 +2,12 @@
 latency) draw what Textual's own widgets draw, with fewer widgets."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.pilot import Pilot
 from textual.widgets import Footer, Markdown
 
 from choices import keys_for
@@ -94,24 +97,26 @@ class Keys(App[None]):
 
 async def footer_cells(flat: bool, theme: str) -> list[list[tuple[str, object]]]:
     app = Keys(flat)
-    seen = []
     async with app.run_test(size=(80, 3)) as pilot:
         app.theme = theme
-        await pilot.pause()
-        seen.append(drawn(app, "Footer, FlatFooter"))
+        shown = await settled(app, pilot, lambda text: "Toggled" in text)
         app.shown = False
         app.refresh_bindings()
-        # Each footer redraws its keys a frame or more later (Textual's recomposes): a loaded
-        # machine takes longer. Read once the key is gone and two frames draw the same.
-        before = None
-        for _ in range(100):
-            await pilot.pause(0.05)
-            now = drawn(app, "Footer, FlatFooter")
-            if now == before and "Toggled" not in "".join(char for char, _ in now[0]):
-                break
-            before = now
-        seen.append(before)
-    return seen
+        return [shown, await settled(app, pilot, lambda text: "Toggled" not in text)]
+
+
+async def settled(app: App[None], pilot: Pilot[None], ready: Callable[[str], bool]) -> list[list[tuple[str, object]]]:
+    """The footer once `ready` holds of its text and two frames 50 ms apart draw the same: a theme's
+    colours and each footer's keys (Textual's recomposes) arrive a frame or more later, and later
+    still on a loaded machine."""
+    before = None
+    for _ in range(100):
+        await pilot.pause(0.05)
+        now = drawn(app, "Footer, FlatFooter")
+        if now == before and ready("".join(char for char, _ in now[0])):
+            break
+        before = now
+    return before
 
 
 async def test_the_flat_footer_draws_what_the_compact_footer_draws():

@@ -12,10 +12,9 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
-import torch
 from torch import Tensor
 
-from quizprep.grader.value_lines import BOUND, MIN_DISTINCT, ROUNDING_SLACK, UNIT_ROUNDOFF, among
+from quizprep.grader.value_lines import BOUND, MIN_DISTINCT, ROUNDING_SLACK, UNIT_ROUNDOFF, among, sorted_values
 
 
 UNNAMED = ""  # what a binding holds when its values are no name's table (the sines negated)
@@ -62,7 +61,7 @@ class Naming:
         """The tables whose values a binding's sample lies wholly among, within its dtype's rounding of
         the angles (a 16-bit sine, or one at position 30,000, lies among the cosines too); none for a
         sample of too few values (a row at position 0)."""
-        sample = torch.tensor(entry.get("sample") or [], dtype=torch.float64).sort().values
+        sample = sorted_values(entry.get("sample") or [])
         kind = str(entry.get("result", "")).rstrip("0123456789")
         if kind not in ("float", "half") or len(sample.unique()) < MIN_DISTINCT:
             return set()

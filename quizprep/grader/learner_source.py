@@ -13,8 +13,9 @@ the learner meant to run.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from quizprep.grader.learner_side.protocol import OPS_KEPT
 from quizprep.grader.submission_file import source_text
@@ -49,22 +50,27 @@ def _alone_unrun(block: list[ast.stmt], ran: set[int]) -> list[ast.stmt]:
     return unrun if len(unrun) == 1 else []
 
 
-def indexes_tensors(path: Path, line: int) -> bool:
-    """Whether a name the statement on `line` binds is read as an index in its function
+def index_makers(path: Path) -> Callable[[int], bool]:
+    """Whether a name the statement on a line binds is read as an index in its function
     (`q[:, :, rows]`): those are indices, which a position is made from, not positions themselves.
-    True where the file cannot be read: nothing is known of the line."""
-    _, functions = _functions(path)
-    for function in functions:
-        statements = [s for s in _simple_statements(function.body) if line in _lines(s)]
-        bound = {name.id for s in statements if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))
-                 for target in (s.targets if isinstance(s, ast.Assign) else [s.target])
-                 for name in ast.walk(target) if isinstance(name, ast.Name)}
-        if bound and any(isinstance(name, ast.Name) and name.id in bound for subscript in ast.walk(function)
-                         if isinstance(subscript, ast.Subscript) for name in ast.walk(subscript.slice)):
-            return True
-        if statements:
-            return False
-    return True
+    True where the file cannot be read: nothing is known of the line. The file is parsed once, when
+    first asked."""
+    functions = functools.cache(lambda: _functions(path)[1])
+
+    def indexes_tensors(line: int) -> bool:
+        for function in functions():
+            statements = [s for s in _simple_statements(function.body) if line in _lines(s)]
+            bound = {name.id for s in statements if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                     for target in (s.targets if isinstance(s, ast.Assign) else [s.target])
+                     for name in ast.walk(target) if isinstance(name, ast.Name)}
+            if bound and any(isinstance(name, ast.Name) and name.id in bound for subscript in ast.walk(function)
+                             if isinstance(subscript, ast.Subscript) for name in ast.walk(subscript.slice)):
+                return True
+            if statements:
+                return False
+        return True
+
+    return indexes_tensors
 
 
 def _functions(path: Path) -> tuple[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from quizprep.grader.bounds import cut, printable
-from quizprep.grader.learner_source import indexes_tensors, unrun_call
+from quizprep.grader.learner_source import index_makers, unrun_call
 from quizprep.grader.value_lines import ValueTell, told_line
 
 if TYPE_CHECKING:
@@ -186,5 +186,5 @@ def _position_maker(ctx: CheckContext, family: OpFamily | None) -> Callable[[dic
     out may belong to the comparison that uses it, not to its line."""
     if family is None:
         return None
-    path = Path(ctx.session.path)
-    return lambda op: family.holds(op) and not indexes_tensors(path, op["line"])
+    indexes_tensors = index_makers(Path(ctx.session.path))
+    return lambda op: family.holds(op) and not indexes_tensors(op["line"])

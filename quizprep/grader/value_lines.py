@@ -25,6 +25,7 @@ import torch
 from torch import Tensor
 
 from quizprep.grader.compare import find_mismatch
+from quizprep.grader.learner_side.op_recorder import BOUND
 
 if TYPE_CHECKING:
     from quizprep.grader.bound_names import Naming
@@ -36,7 +37,6 @@ UNIT_ROUNDOFF = {"half": 2.0**-8, "float": 2.0**-24, "int": 0.0}
 ROUNDING_SLACK = 64.0  # roundings of the few ops between the inputs and an intermediate
 MIN_DISTINCT = 3  # a sample of fewer distinct values (zeros, ones, a single position) tells nothing
 TELLTALE, UNTOLD, ABSENT = "telltale", "untold", "absent"  # what an op's sample says of the mistake
-BOUND = "="  # learner_side/op_recorder.py's entry for a tensor a line binds to a name, not an op
 
 
 def same_sizes(sizes: dict[str, int]) -> dict[str, int]:
@@ -125,8 +125,8 @@ class Known:
         own line, and the lines after it may only compute from it; ABSENT otherwise. A mask's counts
         of kept keys are judged alike, and exactly."""
         if op.get("kept"):
-            return judged(_sorted(op["kept"]), self.kept_telltale, self.kept_correct, 0.0)
-        sample = _sorted(op.get("sample") or [])
+            return judged(sorted_values(op["kept"]), self.kept_telltale, self.kept_correct, 0.0)
+        sample = sorted_values(op.get("sample") or [])
         kind = str(op.get("result", "")).rstrip("0123456789")
         if kind not in UNIT_ROUNDOFF or len(sample) == 0:
             return ABSENT
@@ -155,7 +155,8 @@ def among(sample: Tensor, values: Tensor, tolerance: float) -> bool:
     return bool((nearest <= tolerance).all())
 
 
-def _sorted(numbers: list[float]) -> Tensor:
+def sorted_values(numbers: list[float]) -> Tensor:
+    """A sample's numbers in float64, sorted."""
     return torch.tensor(numbers, dtype=F64).sort().values
 
 

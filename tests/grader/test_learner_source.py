@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 
 from quizprep.grader.learner_side import op_recorder, protocol
-from quizprep.grader.learner_source import indexes_tensors, unrun_call
+from quizprep.grader.learner_source import index_makers, unrun_call
 
 MASKS = frozenset({"masked_fill", "where"})
 BRANCH_NEVER_TAKEN = """\
@@ -88,11 +88,12 @@ def test_a_name_read_as_an_index_is_told_from_one_read_as_a_position(tmp_path):
     keys: an index, whose offset may belong to the comparison; FlashAttention-2's `rows` only compares."""
     path = tmp_path / "work.py"
     path.write_text(POSITIONS_AND_INDICES)
-    assert indexes_tensors(path, 6)
-    assert not indexes_tensors(path, 7) and not indexes_tensors(path, 8)
-    assert indexes_tensors(path, 1)  # no statement of a function: nothing known
+    indexes_tensors = index_makers(path)
+    assert indexes_tensors(6)
+    assert not indexes_tensors(7) and not indexes_tensors(8)
+    assert indexes_tensors(1)  # no statement of a function: nothing known
     path.write_text(POSITIONS_AND_INDICES + "def broken(:\n")
-    assert indexes_tensors(path, 7)
+    assert index_makers(path)(7)  # read again: the file does not parse
 
 
 def test_a_mask_on_a_whole_path_that_never_ran_is_not_quoted(tmp_path):

@@ -1,7 +1,8 @@
 """Does a named mistake quote the learner's own line? Grades each mutant of tests/grader/mutants and
 of tests/grader/style_mutants.py (the one check its `# expect:` header names) in one worker and sorts
 the named failures: the quoted line is one the mutant marks with a `# BUG` comment (right), some
-other line (wrong), or none.
+other line (wrong), or none. A mutant whose mistake leaves an argument unread names it in its header
+(`unread=rotary_dim`): the parameter's own line, quoted as never read, is right for it too.
 
     python benchmarks/learner_lines.py [--verbose] [PREFIX ...]
 
@@ -18,17 +19,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MUTANTS = ROOT / "tests" / "grader" / "mutants"
-EXPECT = re.compile(r"^# expect: check=(\S+) diagnosis=(\S+)", re.MULTILINE)
+EXPECT = re.compile(r"^# expect: check=(\S+) diagnosis=(\S+)(?: unread=(\S+))?", re.MULTILINE)
 QUOTED = re.compile(r"Your line: [^:]+:(\d+): ")
 BUG = re.compile(r"#.*\bBUG\b")
 
 
-def verdict(path: Path, where: str) -> str:
+def verdict(path: Path, where: str, unread: str | None) -> str:
     quoted = QUOTED.search(where)
     if quoted is None:
         return "none"
     line = path.read_text().splitlines()[int(quoted.group(1)) - 1]
-    return "right" if BUG.search(line) else "wrong"
+    unread_named = unread is not None and re.search(rf"\b{unread}\b", line) and f"never reads {unread})" in where
+    return "right" if BUG.search(line) or unread_named else "wrong"
 
 
 def main() -> int:
@@ -50,10 +52,10 @@ def main() -> int:
         for path in paths:
             if args.prefixes and not path.stem.startswith(tuple(args.prefixes)):
                 continue
-            check_id, diagnosis = EXPECT.search(path.read_text()).groups()  # type: ignore[union-attr]
+            check_id, diagnosis, unread = EXPECT.search(path.read_text()).groups()  # type: ignore[union-attr]
             report = grade(path, GradeOptions(only=(check_id,), limits=session.limits), session)
             result = next(c for c in report.checks if c.id == check_id)
-            kind = verdict(path, result.where) if result.diagnosis_id == diagnosis else "misnamed"
+            kind = verdict(path, result.where, unread) if result.diagnosis_id == diagnosis else "misnamed"
             counts[kind] += 1
             if args.verbose or kind == "wrong":
                 print(f"{kind:8s} {path.stem:45s} {result.where.splitlines()[-1] if result.where else ''}")

@@ -9,6 +9,11 @@ file that calls an op of the family (`p.masked_fill(...)`, `torch.where(...)`) a
 the replay, inside a function whose other statements did. A replay that reached the recorder's cap
 (an op past it may have run unrecorded), or two such statements quote none: either could be the one
 the learner meant to run.
+
+A mistake that is an argument left unread (`rotary_dim`, the mask, `block_size`) has no line of its
+own either: the parameter's line is quoted where the one function of the file that takes it, and
+ran, never reads it, and any other function that ran and takes it only hands it on to one of the
+file's functions.
 """
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ from quizprep.grader.learner_side.protocol import OPS_KEPT
 from quizprep.grader.submission_file import source_text
 
 SOURCE_LIMIT = 1 << 20  # bytes of a submission read for its statements
+# calls through which any local may be read, unseen by the source
+LOCALS_READERS = frozenset({"locals", "vars", "eval", "exec"})
 
 
 def unrun_call(path: Path, ops: frozenset[str], recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -40,6 +47,51 @@ def unrun_call(path: Path, ops: frozenset[str], recorded: list[dict[str, Any]]) 
         return None
     line = unrun.pop()
     return {"line": line, "code": text.splitlines()[line - 1].strip()}
+
+
+def unread_parameter(path: Path, names: tuple[str, ...], recorded: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """{"line", "code", "parameter", "function"} of the one parameter called one of `names` that a
+    function of the file declares and never reads, where that function issued an op of `recorded`
+    and no function of the file reads a parameter of that name but to hand it on, as is, to a
+    function of the file. None otherwise, and where any local may be read unseen (`locals()`)."""
+    if len(recorded) >= OPS_KEPT:
+        return None
+    ran = {op["line"] for op in recorded}
+    text, functions = _functions(path)
+    own = frozenset(function.name for function in functions)
+    read, unread = set(), []
+    for function in functions:
+        taken = [parameter for parameter in _parameters(function) if parameter.arg in names]
+        if taken and _calls_one_of(function, LOCALS_READERS):
+            return None
+        handed_on = {id(name) for name in _handed_on(function, own)}
+        for parameter in taken:
+            reads = [node for node in ast.walk(function) if isinstance(node, ast.Name)
+                     and node.id == parameter.arg and isinstance(node.ctx, ast.Load)]
+            if any(id(node) not in handed_on for node in reads):
+                read.add(parameter.arg)
+            elif not reads and any(_lines(s) & ran for s in _simple_statements(function.body)):
+                unread.append((function.name, parameter))
+    unread = [(function_name, parameter) for function_name, parameter in unread if parameter.arg not in read]
+    if len(unread) != 1:
+        return None
+    function_name, parameter = unread[0]
+    return {"line": parameter.lineno, "code": text.splitlines()[parameter.lineno - 1].strip(),
+            "parameter": parameter.arg, "function": function_name}
+
+
+def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    """Its named parameters (not *args or **kwargs, through which nothing is called by name)."""
+    return [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+
+
+def _handed_on(function: ast.FunctionDef | ast.AsyncFunctionDef, own: frozenset[str]) -> list[ast.expr]:
+    """The names `function` passes, as they are, to a function of the file (`_tile(q, k, causal)`,
+    `self._attend(x, mask=mask)`)."""
+    calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)
+             and (node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")) in own]
+    return [argument for call in calls for argument in (*call.args, *(k.value for k in call.keywords))
+            if isinstance(argument, ast.Name)]
 
 
 def _alone_unrun(block: list[ast.stmt], ran: set[int]) -> list[ast.stmt]:

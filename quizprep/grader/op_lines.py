@@ -7,7 +7,9 @@ them) carries it, and the ops its line must also issue where one op alone could 
 line than the mistake. A diagnosis whose family picks no line is looked for by its values where its
 hypothesis has a tell (value_lines.py: the family, if any, names the op, the values its line), and
 for a family whose mistake is an op left out, in the learner's source: the one mask statement that
-never ran (learner_source.py). Otherwise no line is quoted: no line is better than a wrong one. The
+never ran (learner_source.py); for a mistake that is an argument left unread, the parameter's own
+line, where the one function that takes it never reads it (learner_source.py). Otherwise no line is
+quoted: no line is better than a wrong one. The
 recording only picks a line to show; the verdict is made before it, from the values.
 """
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from quizprep.grader.bounds import cut, printable
-from quizprep.grader.learner_source import index_makers, unrun_call
+from quizprep.grader.learner_source import index_makers, unread_parameter, unrun_call
 from quizprep.grader.value_lines import ValueTell, told_line
 
 if TYPE_CHECKING:
@@ -125,13 +127,27 @@ FAMILIES: dict[str, OpFamily] = {
     **dict.fromkeys(("paged-block-index", "paged-wrong-sequence"), BLOCK_TABLE),
 }
 
+# a mistake that is an argument's effect left out: the contract's names for that argument
+UNREAD: dict[str, tuple[str, ...]] = {
+    "mask-ignored": ("mask", "causal"),
+    "backward-causal-unmasked": ("causal",),
+    "kv-ignored": ("key",),
+    "no-output-projection": ("W_o",),
+    "dim-ignored": ("dim",),
+    "rope-offset-ignored": ("positions",),
+    "rope-partial-ignored": ("rotary_dim",),
+    "rope-layout-swapped": ("layout",),
+    **dict.fromkeys(("flash-materialised-scores", "backward-materialised-scores"), ("block_size",)),
+}
+
 
 def learner_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: str,
                  options: dict[str, Any] | None, failing: Case | None = None, seed: int = 0) -> str:
     """"Your line: file.py:N: <code>" for the mistake `diagnosis_id`: from one replay of `case` with
     the worker recording ops, where its family is known; else, where its hypothesis has a value tell,
     from one replay of `failing` (or a case of the tell's sizes) sampling their results
-    (value_lines.py); "" when neither finds a line of the learner's."""
+    (value_lines.py); else, for an argument left unread, that parameter's line (learner_source.py);
+    "" when none finds a line of the learner's."""
     family = FAMILIES.get(diagnosis_id)
     replay = _replay(ctx, problem, case, options, values=False) if family is not None else None
     chosen = family.pick(replay[0]) if family is not None and replay is not None else None
@@ -140,9 +156,31 @@ def learner_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: 
     tell = next((h.tell for h in problem.hypotheses if h.id == diagnosis_id and h.tell is not None), None)
     if chosen is None and tell is not None and failing is not None:
         chosen = _told(ctx, problem, tell, failing, seed, options, family)
+    if chosen is None and diagnosis_id in UNREAD:
+        replay = replay if family is not None else _replay(ctx, problem, case, options, values=False)
+        chosen = _unread(ctx, diagnosis_id, replay)
+    return _quoted(ctx, chosen)
+
+
+def unread_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: str) -> str:
+    """"Your line: …" for a mistake named without a replay (a memory verdict) where it is an argument
+    left unread: the parameter's own line, from one replay of `case` recording ops; "" otherwise."""
+    if diagnosis_id not in UNREAD:
+        return ""
+    return _quoted(ctx, _unread(ctx, diagnosis_id, _replay(ctx, problem, case, None, values=False)))
+
+
+def _unread(ctx: CheckContext, diagnosis_id: str,
+            replay: tuple[list[dict[str, Any]], dict[str, Tensor]] | None) -> dict[str, Any] | None:
+    return unread_parameter(Path(ctx.session.path), UNREAD[diagnosis_id], replay[0]) if replay else None
+
+
+def _quoted(ctx: CheckContext, chosen: dict[str, Any] | None) -> str:
     if chosen is None:
         return ""
     code = cut(printable(chosen["code"], one_line=True), CODE_SHOWN)
+    if "parameter" in chosen:
+        code += printable(f"  ({chosen['function']} never reads {chosen['parameter']})", one_line=True)
     return f"Your line: {Path(ctx.session.path).name}:{chosen['line']}: {code}"
 
 

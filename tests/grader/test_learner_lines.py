@@ -2,6 +2,7 @@
 (read by these tests only; the grader finds the line from the ops its code issued), or none."""
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -38,13 +39,22 @@ STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unf
                  "attention_backward_fa2_top_left",
                  "attention_backward_einsum_dk_unscaled", "attention_backward_einsum_dv_not_transposed",
                  "rope_rotate_half_positions_from_zero", "rope_every_two_table_from_zero")
+# an argument left unread (its header says `unread=NAME`): the parameter's own line, quoted as never read
+UNREAD = ("attention_mask_ignored", "flash_materialised", "mha_kv_ignored", "kv_cache_no_output_projection", "rope_layout_swapped",
+          "rope_partial_ignored", "attention_backward_materialised")
+UNREAD_HEADER = re.compile(r"^# expect: .* unread=(\S+)$", re.MULTILINE)
 # issue 34's exercises: every planted bug either quotes its planted line or none
 ISSUE_34 = sorted(path.stem for prefix in ("rope_", "attention_backward_", "paged_decode_")
                   for path in MUTANTS.glob(f"{prefix}*.py"))
 
 
 def bug_lines(path: Path) -> set[int]:
-    return {number for number, line in enumerate(path.read_text().splitlines(), 1) if re.search(r"#.*\bBUG\b", line)}
+    """The lines marked `# BUG`, and for an argument left unread, the line that declares its parameter."""
+    text = path.read_text()
+    unread = UNREAD_HEADER.search(text)
+    declared = {node.lineno for node in ast.walk(ast.parse(text))
+                if isinstance(node, ast.arg) and unread is not None and node.arg == unread.group(1)}
+    return declared | {number for number, line in enumerate(text.splitlines(), 1) if re.search(r"#.*\bBUG\b", line)}
 
 
 def graded(grade_file, stem: str, folder: Path = MUTANTS):
@@ -69,12 +79,22 @@ def test_named_mistake_quotes_the_planted_line(stem: str, grade_file):
     assert quoted.group(0) in failed["message"]
 
 
-@pytest.mark.parametrize("stem", ["attention_mask_ignored", "kv_cache_upcast", "rope_layout_swapped",
-                                  "rope_partial_ignored", "attention_backward_materialised", "flash_causal_no_offset"])
+@pytest.mark.parametrize("stem", UNREAD)
+def test_an_argument_left_unread_quotes_its_parameter(stem: str, grade_file):
+    """The mask, the layout, rotary_dim, block_size or W_o never read: no op is the mistake's, and the
+    first value it changes is on a correct line below, so the parameter's own line is quoted."""
+    path, report, result = graded(grade_file, stem)
+    quoted = QUOTED.search(result.where)
+    assert quoted, f"no line quoted:\n{result.where}"
+    parameter = UNREAD_HEADER.search(path.read_text()).group(1)  # type: ignore[union-attr]
+    assert int(quoted["line"]) in bug_lines(path) and quoted["code"].endswith(f" never reads {parameter})")
+    failed = next(test for test in exercism.results(report)["tests"] if "message" in test)
+    assert quoted.group(0) in failed["message"]
+
+
+@pytest.mark.parametrize("stem", ["kv_cache_upcast", "flash_causal_no_offset"])
 def test_no_line_rather_than_a_wrong_one(stem: str, grade_file):
-    """An absent op (a mask never applied) or a choice made in Python (the layout's branch, r, the block
-    size) issues nothing on the planted line, and the first value it changes is on a correct line below;
-    a kv cache's upcast has no family of ops; the queries' positions made on one line and the keys' on
+    """A kv cache's upcast has no family of ops; the queries' positions made on one line and the keys' on
     another are both aranges, and either may come first."""
     _, _, result = graded(grade_file, stem)
     assert "Your line" not in result.where
@@ -100,7 +120,7 @@ def test_rope_backward_and_paged_bugs_quote_their_planted_line_or_none(stem: str
     path, _, result = graded(grade_file, stem)
     quoted = QUOTED.search(result.where)
     assert quoted is None or int(quoted["line"]) in bug_lines(path), result.where
-    assert (quoted is not None) == (stem in QUOTING), result.where
+    assert (quoted is not None) == (stem in QUOTING + UNREAD), result.where
 
 
 def test_a_top_left_mask_on_query_indices_quotes_no_line(grade_file):

@@ -21,6 +21,7 @@ from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises._flash_memory import judge_memory
 from quizprep.grader.lessons import lesson
+from quizprep.grader.op_lines import unread_line
 from quizprep.grader.perf import perf_phase
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
@@ -298,7 +299,10 @@ def check_memory(ctx: CheckContext) -> str:
     try:
         return judge_memory(response["memory"], audited)
     except CheckFailure as failure:
-        raise CheckFailure(failure.message, tried=failure.tried, named=Diagnosis(
+        # the line, from a replay of a few key blocks: the audit's blocks would pass the recorder's cap
+        few_blocks = build(_sizes(n=7, m=11, block=4), {"causal": True}, ctx.seed + 81)
+        where = unread_line(ctx, PROBLEM, few_blocks, "backward-materialised-scores")
+        raise CheckFailure(failure.message, tried=failure.tried, where=where, named=Diagnosis(
             "backward-materialised-scores", "the tiled backward holds the n×m scores: correct, but not "
             "FlashAttention-2", "For each key block, recompute P from q, that block of k and lse, add its share "
             "to dq, dk, dv, and let it go before the next block.", lesson("flash-tiling-memory"))) from None

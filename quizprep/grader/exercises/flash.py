@@ -20,6 +20,7 @@ from quizprep.grader.exercises._attention_problem import LOGIT_VARIANCE, draw_ca
 from quizprep.grader.exercises._flash_memory import judge_memory
 from quizprep.grader.exercises._flash_mistakes import HYPOTHESES
 from quizprep.grader.exercises.attention import expect_dtype_and_device
+from quizprep.grader.op_lines import unread_line
 from quizprep.grader.problem import (
     Case, FunctionProblem, expect_unchanged, failure_for, first_output_checks, mismatches, verify,
 )
@@ -179,7 +180,14 @@ def check_memory(ctx: CheckContext) -> str:
                          "kwargs": {"causal": True, "block_size": warm["block"]}, "device": ctx.device})
     audits = [_audited(ctx, build(sizes, {"dtype": F32, "causal": True}, ctx.seed + 80))
               for sizes in (AUDIT_SIZES, *GROWTH_SIZES)]
-    return judge_memory(*audits[0], growth=(audits[1], audits[2]))
+    try:
+        return judge_memory(*audits[0], growth=(audits[1], audits[2]))
+    except CheckFailure as failure:
+        if failure.named is not None and not failure.where:
+            # the line, from a replay of a few key blocks: the audit's blocks would pass the recorder's cap
+            few_blocks = build(_sizes((2,), 7, 20, 8, 4, 8), {"dtype": F32, "causal": True}, ctx.seed + 82)
+            failure.where = unread_line(ctx, PROBLEM, few_blocks, failure.named.id)
+        raise
 
 
 def _audited(ctx: CheckContext, case: Case) -> tuple[dict[str, Any], Case]:

@@ -1,5 +1,5 @@
 # quizprep: exercise=attention-backward
-# expect: check=memory diagnosis=backward-materialised-scores
+# expect: check=memory diagnosis=backward-materialised-scores unread=block_size
 # block_size ignored: all n x m scores at once.
 from __future__ import annotations
 

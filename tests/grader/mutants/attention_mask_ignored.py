@@ -1,5 +1,5 @@
 # quizprep: exercise=attention
-# expect: check=mask-causal diagnosis=mask-ignored
+# expect: check=mask-causal diagnosis=mask-ignored unread=mask
 import math
 import torch
 

@@ -1,5 +1,5 @@
 # quizprep: exercise=flash
-# expect: check=memory diagnosis=flash-materialised-scores
+# expect: check=memory diagnosis=flash-materialised-scores unread=block_size
 import math
 
 import torch

@@ -1,5 +1,5 @@
 # quizprep: exercise=kv-cache
-# expect: check=decode diagnosis=no-output-projection
+# expect: check=decode diagnosis=no-output-projection unread=W_o
 # W_o is never applied.
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 # quizprep: exercise=mha
-# expect: check=cross-attention diagnosis=kv-ignored
+# expect: check=cross-attention diagnosis=kv-ignored unread=key
 import math
 
 import torch

@@ -1,5 +1,5 @@
 # quizprep: exercise=rope
-# expect: check=interleaved diagnosis=rope-layout-swapped
+# expect: check=interleaved diagnosis=rope-layout-swapped unread=layout
 # The interleaved layout rotates halves, as rotate_half does.
 from __future__ import annotations
 

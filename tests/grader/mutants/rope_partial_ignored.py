@@ -1,5 +1,5 @@
 # quizprep: exercise=rope
-# expect: check=partial diagnosis=rope-partial-ignored
+# expect: check=partial diagnosis=rope-partial-ignored unread=rotary_dim
 # rotary_dim ignored: the whole head is rotated.
 from __future__ import annotations
 

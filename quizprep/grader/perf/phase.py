@@ -106,13 +106,18 @@ BASELINE_NAMES = {"attention": "PyTorch SDPA", "backward": "autograd of PyTorch 
 # Paged decode runs each query row as a sequence of its own (perf_worker._paged), which code that
 # loops over sequences in Python pays per row: on GPU one batch row, and n up to 4096.
 PAGED_GPU_BATCH, PAGED_GPU_LONGEST = 1, 4096
+# On a CPU, at the attention sizes, a paged decode that loops over sequences took 160 s and the
+# backward's SDPA baseline alone 73 s of the phase's 45 (the default --timeout's whole grade): these
+# take about 25 s each on a quiet 2-core machine, the tiled backward still over several blocks.
+CPU_PLANS: dict[str, dict[str, Any]] = {"paged-decode": {"batch": 1, "sizes": (64, 128, 256), "runs": 10},
+                                        "attention-backward": {"sizes": (128, 256, 512), "runs": 10}}
 
 
 def default_plan(exercise: str, device: str, full: bool = False) -> PerfPlan:
     """The sizes an exercise is timed at on ``device``, in the case kind its target computes."""
     kind = TARGETS[exercise].kind
     if device != "cuda":
-        return cpu_plan(kind=kind)
+        return cpu_plan(kind=kind, **CPU_PLANS.get(exercise, {}))
     if exercise == "paged-decode":
         return gpu_plan(full=full, kind=kind, batch=PAGED_GPU_BATCH, longest=PAGED_GPU_LONGEST)
     return gpu_plan(full=full, kind=kind)

@@ -124,10 +124,10 @@ def gpu_plan(seed: int = 0, runs: int = 20, full: bool = False, kind: str = "att
 
 
 def cpu_plan(seed: int = 0, runs: int = 20, sizes: Sequence[int] = (256, 512, 1024),
-             kind: str = "attention") -> PerfPlan:
+             kind: str = "attention", batch: int = 2) -> PerfPlan:
     """fp32, B=2, H=4, d=64: small enough for a laptop core or two."""
     cases = tuple(
-        PerfCase(2, 4, n, 64, causal, "float32", kind) for causal in (False, True) for n in sizes
+        PerfCase(batch, 4, n, 64, causal, "float32", kind) for causal in (False, True) for n in sizes
     )
     return PerfPlan("cpu", cases, runs=runs, warmup=2, seed=seed)
 

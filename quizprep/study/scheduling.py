@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 if TYPE_CHECKING:
     from fsrs import Card, Rating, Scheduler
 
+    from quizprep.study.rows import Schedule
+
 BASE_SLOW_S = {"choice": 30.0, "numeric": 60.0}
 FREE_THRESHOLDS = ((0.95, "Easy"), (0.75, "Good"), (0.5, "Hard"))
 PASS_SCORE = 0.5
@@ -123,3 +125,14 @@ def retrievability(scheduler: Scheduler, card: Card | None, at: datetime) -> flo
     if card is None:
         return 0.0
     return float(scheduler.get_card_retrievability(card, at.astimezone(timezone.utc)))
+
+
+def scheduled_recall(scheduler: Scheduler, schedule: Schedule | None, at: datetime) -> float:
+    """`retrievability` from a card's `Schedule`, without its whole card: FSRS reads only the
+    stability and the last review, so a card holding those two stands in for it."""
+    from fsrs import Card
+
+    if schedule is None:
+        return 0.0
+    return retrievability(scheduler, Card(card_id=0, stability=schedule.stability, due=schedule.due,
+                                          last_review=schedule.last_review), at)

@@ -3,11 +3,11 @@ afresh (`quizprep.bank.validate`), and check what spans files (duplicate ids, ch
 from __future__ import annotations
 
 import gc
-import hashlib
 import os
 import pickle
 import sys
 import tempfile
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,8 +18,9 @@ from quizprep.bank.model import Bank, BankError, Question, Source
 # Bumped whenever validation gets stricter, so that a bank cached under the old rules is checked
 # again (e.g. rule 2: no infinite or NaN values, bounded formulas; rule 3: choices that point at
 # another choice by its place need `shuffle: false`; rule 4: the model gained `aliases`; rule 5:
-# formulas are cached without their syntax trees; rule 6: the model's value classes are NamedTuples).
-CACHE_RULES = 6
+# formulas are cached without their syntax trees; rule 6: the model's value classes are NamedTuples;
+# rule 7: an entry holds its file's bytes).
+CACHE_RULES = 7
 
 
 @dataclass
@@ -117,19 +118,23 @@ def _check_chains(questions: list[Question], known: set[str], aliases: dict[str,
 
 
 def _load_cached(path: Path, cache_dir: Path) -> tuple[Bank | None, list[BankError]]:
+    """The file's validated bank from its cache entry when the entry holds the very same bytes,
+    else validated afresh and cached. Entries are compared byte for byte rather than found by a
+    digest of the file: hashlib loads OpenSSL, a few milliseconds of every start."""
     from quizprep import __version__
 
     try:
         content = path.read_bytes()
     except OSError:
         return load_bank_file(path)
-    owner = hashlib.sha256(f"{__version__}\0{CACHE_RULES}\0{sys.version}\0{path}".encode()).hexdigest()[:16]
-    entry = cache_dir / f"bank-{owner}-{hashlib.sha256(content).hexdigest()[:32]}.pickle"
-    cached = _read_cache_entry(entry)
+    owner = f"{__version__}\0{CACHE_RULES}\0{sys.version}\0{path}"
+    # One entry per file and version of quizprep: a checksum names it; the owner inside decides.
+    entry = cache_dir / f"bank-{zlib.crc32(owner.encode()):08x}.pickle"
+    cached = _read_cache_entry(entry, owner, content)
     if cached is not None:
         return cached
     loaded = load_bank_file(path)
-    _write_cache_entry(entry, owner, loaded)
+    _write_cache_entry(entry, (owner, content, loaded))
     return loaded
 
 
@@ -147,23 +152,21 @@ def _collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _read_cache_entry(entry: Path) -> tuple[Bank | None, list[BankError]] | None:
+def _read_cache_entry(entry: Path, owner: str, content: bytes) -> tuple[Bank | None, list[BankError]] | None:
     try:
         # Written only by _write_cache_entry, from banks validated here; any damage means a miss.
-        return pickle.loads(entry.read_bytes())  # noqa: S301
+        cached_owner, cached_content, loaded = pickle.loads(entry.read_bytes())  # noqa: S301
     except Exception:  # noqa: BLE001 - a missing, stale or damaged entry just means parse again
         return None
+    return loaded if (cached_owner, cached_content) == (owner, content) else None
 
 
-def _write_cache_entry(entry: Path, owner: str, loaded: tuple[Bank | None, list[BankError]]) -> None:
+def _write_cache_entry(entry: Path, cached: tuple[str, bytes, tuple[Bank | None, list[BankError]]]) -> None:
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=entry.parent, delete=False, suffix=".tmp") as handle:
-            handle.write(pickle.dumps(loaded, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(handle.name, entry)
-        for stale in entry.parent.glob(f"bank-{owner}-*.pickle"):  # earlier versions of this file
-            if stale != entry:
-                stale.unlink(missing_ok=True)
+            handle.write(pickle.dumps(cached, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(handle.name, entry)  # the file's earlier version, if cached, goes with it
     except OSError:
         pass  # a read-only cache folder costs speed, never correctness
 

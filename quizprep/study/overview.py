@@ -39,11 +39,11 @@ def topic_overview(store: Store, questions: Sequence[Question], *, now: datetime
     """Per-topic counts, due cards, accuracy and mastery, for the home screen. Aggregated in
     SQLite: the app's start-up does not grow with the learner's history. `filtered`: `questions`
     is a search's result, and accuracy counts only the answers to them."""
-    from quizprep.study.scheduling import retrievability
+    from quizprep.study.scheduling import scheduled_recall
 
     now = now or datetime.now(timezone.utc)
     titles = titles or {}
-    cards = store.cards()
+    schedules = store.schedules()
     scores = store.topic_scores([q.id for q in questions] if filtered else None)
     last_right = store.latest_correct()
     answered = store.answered_ids()
@@ -56,17 +56,17 @@ def topic_overview(store: Store, questions: Sequence[Question], *, now: datetime
     result = []
     for topic, members in by_topic.items():
         attempts, accuracy = scores.get(topic, (0, None))
-        topic_cards = [cards.get(q.id) for q in members]
+        topic_schedules = [schedules.get(q.id) for q in members]
         result.append(TopicStats(
             topic=topic,
             title=titles.get(topic, topic),
             questions=len(members),
             seen=sum(q.id in answered for q in members),
-            due=sum(card is not None and card.due <= now for card in topic_cards),
+            due=sum(schedule is not None and schedule.due <= now for schedule in topic_schedules),
             attempts=attempts,
             accuracy=accuracy,
-            mastery=mean(retrievability(store.scheduler, card, horizon) if last_right.get(q.id) else 0.0
-                         for q, card in zip(members, topic_cards)),
+            mastery=mean(scheduled_recall(store.scheduler, schedule, horizon) if last_right.get(q.id) else 0.0
+                         for q, schedule in zip(members, topic_schedules)),
         ))
     return result
 

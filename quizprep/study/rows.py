@@ -22,6 +22,11 @@ ANSWER_COLUMNS = ("id, session_id, question_id, topic, kind, mode, answered_at, 
                   "seed, correct, score, rating, assessed_at")
 MARK_COLUMNS = "answer_id, item, criterion, weight, met"
 CARD_COLUMNS = "question_id, card, due, reviewed_at"
+# The two values of a card's JSON that its retrievability depends on, read by SQLite's JSON
+# functions: Home counts what is due and its mastery without decoding every card in Python.
+SCHEDULE_COLUMNS = ("question_id, due, json_valid(card), "
+                    "CASE WHEN json_valid(card) THEN json_extract(card, '$.stability') END, "
+                    "CASE WHEN json_valid(card) THEN json_extract(card, '$.last_review') END")
 GRADE_COLUMNS = "id, exercise, file, graded_at, score, passed, diagnoses, lessons"
 DAMAGEABLE = ("answers", "rubric_marks", "cards", "grades")  # each has a damaged_<name> table (v2, v3)
 
@@ -76,6 +81,15 @@ class RubricMark(NamedTuple):
     criterion: str
     weight: float
     met: bool
+
+
+class Schedule(NamedTuple):
+    """What Home's overview needs of a question's FSRS card: when it is due, and what its
+    retrievability depends on (both None while it has never been reviewed)."""
+
+    due: datetime
+    stability: float | None
+    last_review: datetime | None
 
 
 class NamedMistake(NamedTuple):
@@ -151,6 +165,17 @@ def card_from_row(row: Sequence[object]) -> tuple[str, Card]:
     if not (card.due.tzinfo is not None and (card.last_review is None or card.last_review.tzinfo is not None)):
         raise BadRow("the review schedule's dates have no time zone")
     return question_id, card
+
+
+def schedule_from_row(row: Sequence[object]) -> tuple[str, Schedule]:
+    """(question id, schedule) of a `SCHEDULE_COLUMNS` row, checked as `card_from_row` checks
+    the values it reads."""
+    question_id, due, valid_json, stability, last_review = row
+    if not (type(question_id) is str and valid_json == 1):
+        raise BadRow("the review schedule does not parse")
+    if not (stability is None or _real(stability) and stability > 0):
+        raise BadRow("the review schedule holds impossible values")
+    return question_id, Schedule(moment(due), stability, None if last_review is None else moment(last_review))
 
 
 def grade_from_row(row: Sequence[object]) -> Grade:

@@ -21,12 +21,14 @@ With one step, fsrs would still keep a Hard pass in learning (15 minutes), hence
 """
 from __future__ import annotations
 
-import hashlib
+import zlib
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 if TYPE_CHECKING:
     from fsrs import Card, Rating, Scheduler
+
+    from quizprep.study.rows import Schedule
 
 BASE_SLOW_S = {"choice": 30.0, "numeric": 60.0}
 FREE_THRESHOLDS = ((0.95, "Easy"), (0.75, "Good"), (0.5, "Hard"))
@@ -77,8 +79,9 @@ def _graduating(scheduler: Scheduler) -> Scheduler:
 
 
 def card_id(question_id: str) -> int:
-    """A stable positive integer id for the card of a question (FSRS wants ints)."""
-    return int.from_bytes(hashlib.blake2b(question_id.encode(), digest_size=7).digest(), "big")
+    """A stable integer id for the card of a question (FSRS wants ints; quizprep never
+    looks a card up by it). A checksum rather than hashlib's digests, which load OpenSSL."""
+    return zlib.crc32(question_id.encode())
 
 
 def review(scheduler: Scheduler, card: Card | None, question_id: str, rating: Rating,
@@ -123,3 +126,14 @@ def retrievability(scheduler: Scheduler, card: Card | None, at: datetime) -> flo
     if card is None:
         return 0.0
     return float(scheduler.get_card_retrievability(card, at.astimezone(timezone.utc)))
+
+
+def scheduled_recall(scheduler: Scheduler, schedule: Schedule | None, at: datetime) -> float:
+    """`retrievability` from a card's `Schedule`, without its whole card: FSRS reads only the
+    stability and the last review, so a card holding those two stands in for it."""
+    from fsrs import Card
+
+    if schedule is None:
+        return 0.0
+    return retrievability(scheduler, Card(card_id=0, stability=schedule.stability, due=schedule.due,
+                                          last_review=schedule.last_review), at)

@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Collection, Iterator, Mapping, Sequence
 from quizprep.study.cards import rebuild_card, review_card, save_card
 from quizprep.study.dbpath import DB_ENV, resolve_db_path
 from quizprep.study.rows import (
-    ANSWER_COLUMNS, CARD_COLUMNS, GRADE_COLUMNS, MARK_COLUMNS, Answer, Grade, RubricMark, answer_from_row,
-    card_from_row, decoded, describe, find_damage, grade_from_row, mark_from_row, set_aside, text_factory, to_text,
+    ANSWER_COLUMNS, CARD_COLUMNS, GRADE_COLUMNS, MARK_COLUMNS, SCHEDULE_COLUMNS, Answer, Grade, RubricMark,
+    Schedule, answer_from_row, card_from_row, decoded, describe, find_damage, grade_from_row, mark_from_row,
+    schedule_from_row, set_aside, text_factory, to_text,
 )
 from quizprep.study.storefile import StoreBusy, StoreError, connect, failure
 
@@ -345,6 +346,10 @@ class Store:
 
     def cards(self) -> dict[str, Card]:
         return dict(decoded(self._read(f"SELECT {CARD_COLUMNS} FROM cards"), card_from_row))
+
+    def schedules(self) -> dict[str, Schedule]:
+        """Per card, its due date and what its retrievability depends on; cheaper than `cards`."""
+        return dict(decoded(self._read(f"SELECT {SCHEDULE_COLUMNS} FROM cards"), schedule_from_row))
 
     def answers(self, *, question_id: str | None = None, session_id: int | None = None,
                 since: datetime | None = None) -> list[Answer]:

@@ -85,3 +85,17 @@ def classes_modules(pickled: bytes) -> set[str]:
 
     Recording(io.BytesIO(pickled)).load()
     return modules
+
+
+def test_an_entry_is_used_only_for_the_file_and_bytes_it_was_cached_from(bank: Path, tmp_path: Path,
+                                                                        monkeypatch) -> None:
+    """Entries are named by a checksum of the file's path: two files whose names collide take
+    turns in one entry, and neither is ever given the other's questions."""
+    cache = tmp_path / "cache"
+    other = tmp_path / "other.yaml"
+    other.write_text(SAMPLE.read_text().replace("id: sample-", "id: other-"))
+    monkeypatch.setattr(loader.zlib, "crc32", lambda data: 7)
+    for _ in range(2):
+        assert {q.id[:6] for q in load_banks([bank], cache_dir=cache).questions} == {"sample"}
+        assert {q.id[:6] for q in load_banks([other], cache_dir=cache).questions} == {"other-"}
+    assert len(list(cache.glob("*.pickle"))) == 1

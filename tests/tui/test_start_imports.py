@@ -10,9 +10,10 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "data"
 
-# Heavy, and needed only once a session, another screen or a cold bank load needs them.
+# Heavy, and needed only once a session, another screen or a cold bank load needs them; hashlib
+# (it loads OpenSSL) not at all.
 DEFERRED = (
-    "yaml", "quizprep.bank.validate", "quizprep.bank.units", "quizprep.study.session",
+    "yaml", "hashlib", "quizprep.bank.validate", "quizprep.bank.units", "quizprep.study.session",
     "quizprep.study.interview", "quizprep.study.search", "quizprep.study.stats", "textual.widgets._markdown",
     "textual.widgets._text_area", "quizprep.grader", "torch", "numpy",
 )

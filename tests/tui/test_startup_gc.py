@@ -7,6 +7,7 @@ from textual.css.stylesheet import Stylesheet
 from textual.widgets import DataTable
 
 from quizprep.tui.screens.home import HomeScreen
+from quizprep.tui.widgets.flat_footer import FlatFooter
 
 
 async def test_the_collector_runs_again_once_home_is_up(make_app):
@@ -64,3 +65,22 @@ async def test_homes_widgets_are_styled_once_as_they_mount(make_app, monkeypatch
         await pilot.pause()
         assert app.screen.has_class("-short")
         assert not restyled, f"Home's summary was restyled {len(restyled)} times"
+
+
+async def test_homes_footer_is_drawn_once_as_the_table_takes_focus(make_app, monkeypatch):
+    """The table taking focus as Home comes up changes no key the footer shows; the footer drew
+    itself a second time for it before the first frame was done (issue 32)."""
+    renders: list[str] = []
+    render = FlatFooter.render
+
+    def record(footer: FlatFooter):
+        drawn = render(footer)
+        renders.append(drawn.plain)
+        return drawn
+
+    monkeypatch.setattr(FlatFooter, "render", record)
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, HomeScreen) and app.focused is app.query_one(DataTable)
+        assert len(renders) == 1 and "Help" in renders[0]

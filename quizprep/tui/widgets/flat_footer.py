@@ -83,6 +83,7 @@ class FlatFooter(Widget, can_focus=False):
     def __init__(self) -> None:
         super().__init__()
         self.keys: list[KeySpan] = []  # (start, end, key) of each drawn key, for clicks
+        self.drawn: list[tuple[Binding, bool]] | None = None  # the bindings the last render showed
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self.bindings_changed)
@@ -91,7 +92,9 @@ class FlatFooter(Widget, can_focus=False):
         self.screen.bindings_updated_signal.unsubscribe(self)
 
     def bindings_changed(self, screen: Screen) -> None:
-        if self.is_attached and screen is self.screen:
+        # Focus moving between widgets whose bindings are all hidden (Home's table taking focus
+        # as the first frame is drawn) changes nothing shown: no second render.
+        if self.is_attached and screen is self.screen and self.shown() != self.drawn:
             self.refresh()
 
     def shown(self) -> list[tuple[Binding, bool]]:
@@ -104,13 +107,14 @@ class FlatFooter(Widget, can_focus=False):
 
     def render(self) -> Text:
         text, self.keys = Text(), []
-        for piece in fitted(self.pieces(), self.size.width):
+        self.drawn = self.shown()
+        for piece in fitted(self.pieces(self.drawn), self.size.width):
             self.keys += [(len(text) + start, len(text) + end, key) for start, end, key in piece.keys]
             text.append_text(piece.text)
         return text
 
-    def pieces(self) -> list[Piece]:
-        """One piece per key shown (or group of keys), in Footer's order."""
+    def pieces(self, shown: list[tuple[Binding, bool]]) -> list[Piece]:
+        """One piece per key `shown` (or group of keys), in Footer's order."""
         item = self.get_component_rich_style("flat-footer--item")
         key_style = item + self.get_component_rich_style("footer-key--key", partial=True)
         description_style = item + self.get_component_rich_style("footer-key--description", partial=True)
@@ -126,7 +130,7 @@ class FlatFooter(Widget, can_focus=False):
                 text.append(f" {description}", description_style + dim)
             keys.append((start, len(text), binding.key))
 
-        for group, entries in groupby(self.shown(), lambda entry: entry[0].group):
+        for group, entries in groupby(shown, lambda entry: entry[0].group):
             members = list(entries)
             if group is not None and len(members) > 1:
                 text, keys = Text(" " if group.compact else ""), list[KeySpan]()  # the group's left padding

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from fsrs import Rating
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from quizprep.study.overview import MASTERY_HORIZON, mean, topic_overview
 from quizprep.study.scheduling import make_scheduler, scheduled_recall
+from quizprep.study import store as store_module
+from quizprep.study.rows import SCHEDULE_COLUMNS
 from quizprep.study.store import Store
+from quizprep.study.storefile import StoreError
 
 START = datetime(2025, 3, 3, 9, 0, tzinfo=timezone.utc)
 
@@ -73,3 +77,16 @@ def test_garbled_cards_are_left_out_of_the_schedules_as_of_the_cards(store):
     db.execute("UPDATE cards SET due = 'soon' WHERE question_id = 'bad-due'")
     assert set(store.schedules()) == {"kept"}
     assert set(store.cards()) == {"kept"}
+
+
+def test_a_sqlite_without_json_functions_reads_the_schedules_from_the_cards(store, monkeypatch):
+    """SQLite before 3.38 may be built without JSON1: the overview then decodes the whole cards."""
+    for question_id, rating in (("easy", Rating.Easy), ("hard", Rating.Hard)):
+        store.record_answer(question_id=question_id, topic="t", kind="choice", mode="practice", response="1",
+                            elapsed_s=5.0, answered_at=START, correct=True, score=1.0, rating=rating)
+    with_json = store.schedules()
+    monkeypatch.setattr(store_module, "SCHEDULE_COLUMNS", SCHEDULE_COLUMNS.replace("json_", "no_json_"))
+    assert store.schedules() == with_json and set(with_json) == {"easy", "hard"}
+    monkeypatch.setattr(store_module, "SCHEDULE_COLUMNS", "question_id FROM no_such_table --")
+    with pytest.raises(StoreError):  # anything else SQLite refuses is still the store's error
+        store.schedules()

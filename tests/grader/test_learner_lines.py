@@ -40,8 +40,8 @@ STYLE_QUOTING = ("rope_complex_positions_low_precision", "attention_backward_unf
                  "attention_backward_einsum_dk_unscaled", "attention_backward_einsum_dv_not_transposed",
                  "rope_rotate_half_positions_from_zero", "rope_every_two_table_from_zero")
 # an argument left unread (its header says `unread=NAME`): the parameter's own line, quoted as never read
-UNREAD = ("attention_mask_ignored", "flash_materialised", "mha_kv_ignored", "kv_cache_no_output_projection", "rope_layout_swapped",
-          "rope_partial_ignored", "attention_backward_materialised")
+UNREAD = ("attention_mask_ignored", "flash_materialised", "mha_kv_ignored", "kv_cache_no_output_projection",
+          "rope_layout_swapped", "rope_partial_ignored", "attention_backward_materialised")
 UNREAD_HEADER = re.compile(r"^# expect: .* unread=(\S+)$", re.MULTILINE)
 # issue 34's exercises: every planted bug either quotes its planted line or none
 ISSUE_34 = sorted(path.stem for prefix in ("rope_", "attention_backward_", "paged_decode_")

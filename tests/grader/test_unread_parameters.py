@@ -62,7 +62,8 @@ def test_a_parameter_read_anywhere_quotes_none(tmp_path):
         "\n\ndef _width(x, rotary_dim):\n    return torch.tensor(x.shape[-1]).item()\n")
     path, recorded = replayed(tmp_path, read_by_caller)
     assert unread_parameter(path, ("rotary_dim",), recorded) is None
-    passed_to_torch = IGNORES_ROTARY_DIM.replace("    r = x.shape[-1]\n", "    r = x.shape[-1] + 0 * int(torch.tensor(rotary_dim))\n")
+    passed_to_torch = IGNORES_ROTARY_DIM.replace("    r = x.shape[-1]\n",
+                                                 "    r = x.shape[-1] + 0 * int(torch.tensor(rotary_dim))\n")
     path, recorded = replayed(tmp_path, passed_to_torch)
     assert unread_parameter(path, ("rotary_dim",), recorded) is None
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Callable, Iterable, NamedTuple, Sequence, Type
 if TYPE_CHECKING:
     import sqlite3
 
+    from pathlib import Path
+
     from fsrs import Card
 
 KINDS = ("choice", "numeric", "free")
@@ -275,6 +277,19 @@ def describe(damage: Sequence[Damage]) -> str:
     counts = [(sum(d.table == table for d in damage), names[table]) for table in DAMAGEABLE]
     parts = [f"{n} {plural if n > 1 else single}" for n, (single, plural) in counts if n]
     return " and ".join(parts)
+
+
+def damage_notice(damage: Sequence[Damage], path: Path, *, readonly: bool, rebuilt: Sequence[str]) -> str:
+    """What the learner is told of rows that no longer decode, set aside (or, read-only, left out)."""
+    one = len(damage) == 1
+    if readonly:
+        what = (f"{'is' if one else 'are'} left out here; the file was not changed (the quiz app "
+                f"sets damaged records aside when it next opens)")
+    else:
+        what = f"{'was' if one else 'were'} set aside in its damaged_* tables"
+    rebuilt_text = f" The review schedule of {', '.join(rebuilt)} was rebuilt from your answers." if rebuilt else ""
+    return (f"{describe(damage)} in {path} could not be read ({damage[0].reason}) and {what}. "
+            f"The rest of your progress is intact.{rebuilt_text}")
 
 
 def _whole_or_none(value: object) -> TypeGuard[int | None]:

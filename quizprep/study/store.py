@@ -30,8 +30,8 @@ from quizprep.study.cards import rebuild_card, review_card, save_card
 from quizprep.study.dbpath import DB_ENV, resolve_db_path
 from quizprep.study.rows import (
     ANSWER_COLUMNS, CARD_COLUMNS, GRADE_COLUMNS, MARK_COLUMNS, SCHEDULE_COLUMNS, Answer, Grade, RubricMark,
-    Schedule, answer_from_row, card_from_row, decoded, describe, find_damage, grade_from_row, mark_from_row,
-    schedule_from_row, set_aside, text_factory, to_text,
+    Schedule, answer_from_row, card_from_row, damage_notice, decoded, describe, find_damage, grade_from_row,
+    mark_from_row, schedule_from_row, set_aside, text_factory, to_text,
 )
 from quizprep.study.storefile import StoreBusy, StoreError, connect, failure
 
@@ -121,15 +121,7 @@ class Store:
                       f"aside failed ({error}).")
             self.notices += (notice,)
             return (notice,)
-        one = len(damage) == 1
-        if self.readonly:
-            what = (f"{'is' if one else 'are'} left out here; the file was not changed (the quiz app "
-                    f"sets damaged records aside when it next opens)")
-        else:
-            what = f"{'was' if one else 'were'} set aside in its damaged_* tables"
-        rebuilt_text = f" The review schedule of {', '.join(rebuilt)} was rebuilt from your answers." if rebuilt else ""
-        notice = (f"{describe(damage)} in {self.path} could not be read ({damage[0].reason}) and {what}. "
-                  f"The rest of your progress is intact.{rebuilt_text}")
+        notice = damage_notice(damage, self.path, readonly=self.readonly, rebuilt=rebuilt)
         self.notices += (notice,)
         return (notice,)
 

@@ -39,8 +39,7 @@ def unrun_call(path: Path, ops: frozenset[str], recorded: list[dict[str, Any]]) 
         return None
     ran = {op["line"] for op in recorded}
     text, functions = _functions(path)
-    unrun = {statement.lineno for function in functions
-             if any(_lines(statement) & ran for statement in _simple_statements(function.body))
+    unrun = {statement.lineno for function in functions if _issued_ops(function, ran)
              for block in _blocks(function.body)
              for statement in _alone_unrun(block, ran) if _calls_one_of(statement, ops)}
     if len(unrun) != 1:
@@ -70,7 +69,7 @@ def unread_parameter(path: Path, names: tuple[str, ...], recorded: list[dict[str
                      and node.id == parameter.arg and isinstance(node.ctx, ast.Load)]
             if any(id(node) not in handed_on for node in reads):
                 read.add(parameter.arg)
-            elif not reads and any(_lines(s) & ran for s in _simple_statements(function.body)):
+            elif not reads and _issued_ops(function, ran):
                 unread.append((function.name, parameter))
     unread = [(function_name, parameter) for function_name, parameter in unread if parameter.arg not in read]
     if len(unread) != 1:
@@ -78,6 +77,11 @@ def unread_parameter(path: Path, names: tuple[str, ...], recorded: list[dict[str
     function_name, parameter = unread[0]
     return {"line": parameter.lineno, "code": text.splitlines()[parameter.lineno - 1].strip(),
             "parameter": parameter.arg, "function": function_name}
+
+
+def _issued_ops(function: ast.FunctionDef | ast.AsyncFunctionDef, ran: set[int]) -> bool:
+    """Whether a statement of the function's own (not a nested function's) issued a recorded op."""
+    return any(_lines(statement) & ran for statement in _simple_statements(function.body))
 
 
 def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
@@ -88,8 +92,7 @@ def _parameters(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.ar
 def _handed_on(function: ast.FunctionDef | ast.AsyncFunctionDef, own: frozenset[str]) -> list[ast.expr]:
     """The names `function` passes, as they are, to a function of the file (`_tile(q, k, causal)`,
     `self._attend(x, mask=mask)`)."""
-    calls = [node for node in ast.walk(function) if isinstance(node, ast.Call)
-             and (node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")) in own]
+    calls = [node for node in ast.walk(function) if isinstance(node, ast.Call) and _called_name(node) in own]
     return [argument for call in calls for argument in (*call.args, *(k.value for k in call.keywords))
             if isinstance(argument, ast.Name)]
 
@@ -159,12 +162,12 @@ def _inner_blocks(node: ast.stmt) -> list[list[ast.stmt]]:
 def _calls_one_of(statement: ast.stmt, ops: frozenset[str]) -> bool:
     """A call of `x.masked_fill_(...)` or `torch.where(...)` is one of masked_fill's or where's, as the
     recorder names the op."""
-    for call in ast.walk(statement):
-        if isinstance(call, ast.Call):
-            name = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
-            if name.strip("_") in ops:
-                return True
-    return False
+    return any(isinstance(call, ast.Call) and _called_name(call).strip("_") in ops for call in ast.walk(statement))
+
+
+def _called_name(call: ast.Call) -> str:
+    """`masked_fill` of `x.masked_fill(...)`, `where` of `where(...)`; "" for a call of anything else."""
+    return call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", "")
 
 
 def _lines(statement: ast.stmt) -> set[int]:

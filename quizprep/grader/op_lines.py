@@ -164,7 +164,8 @@ def learner_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: 
 
 def unread_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: str) -> str:
     """"Your line: …" for a mistake named without a replay (a memory verdict) where it is an argument
-    left unread: the parameter's own line, from one replay of `case` recording ops; "" otherwise."""
+    left unread: the parameter's own line, from one replay of `case` recording ops (a case of a few
+    key blocks: the audit's many would pass the recorder's cap); "" otherwise."""
     if diagnosis_id not in UNREAD:
         return ""
     return _quoted(ctx, _unread(ctx, diagnosis_id, _replay(ctx, problem, case, None, values=False)))

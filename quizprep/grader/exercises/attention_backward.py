@@ -299,7 +299,6 @@ def check_memory(ctx: CheckContext) -> str:
     try:
         return judge_memory(response["memory"], audited)
     except CheckFailure as failure:
-        # the line, from a replay of a few key blocks: the audit's blocks would pass the recorder's cap
         few_blocks = build(_sizes(n=7, m=11, block=4), {"causal": True}, ctx.seed + 81)
         where = unread_line(ctx, PROBLEM, few_blocks, "backward-materialised-scores")
         raise CheckFailure(failure.message, tried=failure.tried, where=where, named=Diagnosis(

@@ -184,7 +184,6 @@ def check_memory(ctx: CheckContext) -> str:
         return judge_memory(*audits[0], growth=(audits[1], audits[2]))
     except CheckFailure as failure:
         if failure.named is not None and not failure.where:
-            # the line, from a replay of a few key blocks: the audit's blocks would pass the recorder's cap
             few_blocks = build(_sizes((2,), 7, 20, 8, 4, 8), {"dtype": F32, "causal": True}, ctx.seed + 82)
             failure.where = unread_line(ctx, PROBLEM, few_blocks, failure.named.id)
         raise

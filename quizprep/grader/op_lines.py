@@ -9,8 +9,8 @@ hypothesis has a tell (value_lines.py: the family, if any, names the op, the val
 for a family whose mistake is an op left out, in the learner's source: the one mask statement that
 never ran (learner_source.py); for a mistake that is an argument left unread, the parameter's own
 line, where the one function that takes it never reads it (learner_source.py). Otherwise no line is
-quoted: no line is better than a wrong one. The
-recording only picks a line to show; the verdict is made before it, from the values.
+quoted: no line is better than a wrong one. The recording only picks a line to show; the verdict is
+made before it, from the values.
 """
 from __future__ import annotations
 

@@ -59,7 +59,8 @@ def test_built_wheel_ships_banks_stubs_and_stylesheet(tmp_path: Path) -> None:
     [wheel] = tmp_path.glob("quizprep-*.whl")
     unpacked = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(unpacked)
-    assert (unpacked / "quizprep" / "tui" / "quizprep.tcss").is_file()
+    for stylesheet in ("quizprep.tcss", "screens.tcss"):  # Home's rules, the other screens'
+        assert (unpacked / "quizprep" / "tui" / stylesheet).is_file()
     env = {**os.environ, "PYTHONPATH": str(unpacked)}
     where = subprocess.run([sys.executable, "-c", "import quizprep; print(quizprep.__file__)"],
                            capture_output=True, text=True, cwd=tmp_path, env=env)

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from quizprep.study.grades import ExerciseStatus
     from quizprep.study.interview import Forecast
     from quizprep.study.session import Session
+    from textual.screen import Screen
+
     from quizprep.tui.screens.interview_date import InterviewDateScreen
 
 # Sessions and the other screens (Markdown, TextArea...) are imported where they are first
@@ -39,6 +41,10 @@ LENGTH_SETTING = "length"  # the session length last chosen on Home (l)
 # A write waits at most this long for another program's lock: the app's screen cannot redraw
 # while it waits, so a held lock is waited out in short, visible attempts instead.
 BUSY_TIMEOUT_S = 1.0
+# Every screen but Home takes its rules from screens.tcss, parsed this long after Home's first
+# frame, while the learner reads Home (or at once, when a screen opens sooner).
+SCREENS_CSS = Path(__file__).with_name("screens.tcss")
+SCREEN_STYLES_AFTER_S = 0.05
 
 
 def saved_length(value: str | None) -> int | None:
@@ -82,6 +88,7 @@ class QuizApp(App[None]):
         self.preloaded = loaded is not None
         self.questions: list[Question] = []
         self.key_hold = KeyHold(self)
+        self.screen_styles_loaded = False
         self.flow = SessionFlow(self)
 
     async def on_event(self, event: events.Event) -> None:
@@ -199,6 +206,25 @@ class QuizApp(App[None]):
         self.resume_and_start()
         self.call_after_refresh(self.check_rows)
         self.call_after_refresh(gc.enable)
+        self.call_after_refresh(self.set_timer, SCREEN_STYLES_AFTER_S, self.load_screen_styles)
+
+    def load_screen_styles(self) -> None:
+        """Add the other screens' rules to the stylesheet, once, parsing only them: Textual's way
+        for a screen's `CSS_PATH` parses every source again in a fresh stylesheet and restyles
+        the app (+500 ms on the first Help, benchmarks/README.md). Home is not restyled: none of
+        these rules applies to it. Parsing all the rules before the first frame was 39 M of the
+        1,392 M instructions of a start."""
+        if self.screen_styles_loaded:
+            return
+        self.screen_styles_loaded = True
+        self.stylesheet.read(SCREENS_CSS)
+        self.stylesheet.parse()  # the sources parsed before come from the stylesheet's cache
+
+    def _load_screen_css(self, screen: Screen[object]) -> None:
+        # Textual calls this for every screen it is about to show (pushed, switched to, a mode's).
+        if not isinstance(screen, HomeScreen):
+            self.load_screen_styles()
+        super()._load_screen_css(screen)
 
     def on_unmount(self) -> None:
         gc.enable()  # also when the app ends before its first screen

@@ -1,0 +1,88 @@
+"""Home's summary of the banks: each question's id and topic, the topics' titles, the merged ids
+and the load's errors, which is all Home shows of them. Written beside the validated-bank cache
+whenever the banks are loaded through it, keyed by every file's cache key (`file_key`), so that the
+quiz app can draw Home without importing the bank model or building a single question. An edited,
+added or removed file changes the key: the app then loads the banks in full, which writes the
+summary again."""
+from __future__ import annotations
+
+import hashlib
+import marshal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
+
+from quizprep.bank.errors import BankError
+from quizprep.bank.files import FileKey, bank_files, default_bank_dir, file_key, owner_key, replace_entry
+
+if TYPE_CHECKING:
+    from quizprep.bank.loader import LoadResult
+
+FORMAT = 1  # bumped when the entry's layout changes
+
+
+class QuestionRef(NamedTuple):
+    """A question as Home counts it: its id, for its progress, and its topic."""
+
+    id: str
+    topic: str
+
+
+class BankSummary(NamedTuple):
+    questions: tuple[QuestionRef, ...]  # in the banks' order, as `LoadResult.questions`
+    titles: dict[str, str]  # topic → title
+    merged: dict[str, tuple[str, str]]  # as `LoadResult.merged()`
+    errors: tuple[BankError, ...]
+
+
+def summary_of(result: LoadResult) -> BankSummary:
+    return BankSummary(tuple(QuestionRef(q.id, q.topic) for q in result.questions),
+                       {bank.topic: bank.title for bank in result.banks}, result.merged(), tuple(result.errors))
+
+
+def read_summary(paths: Iterable[Path | str] | None, cache_dir: Path) -> BankSummary | None:
+    """The summary of the banks at `paths` as their files are now; None when there is none for
+    these bytes (or a file cannot be read: the full load then says why)."""
+    keys = []
+    for path in bank_files(paths):
+        try:
+            keys.append(file_key(path, path.read_bytes()))
+        except OSError:
+            return None
+    try:
+        # Written only by save_summary; any damage means a miss.
+        data = marshal.loads(_entry(cache_dir, paths, keys).read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    return _decoded(data)
+
+
+def save_summary(cache_dir: Path, paths: Iterable[Path | str] | None, keys: Sequence[FileKey],
+                 result: LoadResult) -> None:
+    """Keep `result`'s summary under `keys`, the keys of the bytes `result` was loaded from
+    `paths`. It replaces the summary of `paths` as they were before."""
+    entry = _entry(cache_dir, paths, keys)
+    if entry.exists():
+        return
+    summary = summary_of(result)
+    data = (tuple(map(tuple, summary.questions)), tuple(summary.titles.items()),
+            tuple((old, *kept) for old, kept in summary.merged.items()), tuple(map(tuple, summary.errors)))
+    replace_entry(entry, marshal.dumps((FORMAT, *data)), stale=f"{entry.name.rsplit('-', 1)[0]}-*.marshal")
+
+
+def _entry(cache_dir: Path, paths: Iterable[Path | str] | None, keys: Sequence[FileKey]) -> Path:
+    owner = owner_key("\0".join([f"summary {FORMAT}", *map(str, paths or [default_bank_dir()])]))
+    # every file's path and bytes: a file added, removed or edited is another summary
+    content = hashlib.sha256("/".join(f"{key.owner}:{key.content}" for key in keys).encode()).hexdigest()[:32]
+    return cache_dir / f"home-{owner}-{content}.marshal"
+
+
+def _decoded(data: Any) -> BankSummary | None:
+    try:
+        form, questions, titles, merged, errors = data
+        if form != FORMAT:
+            return None
+        return BankSummary(tuple(QuestionRef(qid, topic) for qid, topic in questions), dict(titles),
+                           {old: (kept, topic) for old, kept, topic in merged},
+                           tuple(BankError(*error) for error in errors))
+    except (TypeError, ValueError):
+        return None

@@ -12,8 +12,7 @@ from textual import events, work
 from textual.app import App
 from textual.binding import Binding
 
-from quizprep.bank.files import default_cache_dir
-from quizprep.bank.summary import BankSummary, QuestionRef, read_summary, summary_of
+from quizprep.tui.banks import Banks
 from quizprep.study.clock import Clock, utc_now
 from quizprep.study.overview import TopicStats, topic_overview, topic_titles
 from quizprep.study.store import Store, StoreError
@@ -27,6 +26,7 @@ from quizprep.tui.subject import has_history_subject, history_subject, shown_que
 if TYPE_CHECKING:
     from quizprep.bank.loader import LoadResult
     from quizprep.bank.model import Question
+    from quizprep.bank.summary import BankSummary, QuestionRef
     from quizprep.study.grades import ExerciseStatus
     from quizprep.study.interview import Forecast
     from quizprep.study.session import Session
@@ -56,6 +56,8 @@ class QuizApp(App[None]):
     line has already read them (to check --topic and --question)."""
 
     CSS_PATH = Path(__file__).with_name("quizprep.tcss")
+    # Home's first frames (the screen, its notices) are drawn before the banks are read in full.
+    BANKS_AFTER_S = 0.2
     TITLE = "quizprep"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
@@ -82,8 +84,7 @@ class QuizApp(App[None]):
         self.rng = random.Random(seed)
         self.busy_timeout_s = BUSY_TIMEOUT_S  # also how long the flow's "waiting" notes stay up
         self.store: Store | None = None
-        self._loaded = loaded  # None until first used: Home is drawn from the banks' summary
-        self._summary: BankSummary | None = None
+        self.banks = Banks(options.banks, loaded)
         self._questions: list[Question] | None = None
         self.key_hold = KeyHold(self)
         self.flow = SessionFlow(self)
@@ -113,8 +114,7 @@ class QuizApp(App[None]):
         # collections over it find nothing and took about 16 ms of a cold start.
         gc.disable()
         self.theme = DARK
-        if self._loaded is None:  # None when the files are not as last loaded: `summary` loads them
-            self._summary = read_summary(self.options.banks, default_cache_dir())
+        self.banks.read_summary()
         try:
             self.store = Store.open(self.options.db, busy_timeout_s=self.busy_timeout_s, check_rows=False)
             self.store.adopt_merged(self.summary.merged)
@@ -150,21 +150,12 @@ class QuizApp(App[None]):
 
     @property
     def loaded(self) -> LoadResult:
-        """The banks in full, read when first needed (a session, the search, stats...)."""
-        if self._loaded is None:
-            from quizprep.bank.loader import load_banks
-
-            self._loaded = load_banks(self.options.banks, cache_dir=default_cache_dir())
-            self._summary = None  # from now on Home shows these, should a file have changed since
-        return self._loaded
+        """The banks in full (a session, the search, stats...; see `read_banks`)."""
+        return self.banks.load()
 
     @property
     def summary(self) -> BankSummary:
-        """What Home shows of the banks: read from the cache at start when every file is as it
-        was last loaded, else from the banks in full."""
-        if self._summary is None:
-            self._summary = summary_of(self.loaded)
-        return self._summary
+        return self.banks.summary
 
     @property
     def questions(self) -> list[Question]:
@@ -235,11 +226,21 @@ class QuizApp(App[None]):
         self.resume_and_start()
         self.call_after_refresh(self.check_rows)
         self.call_after_refresh(gc.enable)
+        self.call_after_refresh(self.set_timer, self.BANKS_AFTER_S, self.read_banks)
 
     def on_unmount(self) -> None:
         gc.enable()  # also when the app ends before its first screen
         if self.store is not None:
             self.store.close()
+
+    @work(thread=True, exit_on_error=False, group="banks")  # on failure the first use loads them again
+    def read_banks(self) -> None:
+        """Load the banks in full while the learner reads Home, so that the first session (or
+        search) finds them loaded: from the cache, about 60 ms, half of it the bank model's import.
+        The collection after it is one the first session paid otherwise (≈ 50 ms of CPU, measured):
+        the first collections after the load go through every object it built."""
+        self.banks.load()
+        gc.collect()
 
     @work(thread=True, exit_on_error=False, group="rows")
     def check_rows(self) -> None:

@@ -1,6 +1,7 @@
 """Home drawn from the banks' cached summary (a daily start, `quizprep.bank.summary`) is Home
 drawn from the banks loaded in full, on the same database: before and after answers, and when a
-bank was edited after the summary was kept. The first session loads the banks in full."""
+bank was edited after the summary was kept. The banks are loaded in full once Home is up, or by
+the first session if it comes sooner."""
 from __future__ import annotations
 
 import shutil
@@ -13,6 +14,7 @@ from free_answers import on_screen
 from quizprep.bank import load_banks, loader
 from quizprep.study.scheduling import rating_for_answer
 from quizprep.study.store import Store
+from quizprep.tui.app import QuizApp
 from quizprep.tui.screens.question import QuestionScreen
 
 DATA = Path(__file__).parent / "data"
@@ -26,7 +28,9 @@ def banks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def full_loads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Each full load of the banks (the app imports load_banks when it first needs them)."""
+    """Each full load of the banks (the app imports load_banks when it first needs them). The
+    load in the background after Home is up waits a minute, unless a test says otherwise."""
+    monkeypatch.setattr(QuizApp, "BANKS_AFTER_S", 60.0)
     loads: list[object] = []
     load = loader.load_banks
 
@@ -104,3 +108,21 @@ async def test_the_first_session_loads_the_banks_in_full(make_app, banks, full_l
         assert len(full_loads) == 1 and app.screen.showing.question in app.loaded.questions
 
 
+
+
+async def test_the_banks_are_loaded_once_home_is_up_and_the_first_session_finds_them(
+        make_app, banks, full_loads, monkeypatch):
+    await home_shown(make_app(banks=[banks]))
+    monkeypatch.setattr(QuizApp, "BANKS_AFTER_S", 0.01)
+    full_loads.clear()
+    app = make_app(banks=[banks])
+    async with app.run_test(size=(80, 24)) as pilot:
+        for _ in range(400):  # no key pressed: the app loads them by itself
+            if full_loads:
+                break
+            await pilot.pause(0.05)
+        await app.workers.wait_for_complete()
+        assert len(full_loads) == 1
+        await pilot.press("a")
+        await on_screen(pilot, QuestionScreen)
+        assert len(full_loads) == 1

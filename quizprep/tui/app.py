@@ -236,8 +236,8 @@ class QuizApp(App[None]):
     @work(thread=True, exit_on_error=False, group="banks")  # on failure the first use loads them again
     def read_banks(self) -> None:
         """Load the banks in full while the learner reads Home, so that the first session (or
-        search) finds them loaded: from the cache, about 60 ms, half of it the bank model's import.
-        The collection after it is one the first session paid otherwise (≈ 50 ms of CPU, measured):
+        search) finds them loaded: from the cache, ≈ 50 ms (the bank model's import, unpickling).
+        The full collection after it (≈ 50 ms) is one the first session paid otherwise, measured:
         the first collections after the load go through every object it built."""
         self.banks.load()
         gc.collect()

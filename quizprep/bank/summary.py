@@ -59,14 +59,18 @@ def read_summary(paths: Iterable[Path | str] | None, cache_dir: Path) -> BankSum
 def save_summary(cache_dir: Path, paths: Iterable[Path | str] | None, keys: Sequence[FileKey],
                  result: LoadResult) -> None:
     """Keep `result`'s summary under `keys`, the keys of the bytes `result` was loaded from
-    `paths`. It replaces the summary of `paths` as they were before."""
+    `paths`. It replaces the summary of `paths` as they were before, and a damaged one."""
     entry = _entry(cache_dir, paths, keys)
-    if entry.exists():
-        return
     summary = summary_of(result)
-    data = (tuple(map(tuple, summary.questions)), tuple(summary.titles.items()),
-            tuple((old, *kept) for old, kept in summary.merged.items()), tuple(map(tuple, summary.errors)))
-    replace_entry(entry, marshal.dumps((FORMAT, *data)), stale=f"{entry.name.rsplit('-', 1)[0]}-*.marshal")
+    data = marshal.dumps((FORMAT, tuple(map(tuple, summary.questions)), tuple(summary.titles.items()),
+                          tuple((old, *kept) for old, kept in summary.merged.items()),
+                          tuple(map(tuple, summary.errors))))
+    try:
+        if entry.read_bytes() == data:
+            return
+    except OSError:
+        pass  # not written yet
+    replace_entry(entry, data, stale=f"{entry.name.rsplit('-', 1)[0]}-*.marshal")
 
 
 def _entry(cache_dir: Path, paths: Iterable[Path | str] | None, keys: Sequence[FileKey]) -> Path:

@@ -63,13 +63,16 @@ def test_any_edit_to_the_files_leaves_no_summary_until_they_are_loaded_again(
     assert len(list(cache.glob("home-*"))) == 1  # the summary of the old bytes is gone
 
 
-def test_a_damaged_summary_is_no_summary(banks: Path, tmp_path: Path) -> None:
+def test_a_damaged_summary_is_no_summary_until_the_next_load_writes_it_again(banks: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     load_banks([banks], cache_dir=cache)
     entry, = cache.glob("home-*")
-    for damage in (b"", b"not marshal data", entry.read_bytes()[:-7]):
+    whole = entry.read_bytes()
+    for damage in (b"", b"not marshal data", whole[:-7]):
         entry.write_bytes(damage)
         assert read_summary([banks], cache) is None
+        load_banks([banks], cache_dir=cache)
+        assert read_summary([banks], cache) == summary_of(load_banks([banks]))
 
 
 def test_a_file_that_cannot_be_read_leaves_no_summary(banks: Path, tmp_path: Path) -> None:

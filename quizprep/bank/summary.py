@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Sequence
 
 from quizprep.bank.errors import BankError
 from quizprep.bank.files import FileKey, bank_files, default_bank_dir, file_key, owner_key, replace_entry
@@ -39,7 +39,7 @@ def summary_of(result: LoadResult) -> BankSummary:
                        {bank.topic: bank.title for bank in result.banks}, result.merged(), tuple(result.errors))
 
 
-def read_summary(paths: Iterable[Path | str] | None, cache_dir: Path) -> BankSummary | None:
+def read_summary(paths: Sequence[Path | str] | None, cache_dir: Path) -> BankSummary | None:
     """The summary of the banks at `paths` as their files are now; None when there is none for
     these bytes (or a file cannot be read: the full load then says why)."""
     keys = []
@@ -56,7 +56,7 @@ def read_summary(paths: Iterable[Path | str] | None, cache_dir: Path) -> BankSum
     return _decoded(data)
 
 
-def save_summary(cache_dir: Path, paths: Iterable[Path | str] | None, keys: Sequence[FileKey],
+def save_summary(cache_dir: Path, paths: Sequence[Path | str] | None, keys: Sequence[FileKey],
                  result: LoadResult) -> None:
     """Keep `result`'s summary under `keys`, the keys of the bytes `result` was loaded from
     `paths`. It replaces the summary of `paths` as they were before, and a damaged one."""
@@ -73,7 +73,7 @@ def save_summary(cache_dir: Path, paths: Iterable[Path | str] | None, keys: Sequ
     replace_entry(entry, data, stale=f"{entry.name.rsplit('-', 1)[0]}-*.marshal")
 
 
-def _entry(cache_dir: Path, paths: Iterable[Path | str] | None, keys: Sequence[FileKey]) -> Path:
+def _entry(cache_dir: Path, paths: Sequence[Path | str] | None, keys: Sequence[FileKey]) -> Path:
     owner = owner_key("\0".join([f"summary {FORMAT}", *map(str, paths or [default_bank_dir()])]))
     # every file's path and bytes: a file added, removed or edited is another summary
     content = hashlib.sha256("/".join(f"{key.owner}:{key.content}" for key in keys).encode()).hexdigest()[:32]

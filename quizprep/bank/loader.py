@@ -3,24 +3,20 @@ afresh (`quizprep.bank.validate`), and check what spans files (duplicate ids, ch
 from __future__ import annotations
 
 import gc
-import os
 import pickle
-import sys
-import tempfile
-import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from quizprep.bank.files import (
+    FileKey, bank_files, default_bank_dir, default_cache_dir, entry_name, file_key, replace_entry,
+)
 from quizprep.bank.model import Bank, BankError, Question, Source
+from quizprep.bank.summary import save_summary
 
-# Bumped whenever validation gets stricter, so that a bank cached under the old rules is checked
-# again (e.g. rule 2: no infinite or NaN values, bounded formulas; rule 3: choices that point at
-# another choice by its place need `shuffle: false`; rule 4: the model gained `aliases`; rule 5:
-# formulas are cached without their syntax trees; rule 6: the model's value classes are NamedTuples;
-# rule 7: an entry holds its file's bytes).
-CACHE_RULES = 7
+# default_bank_dir and default_cache_dir are imported from here by the command line and tests.
+__all__ = ["LoadResult", "bank_files", "default_bank_dir", "default_cache_dir", "load_banks"]
 
 
 @dataclass
@@ -40,38 +36,29 @@ class LoadResult:
         return {old: (kept, topics[kept]) for old, kept in self.aliases.items() if kept in topics}
 
 
-def default_bank_dir() -> Path:
-    """The shipped banks: `questions/` of a source checkout, else the copy inside the wheel."""
-    package = Path(__file__).resolve().parents[1]
-    checkout = package.parent / "questions"
-    return checkout if checkout.is_dir() else package / "questions"
-
-
-def bank_files(paths: Iterable[Path | str] | None = None) -> list[Path]:
-    files: list[Path] = []
-    for path in map(Path, paths or [default_bank_dir()]):
-        files.extend(sorted(path.glob("*.yaml")) + sorted(path.glob("*.yml")) if path.is_dir() else [path])
-    return files
-
-
-def default_cache_dir() -> Path:
-    """Where validated banks are cached: `$QUIZPREP_CACHE_DIR`, else the user cache folder."""
-    configured = os.environ.get("QUIZPREP_CACHE_DIR")
-    if configured:
-        return Path(configured)
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("quizprep", appauthor=False))
-
-
 def load_banks(paths: Iterable[Path | str] | None = None, cache_dir: Path | None = None) -> LoadResult:
     """Load and validate banks. With `cache_dir`, a file whose bytes were validated before is
-    read back from the cache instead of being parsed and checked again (the quiz app's start-up)."""
+    read back from the cache instead of being parsed and checked again (the quiz app's start-up),
+    and Home's summary of the result is kept beside them (`quizprep.bank.summary`)."""
+    paths = None if paths is None else list(paths)  # read twice with a cache: the files, the summary's name
+    files = bank_files(paths)
+    if cache_dir is None:
+        with _collection_paused():
+            return _combined([load_bank_file(path) for path in files])
+    with _collection_paused():
+        read = [_load_cached(path, cache_dir) for path in files]
+    result = _combined([loaded for loaded, _key in read])
+    keys = [key for _loaded, key in read if key is not None]
+    if len(keys) == len(files):  # else a file could not be read: its bytes name no summary
+        save_summary(cache_dir, paths, keys, result)
+    return result
+
+
+def _combined(loaded: list[tuple[Bank | None, list[BankError]]]) -> LoadResult:
+    """The files' banks and errors, each id kept once, and the chains between them checked."""
     result = LoadResult()
     first_seen: dict[str, Source] = {}
     declared: set[str] = set()
-    with _collection_paused():
-        loaded = [_load_cached(path, cache_dir) if cache_dir else load_bank_file(path) for path in bank_files(paths)]
     for bank, errors in loaded:
         result.errors.extend(errors)
         declared.update(error.id for error in errors if error.id)
@@ -117,25 +104,23 @@ def _check_chains(questions: list[Question], known: set[str], aliases: dict[str,
                                 f"chain: no question has id {target!r}")
 
 
-def _load_cached(path: Path, cache_dir: Path) -> tuple[Bank | None, list[BankError]]:
-    """The file's validated bank from its cache entry when the entry holds the very same bytes,
-    else validated afresh and cached. Entries are compared byte for byte rather than found by a
-    digest of the file: hashlib loads OpenSSL, a few milliseconds of every start."""
-    from quizprep import __version__
-
+def _load_cached(path: Path, cache_dir: Path) -> tuple[tuple[Bank | None, list[BankError]], FileKey | None]:
+    """The file's banks and errors, from its cache entry when the entry holds the very same bytes
+    (else validated afresh and cached), and the cache key of those bytes (None when the file
+    cannot be read). Entries are compared byte for byte rather than found by a digest of the
+    file: hashlib loads OpenSSL, a few milliseconds of every start."""
     try:
         content = path.read_bytes()
     except OSError:
-        return load_bank_file(path)
-    owner = f"{__version__}\0{CACHE_RULES}\0{sys.version}\0{path}"
+        return load_bank_file(path), None
+    key = file_key(path, content)
     # One entry per file and version of quizprep: a checksum names it; the owner inside decides.
-    entry = cache_dir / f"bank-{zlib.crc32(owner.encode()):08x}.pickle"
-    cached = _read_cache_entry(entry, owner, content)
-    if cached is not None:
-        return cached
-    loaded = load_bank_file(path)
-    _write_cache_entry(entry, (owner, content, loaded))
-    return loaded
+    entry = cache_dir / f"bank-{entry_name(key.owner)}.pickle"
+    cached = _read_cache_entry(entry, key)
+    if cached is None:
+        cached = load_bank_file(path)
+        replace_entry(entry, pickle.dumps((key.owner, key.content, cached), protocol=pickle.HIGHEST_PROTOCOL))
+    return cached, key
 
 
 @contextmanager
@@ -152,23 +137,13 @@ def _collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _read_cache_entry(entry: Path, owner: str, content: bytes) -> tuple[Bank | None, list[BankError]] | None:
+def _read_cache_entry(entry: Path, key: FileKey) -> tuple[Bank | None, list[BankError]] | None:
     try:
-        # Written only by _write_cache_entry, from banks validated here; any damage means a miss.
+        # Written only by _load_cached, from banks validated here; any damage means a miss.
         cached_owner, cached_content, loaded = pickle.loads(entry.read_bytes())  # noqa: S301
     except Exception:  # noqa: BLE001 - a missing, stale or damaged entry just means parse again
         return None
-    return loaded if (cached_owner, cached_content) == (owner, content) else None
-
-
-def _write_cache_entry(entry: Path, cached: tuple[str, bytes, tuple[Bank | None, list[BankError]]]) -> None:
-    try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=entry.parent, delete=False, suffix=".tmp") as handle:
-            handle.write(pickle.dumps(cached, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(handle.name, entry)  # the file's earlier version, if cached, goes with it
-    except OSError:
-        pass  # a read-only cache folder costs speed, never correctness
+    return loaded if (cached_owner, cached_content) == key else None
 
 
 def load_bank_file(path: Path) -> tuple[Bank | None, list[BankError]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
 
+from quizprep.bank.errors import BankError as BankError  # where the loaders and checks import it from
 from quizprep.bank.formula import Formula
 
 Kind = Literal["choice", "numeric", "free"]
@@ -128,17 +129,3 @@ class Bank(NamedTuple):
     title: str
     path: str
     questions: tuple[Question, ...]
-
-
-class BankError(NamedTuple):
-    file: str
-    line: int
-    id: str | None
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file  # line 0: the whole bank
-        return f"{where}: [{self.id}] {self.message}" if self.id else f"{where}: {self.message}"
-
-    def to_json(self) -> dict[str, object]:
-        return {"file": self.file, "line": self.line, "id": self.id, "message": self.message}

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple, Sequence
 if TYPE_CHECKING:
     from quizprep.bank.loader import LoadResult
     from quizprep.bank.model import Question
+    from quizprep.bank.summary import QuestionRef
     from quizprep.study.store import Store
 
 # What a value with nothing to compute it from reads, the same in the app, `quizprep stats` and
@@ -34,11 +35,12 @@ class TopicStats(NamedTuple):
     mastery: float | None
 
 
-def topic_overview(store: Store, questions: Sequence[Question], *, now: datetime | None = None,
+def topic_overview(store: Store, questions: Sequence[Question | QuestionRef], *, now: datetime | None = None,
                    titles: Mapping[str, str] | None = None, filtered: bool = False) -> list[TopicStats]:
     """Per-topic counts, due cards, accuracy and mastery, for the home screen. Aggregated in
     SQLite: the app's start-up does not grow with the learner's history. `filtered`: `questions`
-    is a search's result, and accuracy counts only the answers to them."""
+    is a search's result, and accuracy counts only the answers to them. Only each question's id
+    and topic are read: Home counts the banks' summary (`quizprep.bank.summary`)."""
     from quizprep.study.scheduling import scheduled_recall
 
     now = now or datetime.now(timezone.utc)
@@ -47,7 +49,7 @@ def topic_overview(store: Store, questions: Sequence[Question], *, now: datetime
     scores = store.topic_scores([q.id for q in questions] if filtered else None)
     last_right = store.latest_correct()
     answered = store.answered_ids()
-    by_topic: OrderedDict[str, list[Question]] = OrderedDict()
+    by_topic: OrderedDict[str, list[Question | QuestionRef]] = OrderedDict()
     for question in questions:
         by_topic.setdefault(question.topic, []).append(question)
     for topic in scores:  # topics whose bank is gone still have a history

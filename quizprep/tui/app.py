@@ -6,13 +6,13 @@ import gc
 import random
 from datetime import tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Sequence, TypeVar
 
 from textual import events, work
 from textual.app import App
 from textual.binding import Binding
 
-from quizprep.bank.loader import LoadResult, default_cache_dir, load_banks
+from quizprep.tui.banks import Banks
 from quizprep.study.clock import Clock, utc_now
 from quizprep.study.overview import TopicStats, topic_overview, topic_titles
 from quizprep.study.store import Store, StoreError
@@ -21,10 +21,12 @@ from quizprep.tui.notices import notify_database, notify_start
 from quizprep.tui.options import QuizOptions
 from quizprep.tui.screens.home import HomeScreen, HomeView
 from quizprep.tui.screens.step import KeyHold, Step
-from quizprep.tui.subject import history_subject, shown_question
+from quizprep.tui.subject import has_history_subject, history_subject, shown_question
 
 if TYPE_CHECKING:
+    from quizprep.bank.loader import LoadResult
     from quizprep.bank.model import Question
+    from quizprep.bank.summary import BankSummary, QuestionRef
     from quizprep.study.grades import ExerciseStatus
     from quizprep.study.interview import Forecast
     from quizprep.study.session import Session
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
 
 # Sessions and the other screens (Markdown, TextArea...) are imported where they are first
 # needed: cold start to the home screen is measured and kept close to a bare Textual app's.
+
+Q = TypeVar("Q", bound="Question | QuestionRef")  # a question, or what Home counts of one
 
 DARK, LIGHT = "textual-dark", "textual-light"
 THEME_SETTING = "theme"
@@ -58,6 +62,8 @@ class QuizApp(App[None]):
     line has already read them (to check --topic and --question)."""
 
     CSS_PATH = Path(__file__).with_name("quizprep.tcss")
+    # Home's first frames (the screen, its notices) are drawn before the banks are read in full.
+    BANKS_AFTER_S = 0.2
     TITLE = "quizprep"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
@@ -84,9 +90,8 @@ class QuizApp(App[None]):
         self.rng = random.Random(seed)
         self.busy_timeout_s = BUSY_TIMEOUT_S  # also how long the flow's "waiting" notes stay up
         self.store: Store | None = None
-        self.loaded = loaded or LoadResult()
-        self.preloaded = loaded is not None
-        self.questions: list[Question] = []
+        self.banks = Banks(options.banks, loaded)
+        self._questions: list[Question] | None = None
         self.key_hold = KeyHold(self)
         self.screen_styles_loaded = False
         self.flow = SessionFlow(self)
@@ -116,12 +121,10 @@ class QuizApp(App[None]):
         # collections over it find nothing and took about 16 ms of a cold start.
         gc.disable()
         self.theme = DARK
-        if not self.preloaded:
-            self.loaded = load_banks(self.options.banks, cache_dir=default_cache_dir())
-        self.questions = self._matching()
+        self.banks.read_summary()
         try:
             self.store = Store.open(self.options.db, busy_timeout_s=self.busy_timeout_s, check_rows=False)
-            self.store.adopt_merged(self.loaded.merged())
+            self.store.adopt_merged(self.summary.merged)
             self._remember_interview()
             self._save_daily_limits()
             if self.length is None:
@@ -152,9 +155,28 @@ class QuizApp(App[None]):
             assert self.store is not None
             save_given_limits(self.store, self.options.daily_limits)
 
-    def _matching(self) -> list[Question]:
+    @property
+    def loaded(self) -> LoadResult:
+        """The banks in full (a session, the search, stats...; see `read_banks`)."""
+        return self.banks.load()
+
+    @property
+    def summary(self) -> BankSummary:
+        return self.banks.summary
+
+    @property
+    def questions(self) -> list[Question]:
+        """What sessions ask from: the banks' questions in --topic's topics, matching the search."""
+        if self._questions is None:
+            self._questions = self._matching()
+        return self._questions
+
+    def _in_topics(self, questions: Sequence[Q]) -> list[Q]:
         topics = self.options.topics
-        pool = [q for q in self.loaded.questions if not topics or q.topic in topics]
+        return [q for q in questions if not topics or q.topic in topics]
+
+    def _matching(self) -> list[Question]:
+        pool = self._in_topics(self.loaded.questions)
         if not (self.search_text or self.tags):
             return pool  # the usual start: the search module is not loaded
         from quizprep.study.search import search
@@ -185,11 +207,16 @@ class QuizApp(App[None]):
     def _overview(self) -> list[TopicStats]:
         assert self.store is not None
         try:
-            return topic_overview(self.store, self.questions, now=self.now(), titles=topic_titles(self.loaded),
+            return topic_overview(self.store, self._counted(), now=self.now(), titles=self.summary.titles,
                                   filtered=bool(self.search_text or self.tags))
         except StoreError as error:
             self.store_problem(error)
             return []
+
+    def _counted(self) -> Sequence[Question | QuestionRef]:
+        """The questions Home counts: with a search, those matching it; else those in --topic's
+        topics, by the summary (the same ids and topics as the full banks', in the same order)."""
+        return self.questions if self.search_text or self.tags else self._in_topics(self.summary.questions)
 
     def _exercises(self) -> list[ExerciseStatus]:
         from quizprep.study.grades import exercise_statuses
@@ -202,11 +229,12 @@ class QuizApp(App[None]):
 
     def on_mount(self) -> None:
         assert self.store is not None
-        notify_start(self, self.store.notices, self.loaded, self.options.topics)
+        notify_start(self, self.store.notices, self.summary, self.options.topics)
         self.resume_and_start()
         self.call_after_refresh(self.check_rows)
         self.call_after_refresh(gc.enable)
         self.call_after_refresh(self.set_timer, SCREEN_STYLES_AFTER_S, self.load_screen_styles)
+        self.call_after_refresh(self.set_timer, self.BANKS_AFTER_S, self.read_banks)
 
     def load_screen_styles(self) -> None:
         """Add the other screens' rules to the stylesheet, once, parsing only them: Textual's way
@@ -230,6 +258,15 @@ class QuizApp(App[None]):
         gc.enable()  # also when the app ends before its first screen
         if self.store is not None:
             self.store.close()
+
+    @work(thread=True, exit_on_error=False, group="banks")  # on failure the first use loads them again
+    def read_banks(self) -> None:
+        """Load the banks in full while the learner reads Home, so that the first session (or
+        search) finds them loaded: from the cache, ≈ 50 ms (the bank model's import, unpickling).
+        The full collection after it (≈ 50 ms) is one the first session paid otherwise, measured:
+        the first collections after the load go through every object it built."""
+        self.banks.load()
+        gc.collect()
 
     @work(thread=True, exit_on_error=False, group="rows")
     def check_rows(self) -> None:
@@ -264,7 +301,7 @@ class QuizApp(App[None]):
     def on_home_screen_search_changed(self, message: HomeScreen.SearchChanged) -> None:
         """Home's counts and every session draw from the questions matching the search."""
         self.search_text, self.tags = message.text, message.tags
-        self.questions = self._matching()
+        self._questions = None
         self.refresh_home()
 
     def on_home_screen_length_chosen(self, message: HomeScreen.LengthChosen) -> None:
@@ -349,7 +386,7 @@ class QuizApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "history":
-            return history_subject(self.screen, self.questions) is not None
+            return has_history_subject(self.screen)  # without loading the banks for Home's footer
         if action == "flag":
             return shown_question(self.screen) is not None
         return True

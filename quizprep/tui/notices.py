@@ -3,11 +3,12 @@ and topics with no questions."""
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from textual.app import App
 
-from quizprep.bank.loader import LoadResult
+if TYPE_CHECKING:
+    from quizprep.bank.summary import BankSummary
 
 WARNINGS_SHOWN = 4
 
@@ -23,16 +24,16 @@ def notify_database(app: App, notices: Sequence[str]) -> None:
         app.notify(notice, title="Progress database", severity="error", timeout=30, markup=False)
 
 
-def notify_start(app: App, store_notices: Sequence[str], loaded: LoadResult, topics: Sequence[str]) -> None:
+def notify_start(app: App, store_notices: Sequence[str], banks: BankSummary, topics: Sequence[str]) -> None:
     """The store's notices, the first WARNINGS_SHOWN skipped questions (and how many more), and
     the `topics` asked for that have no questions."""
     notify_database(app, store_notices)
-    warnings = [str(error._replace(file=readable_path(error.file))) for error in loaded.errors]
+    warnings = [str(error._replace(file=readable_path(error.file))) for error in banks.errors]
     for line in warnings[:WARNINGS_SHOWN]:
         app.notify(line, title="Question skipped", severity="warning", timeout=20, markup=False)
     if len(warnings) > WARNINGS_SHOWN:
         app.notify(f"…and {len(warnings) - WARNINGS_SHOWN} more; `quizprep check` lists them all.",
                    title="Questions skipped", severity="warning", timeout=20)
-    missing = set(topics) - {q.topic for q in loaded.questions}
+    missing = set(topics) - {q.topic for q in banks.questions}
     if missing:
         app.notify(f"No questions in topic(s): {', '.join(sorted(missing))}", severity="error", markup=False)

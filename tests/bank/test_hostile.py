@@ -165,21 +165,21 @@ def test_a_wrong_answer_that_fails_for_this_draw_is_not_a_diagnosis():
 
 
 def test_a_bank_cached_under_older_rules_is_checked_again(tmp_path, monkeypatch):
-    from quizprep.bank import loader
+    from quizprep.bank import files
 
     path = tmp_path / "bank.yaml"
     path.write_text(f"topic: t\ntitle: T\nquestions:\n{numeric(tolerance='{rel: .inf}')}")
     cache = tmp_path / "cache"
-    monkeypatch.setattr(loader, "CACHE_RULES", 1)
+    monkeypatch.setattr(files, "CACHE_RULES", 1)
     entry = loader_entry(path, cache)
     owner, content, _ = pickle.loads(entry.read_bytes())
     entry.write_bytes(pickle.dumps((owner, content, (None, []))))  # what older, laxer rules would have cached: no error
     assert load_banks([path], cache_dir=cache).errors == []
-    monkeypatch.setattr(loader, "CACHE_RULES", 2)
+    monkeypatch.setattr(files, "CACHE_RULES", 2)
     assert [e.message[:14] for e in load_banks([path], cache_dir=cache).errors] == ["tolerance must"]
 
 
 def loader_entry(path: Path, cache: Path) -> Path:
     load_banks([path], cache_dir=cache)
-    entry, = cache.iterdir()
+    entry, = cache.glob("bank-*.pickle")
     return entry

@@ -11,9 +11,11 @@ from pathlib import Path
 DATA = Path(__file__).parent / "data"
 
 # Heavy, and needed only once a session, another screen or a cold bank load needs them; hashlib
-# (it loads OpenSSL) not at all.
+# (it loads OpenSSL) not at all. Home is drawn from the banks' summary: the model and the loader
+# come with the first session.
 DEFERRED = (
-    "yaml", "hashlib", "quizprep.bank.validate", "quizprep.bank.units", "quizprep.study.session",
+    "yaml", "hashlib", "quizprep.bank.model", "quizprep.bank.loader", "quizprep.bank.formula",
+    "quizprep.bank.validate", "quizprep.bank.units", "quizprep.study.session",
     "quizprep.study.interview", "quizprep.study.search", "quizprep.study.stats", "textual.widgets._markdown",
     "textual.widgets._text_area", "quizprep.grader", "torch", "numpy",
 )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from quizprep.bank import loader
+from quizprep.bank import files, loader
 from quizprep.bank.loader import load_banks
 
 SAMPLE = Path(__file__).parent / "data" / "valid.yaml"
@@ -94,7 +94,7 @@ def test_an_entry_is_used_only_for_the_file_and_bytes_it_was_cached_from(bank: P
     cache = tmp_path / "cache"
     other = tmp_path / "other.yaml"
     other.write_text(SAMPLE.read_text().replace("id: sample-", "id: other-"))
-    monkeypatch.setattr(loader.zlib, "crc32", lambda data: 7)
+    monkeypatch.setattr(files.zlib, "crc32", lambda data: 7)
     for _ in range(2):
         assert {q.id[:6] for q in load_banks([bank], cache_dir=cache).questions} == {"sample"}
         assert {q.id[:6] for q in load_banks([other], cache_dir=cache).questions} == {"other-"}

@@ -5,6 +5,8 @@ from datetime import date
 from typing import TYPE_CHECKING, Callable, NamedTuple, Sequence
 
 from rich.cells import cell_len
+from rich.measure import Measurement
+from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -19,6 +21,8 @@ from quizprep.tui.titles import titles_within
 from quizprep.tui.widgets.flat_footer import FlatFooter
 
 if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderResult
+
     from quizprep.study.grades import ExerciseStatus
     from quizprep.study.interview import Forecast
 
@@ -36,10 +40,30 @@ def shorten(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
-def plain(*cells: str) -> list[Text]:
-    """DataTable cells shown as written: DataTable reads a str cell as Rich markup, so a bank
-    title with [brackets] would lose them."""
-    return [Text(cell) for cell in cells]
+class PlainCell:
+    """A table cell shown as written, on one line. DataTable reads a str cell as Rich markup (a
+    bank title with [brackets] would lose them) and takes a `Text` through Rich's wrapping and
+    justification: 10 M instructions of a start for Home's 90 cells, which are one short line
+    each (titles are cut to their column before they become cells)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Segment(self.text)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        width = cell_len(self.text)
+        return Measurement(width, width)
+
+
+def plain(*cells: str) -> list[PlainCell]:
+    return [PlainCell(cell) for cell in cells]
 
 
 def bar(value: float | None, width: int = 10) -> str:

@@ -45,10 +45,8 @@ LENGTH_SETTING = "length"  # the session length last chosen on Home (l)
 # A write waits at most this long for another program's lock: the app's screen cannot redraw
 # while it waits, so a held lock is waited out in short, visible attempts instead.
 BUSY_TIMEOUT_S = 1.0
-# Every screen but Home takes its rules from screens.tcss, parsed this long after Home's first
-# frame, while the learner reads Home (or at once, when a screen opens sooner).
+# Every screen but Home takes its rules from screens.tcss (see load_screen_styles).
 SCREENS_CSS = Path(__file__).with_name("screens.tcss")
-SCREEN_STYLES_AFTER_S = 0.05
 
 
 def saved_length(value: str | None) -> int | None:
@@ -62,8 +60,9 @@ class QuizApp(App[None]):
     line has already read them (to check --topic and --question)."""
 
     CSS_PATH = Path(__file__).with_name("quizprep.tcss")
-    # Home's first frames (the screen, its notices) are drawn before the banks are read in full.
-    BANKS_AFTER_S = 0.2
+    # What Home does not show waits this long after its first frame, while the learner reads it:
+    # the other screens' rules, the banks in full, the check of every row (see while_home_is_read).
+    AFTER_FIRST_FRAME_S = 0.1
     TITLE = "quizprep"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
@@ -231,10 +230,16 @@ class QuizApp(App[None]):
         assert self.store is not None
         notify_start(self, self.store.notices, self.summary, self.options.topics)
         self.resume_and_start()
-        self.call_after_refresh(self.check_rows)
         self.call_after_refresh(gc.enable)
-        self.call_after_refresh(self.set_timer, SCREEN_STYLES_AFTER_S, self.load_screen_styles)
-        self.call_after_refresh(self.set_timer, self.BANKS_AFTER_S, self.read_banks)
+        self.call_after_refresh(self.set_timer, self.AFTER_FIRST_FRAME_S, self.while_home_is_read)
+
+    def while_home_is_read(self) -> None:
+        """Prepare what comes after Home. Each is also done at once where it is needed first (a
+        key pressed before this runs, e.g. typed ahead): the rules as a screen opens, the banks
+        as a session or a search starts."""
+        self.load_screen_styles()
+        self.read_banks()
+        self.check_rows()
 
     def load_screen_styles(self) -> None:
         """Add the other screens' rules to the stylesheet, once, parsing only them: Textual's way

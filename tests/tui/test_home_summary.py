@@ -30,7 +30,7 @@ def banks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def full_loads(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """Each full load of the banks (the app imports load_banks when it first needs them). The
     load in the background after Home is up waits a minute, unless a test says otherwise."""
-    monkeypatch.setattr(QuizApp, "BANKS_AFTER_S", 60.0)
+    monkeypatch.setattr(QuizApp, "AFTER_FIRST_FRAME_S", 60.0)
     loads: list[object] = []
     load = loader.load_banks
 
@@ -113,7 +113,7 @@ async def test_the_first_session_loads_the_banks_in_full(make_app, banks, full_l
 async def test_the_banks_are_loaded_once_home_is_up_and_the_first_session_finds_them(
         make_app, banks, full_loads, monkeypatch):
     await home_shown(make_app(banks=[banks]))
-    monkeypatch.setattr(QuizApp, "BANKS_AFTER_S", 0.01)
+    monkeypatch.setattr(QuizApp, "AFTER_FIRST_FRAME_S", 0.01)
     full_loads.clear()
     app = make_app(banks=[banks])
     async with app.run_test(size=(80, 24)) as pilot:

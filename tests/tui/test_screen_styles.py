@@ -42,7 +42,7 @@ async def test_no_rule_of_the_other_screens_applies_to_anything_on_home(make_app
 
 
 async def test_a_screen_opened_before_the_rules_are_read_gets_them_at_once(make_app, monkeypatch):
-    monkeypatch.setattr(app_module, "SCREEN_STYLES_AFTER_S", 60.0)
+    monkeypatch.setattr(app_module.QuizApp, "AFTER_FIRST_FRAME_S", 60.0)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         assert not app.screen_styles_loaded
@@ -55,7 +55,7 @@ async def test_a_screen_opened_before_the_rules_are_read_gets_them_at_once(make_
 @pytest.mark.parametrize("theme_first", [False, True])
 async def test_the_rules_are_read_once_after_homes_first_frame_and_leave_home_as_it_was(
         make_app, monkeypatch, theme_first):
-    monkeypatch.setattr(app_module, "SCREEN_STYLES_AFTER_S", 0.001)
+    monkeypatch.setattr(app_module.QuizApp, "AFTER_FIRST_FRAME_S", 0.001)
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         if theme_first:  # a theme change re-parses every source read so far

@@ -54,6 +54,15 @@ def saved_length(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() and int(value) > 0 else None
 
 
+def typed_enter(newline: events.Key) -> events.Key:
+    """Enter for a Ctrl+J. A terminal in line mode turns Enter into a newline, which Textual
+    reads as Ctrl+J: an answer typed ahead while `quizprep` starts, before Textual takes the
+    terminal, ends so. Nothing in the app binds Ctrl+J, and shells read it as Enter too."""
+    enter = events.Key("enter", "\r")
+    enter.time = newline.time
+    return enter
+
+
 class QuizApp(App[None]):
     """`quizprep quiz` with the command line's `options`. `now`, `tz` and `seed` are injectable
     so tests and snapshots see fixed times and draws; `loaded` is the banks when the command
@@ -96,6 +105,8 @@ class QuizApp(App[None]):
         self.flow = SessionFlow(self)
 
     async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key) and event.key == "ctrl+j":
+            event = typed_enter(event)
         if self.key_hold.take(event):
             return
         screen = self.screen_stack[-1] if self.screen_stack else None

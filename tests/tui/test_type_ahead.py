@@ -106,6 +106,23 @@ async def test_keys_typed_after_the_key_that_starts_a_session_reach_its_first_qu
     assert len(stored().answers()) == 1
 
 
+@pytest.mark.parametrize("enter", ["enter", "ctrl+j"])
+async def test_keys_typed_before_homes_table_has_the_focus_reach_the_first_question(make_app, stored, enter):
+    """Typed while `quizprep` starts, the keys can come before Home's mount has focused its table:
+    the key started the session and the answer typed after it reached Home, which dropped it.
+    Typed before Textual takes the terminal, from its line mode, Enter arrives as Ctrl+J."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        app.screen.set_focus(None)  # as before Home's on_mount
+        type_now(app, "p", "2", enter)
+        await settle(pilot)
+        assert isinstance(app.screen, FeedbackScreen), app.screen
+        given = app.screen.feedback
+        assert given.picked == frozenset({given.showing.choice_order[1]})
+    assert len(stored().answers()) == 1
+
+
 async def test_keys_typed_after_a_session_key_with_nothing_to_ask_go_back_to_home(make_app):
     """Review with nothing due starts nothing: the `p` typed after `r` practises."""
     from quizprep.tui.screens.question import QuestionScreen

@@ -377,7 +377,9 @@ class HomeScreen(StyledOnMount[None]):
 
     def starts_session(self, key: str) -> bool:
         """Whether `key`, typed now, starts a session (its binding posts StartSession)."""
-        if not isinstance(self.focused, DataTable):  # the search field takes letters as text
+        # The search field takes letters as text. Nothing focused is the table's case: keys typed
+        # while the command starts can come before Home's mount has focused it.
+        if isinstance(self.focused, Input):
             return False
         bound = self.active_bindings.get(key)
         action = bound.binding.action if bound is not None else ""

@@ -30,6 +30,10 @@ class LoadResult:
     def questions(self) -> list[Question]:
         return [q for bank in self.banks for q in bank.questions]
 
+    def titles(self) -> dict[str, str]:
+        """Each topic's title."""
+        return {bank.topic: bank.title for bank in self.banks}
+
     def merged(self) -> dict[str, tuple[str, str]]:
         """Each merged-away id → (the id that took it over, that question's topic)."""
         topics = {q.id: q.topic for q in self.questions}

@@ -35,7 +35,7 @@ class BankSummary(NamedTuple):
 
 def summary_of(result: LoadResult) -> BankSummary:
     return BankSummary(tuple(QuestionRef(q.id, q.topic) for q in result.questions),
-                       {bank.topic: bank.title for bank in result.banks}, result.merged(), tuple(result.errors))
+                       result.titles(), result.merged(), tuple(result.errors))
 
 
 def read_summary(paths: Sequence[Path | str] | None, cache_dir: Path) -> BankSummary | None:

@@ -96,14 +96,13 @@ def run_stats(args: argparse.Namespace) -> int:
 
     from quizprep.study.charts import progress_charts
     from quizprep.study.stats import compute_stats
-    from quizprep.study.overview import topic_titles
     from quizprep.tui.charts import renderables
 
     opened = _open(args, "stats")
     if isinstance(opened, int):
         return opened
     store, result = opened
-    titles = topic_titles(result)
+    titles = result.titles()
     with store:
         stats = compute_stats(store, result.questions, titles=titles)
         charts = progress_charts(store, result.questions, stats.generated_at, titles=titles)
@@ -115,7 +114,6 @@ def run_stats(args: argparse.Namespace) -> int:
 
 def run_report(args: argparse.Namespace) -> int:
     from quizprep.study.report import build_report, write_report
-    from quizprep.study.overview import topic_titles
 
     if args.out.suffix.lower() not in (".md", ".html", ".htm"):
         print(f"quizprep report: --out must end in .md or .html, got {args.out.name!r}", file=sys.stderr)
@@ -125,7 +123,7 @@ def run_report(args: argparse.Namespace) -> int:
         return opened
     store, result = opened
     with store:
-        report = build_report(store, result.questions, titles=topic_titles(result))
+        report = build_report(store, result.questions, titles=result.titles())
     try:
         path = write_report(args.out, report)
     except OSError as error:

@@ -8,7 +8,6 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple, Sequence
 
 if TYPE_CHECKING:
-    from quizprep.bank.loader import LoadResult
     from quizprep.bank.model import Question
     from quizprep.bank.summary import QuestionRef
     from quizprep.study.store import Store
@@ -71,10 +70,6 @@ def topic_overview(store: Store, questions: Sequence[Question | QuestionRef], *,
                          for q, schedule in zip(members, topic_schedules)),
         ))
     return result
-
-
-def topic_titles(result: LoadResult) -> dict[str, str]:
-    return {bank.topic: bank.title for bank in result.banks}
 
 
 def short_title(title: str) -> str:

@@ -14,7 +14,7 @@ from textual.binding import Binding
 
 from quizprep.tui.banks import Banks
 from quizprep.study.clock import Clock, utc_now
-from quizprep.study.overview import TopicStats, topic_overview, topic_titles
+from quizprep.study.overview import TopicStats, topic_overview
 from quizprep.study.store import Store, StoreError
 from quizprep.tui.flow import SessionFlow
 from quizprep.tui.notices import notify_database, notify_start
@@ -101,7 +101,6 @@ class QuizApp(App[None]):
         self.banks = Banks(options.banks, loaded)
         self._questions: list[Question] | None = None
         self.key_hold = KeyHold(self)
-        self.screen_styles_loaded = False
         self.flow = SessionFlow(self)
 
     async def on_event(self, event: events.Event) -> None:
@@ -201,7 +200,7 @@ class QuizApp(App[None]):
         if self.interview is None or self.store is None:
             return None
         return forecast(self.store, self.questions, self.interview, self.now().astimezone(self.tz),
-                        topic_titles(self.loaded))
+                        self.loaded.titles())
 
     def get_default_screen(self) -> HomeScreen:
         return HomeScreen(self._home_view, search_text=self.search_text, tags=self.tags, length=self.length,
@@ -258,11 +257,13 @@ class QuizApp(App[None]):
         the app (+500 ms on the first Help, benchmarks/README.md). Home is not restyled: none of
         these rules applies to it. Parsing all the rules before the first frame was 39 M of the
         1,392 M instructions of a start."""
-        if self.screen_styles_loaded:
-            return
-        self.screen_styles_loaded = True
-        self.stylesheet.read(SCREENS_CSS)
-        self.stylesheet.parse()  # the sources parsed before come from the stylesheet's cache
+        if not self.screen_styles_loaded:
+            self.stylesheet.read(SCREENS_CSS)
+            self.stylesheet.parse()  # the sources parsed before come from the stylesheet's cache
+
+    @property
+    def screen_styles_loaded(self) -> bool:
+        return self.stylesheet.has_source(str(SCREENS_CSS))
 
     def _load_screen_css(self, screen: Screen[object]) -> None:
         # Textual calls this for every screen it is about to show (pushed, switched to, a mode's).
@@ -392,7 +393,7 @@ class QuizApp(App[None]):
         from quizprep.tui.screens.stats import StatsScreen
 
         assert self.store is not None
-        titles = topic_titles(self.loaded)
+        titles = self.loaded.titles()
         try:
             stats = compute_stats(self.store, self.questions, now=self.now(), tz=self.tz, titles=titles)
             charts = progress_charts(self.store, self.questions, self.now(), self.tz, titles)

@@ -11,7 +11,6 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from quizprep.study import lengths
-from quizprep.study.overview import topic_titles
 from quizprep.study.store import StoreBusy, StoreError
 from quizprep.tui.outcome import NEXT, TAKEN_BACK
 from quizprep.tui.screens.step import end_flow, show_step
@@ -169,7 +168,7 @@ class SessionFlow:
             if session.mode != "mock" and await show_step(app, FeedbackScreen(session, given), hold) != NEXT:
                 break
         await show_step(app, ReportScreen(self._end(session), awaiting=tuple(later),
-                                          titles=topic_titles(app.loaded), questions=session.questions), hold)
+                                          titles=app.loaded.titles(), questions=session.questions), hold)
         await end_flow(app, hold)
         app.refresh_home()
 

@@ -6,7 +6,7 @@ import pytest
 
 from quizprep.bank import ChoiceQuestion, FreeQuestion, NumericQuestion, load_banks
 from quizprep.bank.loader import default_bank_dir
-from quizprep.study.overview import topic_overview, topic_titles
+from quizprep.study.overview import topic_overview
 from quizprep.study.store import Store
 
 NEW_TOPICS = {"beyond_softmax": "beyond_softmax.yaml", "kv_shrink": "kv_shrink.yaml"}
@@ -35,7 +35,7 @@ def test_topic_has_fifteen_questions_of_every_kind(shipped, topic: str) -> None:
 def test_home_lists_the_new_topics_with_their_titles(shipped, tmp_path) -> None:
     assert all((default_bank_dir() / name).is_file() for name in NEW_TOPICS.values())
     with Store.open(tmp_path / "progress.sqlite3") as store:
-        rows = {row.topic: row for row in topic_overview(store, shipped.questions, titles=topic_titles(shipped))}
+        rows = {row.topic: row for row in topic_overview(store, shipped.questions, titles=shipped.titles())}
     assert rows["beyond_softmax"].title.startswith("Beyond softmax attention")
     assert rows["kv_shrink"].title.startswith("Shrinking the KV cache")
     assert rows["beyond_softmax"].questions >= 15 and rows["kv_shrink"].questions >= 15

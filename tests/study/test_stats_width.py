@@ -9,7 +9,7 @@ from rich.console import Console
 from quizprep.bank.loader import load_banks
 from quizprep.cli.progress import topics_table
 from quizprep.study.stats import compute_stats
-from quizprep.study.overview import short_title, topic_titles
+from quizprep.study.overview import short_title
 from quizprep.tui.titles import titles_within
 
 SHIPPED = load_banks(None)
@@ -31,7 +31,7 @@ def test_titles_are_whole_when_all_fit_else_all_short():
 
 def test_the_topics_table_takes_one_line_a_topic_at_80_columns(store):
     stats = compute_stats(store, SHIPPED.questions, now=datetime(2025, 3, 3, tzinfo=timezone.utc),
-                          titles=topic_titles(SHIPPED))
+                          titles=SHIPPED.titles())
     console = Console(width=80, record=True, color_system=None)
     console.print(topics_table(stats, 80))
     lines = console.export_text().splitlines()

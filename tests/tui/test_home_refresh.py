@@ -9,7 +9,6 @@ from textual.widgets import DataTable
 from choices import keys_for
 from free_answers import on_screen
 from quizprep.study.stats import compute_stats
-from quizprep.study.overview import topic_titles
 from quizprep.tui.screens.home import HomeScreen, bar, percent
 from quizprep.tui.screens.question import QuestionScreen
 from quizprep.tui.screens.rubric import RubricScreen
@@ -27,7 +26,7 @@ def home_rows(app) -> dict[str, list[str]]:
 
 def stats_rows(app) -> dict[str, list[str]]:
     """What `s` would show for each topic, in Home's columns."""
-    stats = compute_stats(app.store, app.questions, now=app.now(), titles=topic_titles(app.loaded))
+    stats = compute_stats(app.store, app.questions, now=app.now(), titles=app.loaded.titles())
     return {t.topic: [f"{t.seen}/{t.questions}", str(t.due), percent(t.accuracy),
                       f"{bar(t.mastery)} {percent(t.mastery)}"] for t in stats.topics}
 

@@ -14,7 +14,6 @@ from quizprep.bank.loader import load_banks
 from quizprep.bank.model import ChoiceQuestion
 from quizprep.study import session as sessions
 from quizprep.study import builders
-from quizprep.study.overview import topic_titles
 from quizprep.study.store import Store
 from quizprep.tui.screens.history import HistoryScreen
 from quizprep.tui.screens.home import HomeScreen
@@ -104,7 +103,7 @@ def test_session_summary_with_titles(snap_compare, make_app, db, clock, size):
 
     async def run_before(pilot) -> None:
         await settle(pilot, HomeScreen)
-        pilot.app.push_screen(ReportScreen(report, titles=topic_titles(loaded)))
+        pilot.app.push_screen(ReportScreen(report, titles=loaded.titles()))
         await settle(pilot, ReportScreen)
 
     app = make_app(banks=[DATA / "alpha.yaml"])

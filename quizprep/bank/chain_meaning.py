@@ -15,14 +15,33 @@ stated; the threshold is tuned on the cases issue 33 lists and on chains that ar
 bm25s costs a second to import, so only `quizprep check` imports this module."""
 from __future__ import annotations
 
+import sys
+from types import ModuleType
 from typing import Iterable, Iterator
 
-import bm25s
 import numpy as np
 import Stemmer
 
 from quizprep.bank.cues import predecessor_text
 from quizprep.bank.model import BankError, ChoiceQuestion, FreeQuestion, Question
+
+
+def _bm25s_on_numpy() -> ModuleType:
+    """bm25s, with JAX out of its sight: where JAX is installed, bm25s imports it and runs a
+    kernel at import, and on a GPU machine JAX then takes most of the GPU's memory (and fails in
+    every process after the first) for a ranking that numpy does in milliseconds."""
+    hidden = "jax" not in sys.modules
+    if hidden:
+        sys.modules["jax"] = None  # type: ignore[assignment]  # `import jax` raises ImportError
+    try:
+        import bm25s
+    finally:
+        if hidden:
+            del sys.modules["jax"]
+    return bm25s
+
+
+bm25s = _bm25s_on_numpy()
 
 GIVEAWAY_SCORE = 0.22
 # An answer of one or two words past the prompt's ("False True", "(1, 2, 1, 16)") has no meaning

@@ -80,3 +80,18 @@ def test_the_quiz_app_does_not_import_the_check() -> None:
     code = "import sys, quizprep.tui.app, quizprep.bank; print('bm25s' in sys.modules)"
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stdout.strip() == "False"
+
+
+def test_bm25s_ranks_without_jax_where_jax_is_installed(tmp_path: Path):
+    """On a GPU machine with JAX, bm25s's import ran a JAX kernel that took the GPU's memory; the
+    check must never import JAX, and bm25s must rank on numpy."""
+    jax = tmp_path / "jax"
+    jax.mkdir()
+    (jax / "__init__.py").write_text("raise SystemExit('jax was imported')\n")
+    (jax / "lax.py").write_text("")
+    code = ("import sys; import quizprep.bank.chain_meaning; import bm25s.selection as s; "
+            "print(s.JAX_IS_AVAILABLE, 'jax' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"PYTHONPATH": f"{tmp_path}:{Path(__file__).parents[2]}", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]

@@ -94,7 +94,6 @@ def _first_failure(path: Path, check: str) -> str:
     return " ".join([failed.message, *failed.traceback])
 
 
-@pytest.mark.skipif(bool(gpu_device_nodes()), reason="the native traps are not installed on a GPU machine")
 def test_the_trapped_pages_cannot_be_remapped_from_the_library_file(tmp_path: Path) -> None:
     path = tmp_path / "attention.py"
     path.write_text(HEAD + SHIM.replace("def _forbidden_out(", "def _shim(") + REMAP)

@@ -119,10 +119,6 @@ class Worker:
         guard reset found in memory) reaches around; the kernels' code is where all routes end."""
         self.guards = self.guard_module.Guards(self.config.get("forbidden", ()), self.record_violation)
         self.guards.install()
-        if self.sandbox.gpu_device_nodes():
-            # Not yet run on a GPU machine, where libtorch_cuda's code would be trapped too: until it
-            # has been, a GPU machine keeps the guards alone rather than risk every grade there.
-            return {"native_traps": "not installed on a GPU machine (not yet verified there)"}
         traps = _load_sibling("native_traps.py").trap_forbidden_code(self.guards.parts)
         self.trapped_libraries = traps.pop("trapped_libraries", [])
         return traps

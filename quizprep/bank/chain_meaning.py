@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import sys
 from types import ModuleType
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import numpy as np
 import Stemmer
 
 from quizprep.bank.cues import predecessor_text
 from quizprep.bank.model import BankError, ChoiceQuestion, FreeQuestion, Question
+
+if TYPE_CHECKING:
+    from bm25s.tokenization import Tokenized
 
 
 def _bm25s_on_numpy() -> ModuleType:
@@ -61,7 +64,7 @@ class ChainScorer:
         self._vocabulary = set(self._bm25.vocab_dict)
         self._term_scores: dict[str, np.ndarray] = {}
 
-    def _tokens(self, texts: list[str]) -> bm25s.tokenization.Tokenized:
+    def _tokens(self, texts: list[str]) -> Tokenized:
         return bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False)
 
     def _terms(self, text: str) -> set[str]:

@@ -137,17 +137,21 @@ def grade_command(args: argparse.Namespace, record: Recorder | None = None) -> i
 def prestart(path: Path, limits: Limits, device: str, exercise: str | None = None) -> WorkerSession | None:
     """A worker for `path` (graded as `exercise`, or as its exercise line or name say) launched
     before the grader imports torch, so that the two imports run side by side; `grade(...,
-    prestarted=)` gives it its guards. Only where the checks surely run on the CPU (--device cpu,
-    or auto with no GPU device node): a GPU's worker needs the exercise first."""
-    from quizprep.grader.exercises import exercise_for, warms_up
+    prestarted=)` gives it its guards. Only where the checks surely run on the CPU: --device cpu,
+    or auto for every exercise but the Triton track's on a machine with a GPU (its checks run
+    there, in a worker with the GPU's limits)."""
+    from quizprep.grader.exercises import checked_on_gpu, exercise_for, warms_up
     from quizprep.grader.learner_side.sandbox import gpu_device_nodes
     from quizprep.grader.failures import LearnerFailure
     from quizprep.grader.worker_session import WorkerSession
 
-    if device not in ("auto", "cpu") or (device == "auto" and gpu_device_nodes()) or not path.is_file():
+    if device not in ("auto", "cpu") or not path.is_file():
+        return None
+    name = exercise_for(path, exercise)
+    if device == "auto" and checked_on_gpu(name) and gpu_device_nodes():
         return None
     os.environ["TRITON_INTERPRET"] = "1"  # grade.select_triton_mode("cpu"), which imports torch with grade
-    session = WorkerSession(path, forbidden=None, limits=limits, warm_up=warms_up(exercise_for(path, exercise)))
+    session = WorkerSession(path, forbidden=None, limits=limits, warm_up=warms_up(name))
     try:
         session.launch()
     except LearnerFailure:

@@ -313,6 +313,54 @@ def test_a_closed_worker_leaves_no_cgroup():
 
     session = WorkerSession(Path(__file__).parents[1] / "solutions" / "softmax.py")
     session.launch()
-    cgroup = session.jail.cgroup
+    made = dict(session.jail.cgroups)
     session.close()
-    assert cgroup is None or not os.path.exists(cgroup), cgroup
+    assert not [path for path in made.values() if os.path.exists(path)], made
+
+
+HOG = '''import threading, torch
+
+def burn():
+    x = torch.randn(192, 192)
+    while True:
+        x @ x  # torch releases the GIL: each thread is a CPU
+
+for _ in range(4):
+    threading.Thread(target=burn, daemon=True).start()
+
+def stable_softmax(x, dim=-1):
+    return torch.softmax(x, dim)
+'''
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as file:
+        fields = file.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+@jailed
+def test_a_worker_burning_threads_gets_the_cpu_time_of_its_own_threads_only(tmp_path):
+    """A classmate that starts every thread it may and keeps them busy took whole machines (an
+    honest file beside it went from 0.2 s to 26.5 s): its cgroup allows it as many CPUs as the
+    threads torch computes with (1), so 4 busy threads get one CPU's time between them."""
+    import time
+
+    from quizprep.grader.worker_session import WorkerSession
+
+    path = tmp_path / "softmax.py"
+    path.write_text(HOG)
+    session = WorkerSession(path, forbidden=(), limits=Limits(check_seconds=20))
+    try:
+        session.start()
+        if "cpu" not in session.jail.cgroups:
+            pytest.skip("no cpu cgroup may be made here (not root, or v2 without the cpu controller)")
+        pid = session.worker_pid
+        before, started = _cpu_seconds(pid), time.monotonic()
+        time.sleep(2.0)
+        rate = (_cpu_seconds(pid) - before) / (time.monotonic() - started)
+        said = session.jail.summary()["cpu"]
+    finally:
+        session.close()
+    assert rate < 1.3, f"{rate:.2f} CPUs"
+    assert said.startswith("at most 1 CPU's time"), said

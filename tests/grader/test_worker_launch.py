@@ -57,6 +57,33 @@ def test_whether_a_worker_warms_up_is_known_before_torch_as_its_spec_says(name):
     assert warms_up(name) == warms_up(name.replace("_", "-")) == load_spec(name).worker_warm_up
 
 
+@pytest.mark.parametrize("name", __import__("quizprep.grader.exercises", fromlist=["available"]).available())
+def test_whether_checks_run_on_a_gpu_is_known_before_torch_as_its_spec_says(name):
+    from quizprep.grader.exercises import checked_on_gpu, load_spec
+
+    assert checked_on_gpu(name) == checked_on_gpu(name.replace("_", "-")) == load_spec(name).gpu_kernels
+
+
+@pytest.mark.parametrize("exercise, early", [("attention", True), ("softmax_numpy", True), ("flash_triton", False)])
+def test_on_a_gpu_machine_the_worker_starts_before_torch_unless_the_checks_need_the_gpu(
+        tmp_path, monkeypatch, exercise, early):
+    """Under --device auto every exercise but the Triton track's is checked on the CPU, GPU or
+    not; on an H200 its worker started only after the grader's own torch import (3.3 s there)."""
+    from quizprep.cli.grade_command import prestart
+    from quizprep.grader.learner_side import sandbox
+    from quizprep.grader.worker_session import Limits
+
+    monkeypatch.setattr(sandbox, "gpu_device_nodes", lambda dev="/dev": ["/dev/nvidia0", "/dev/nvidiactl"])
+    path = tmp_path / "submission.py"
+    path.write_text(f"# quizprep: exercise={exercise}\n")
+    session = prestart(path, Limits(), "auto")
+    try:
+        assert (session is not None) == early
+    finally:
+        if session is not None:
+            session.close()
+
+
 LOADED_PROBE = ("\nimport sys\n\n"
                 "def loaded():\n"
                 "    return torch.tensor([name in sys.modules for name in ('sympy', 'torch._dynamo')])\n")

@@ -25,6 +25,9 @@ EXERCISE_LINE = re.compile(r"^#\s*quizprep:\s*exercise\s*=\s*([\w-]+)", re.MULTI
 # skips torch's warm-ups (ExerciseSpec.worker_warm_up). Named here, where torch is not imported:
 # `quizprep grade FILE` launches its worker before the grader imports torch and the spec.
 WITHOUT_WARM_UPS = frozenset({"attention_numpy", "flash_triton", "softmax_numpy"})
+# The tracks whose checks run on the GPU where there is one (ExerciseSpec.gpu_kernels), named here
+# for the same reason: every other exercise's checks run on the CPU under --device auto, GPU or not.
+CHECKED_ON_GPU = frozenset({"flash_triton"})
 
 
 class UnknownExercise(LookupError):
@@ -46,6 +49,11 @@ def exercise_for(path: Path, explicit: str | None) -> str:
 def warms_up(name: str) -> bool:
     """Whether the worker for exercise `name` runs torch's warm-ups, known without importing torch."""
     return name.replace("-", "_") not in WITHOUT_WARM_UPS
+
+
+def checked_on_gpu(name: str) -> bool:
+    """Whether exercise `name`'s checks run on a GPU where there is one, known without importing torch."""
+    return name.replace("-", "_") in CHECKED_ON_GPU
 
 
 def load_spec(name: str) -> ExerciseSpec:

@@ -6,7 +6,7 @@ from typing import Any
 from quizprep.grader.jail.spec import JailSpec
 
 
-def applied(spec: JailSpec | None, refused: str, cgroup: str | None) -> dict[str, Any]:
+def applied(spec: JailSpec | None, refused: str, cgroups: dict[str, str]) -> dict[str, Any]:
     """Jailed: what the worker may see and do; refused: why not, and which layers hold instead."""
     if spec is None:
         return {"namespaces": "none: " + refused,
@@ -19,9 +19,15 @@ def applied(spec: JailSpec | None, refused: str, cgroup: str | None) -> dict[str
         "environment": sorted(name for name, _ in spec.env),
         "devices": list(spec.devices),
         "private_dir": f"tmpfs of {_mib(next(m.size for m in spec.mounts if m.kind == 'tmpfs'))}",
-        "tasks": (f"at most {spec.pids_max} (cgroup pids.max)" if cgroup else
+        "tasks": (f"at most {spec.pids_max} (cgroup pids.max)" if "pids" in cgroups else
                   f"at most {spec.pids_max} (RLIMIT_NPROC in its user namespace)"),
+        "cpu": (f"at most {spec.cpus} {_cpus_time(spec.cpus)}, and an equal share of a busy machine (its own cgroup)"
+                if "cpu" in cgroups else "no cgroup of its own: a busy classmate can slow it"),
     }
+
+
+def _cpus_time(cpus: int) -> str:
+    return "CPUs' time" if cpus > 1 else "CPU's time"
 
 
 def _mib(size: int) -> str:

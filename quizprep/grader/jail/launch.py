@@ -9,18 +9,14 @@ turned off), :func:`refused` says why and the caller falls back to the in-proces
 from __future__ import annotations
 
 import functools
-import glob
 import os
 import shutil
 import subprocess
-import time
-import uuid
 
 from quizprep.grader.jail.policy import system_links
 from quizprep.grader.jail.spec import JailSpec
 
 OFF_SWITCH = "QUIZPREP_JAIL"  # "off": the in-process layers only (the fallback, also run by the tests)
-PIDS_CGROUPS = ("/sys/fs/cgroup/pids", "/sys/fs/cgroup")  # cgroup v1's pids hierarchy, or v2's root
 BWRAP_SIGNALLED = 128  # bwrap exits with 128 + the signal that ended its command
 
 
@@ -87,56 +83,6 @@ def command_line(spec: JailSpec, argv: list[str]) -> list[str]:
     for target in read_only:
         line += ["--remount-ro", target]
     return [*line, "--chdir", spec.private_dir, *argv]
-
-
-def pids_cgroup(limit: int) -> str | None:
-    """A cgroup of its own with at most `limit` tasks, where this process may make one (root,
-    usually); None elsewhere, where RLIMIT_NPROC inside the jail bounds them."""
-    for root in PIDS_CGROUPS:
-        if not os.access(os.path.join(root, "cgroup.procs"), os.W_OK):
-            continue
-        _remove_stale(root)
-        path = os.path.join(root, f"quizprep-{os.getpid()}-{uuid.uuid4().hex[:8]}")
-        try:
-            os.mkdir(path)
-            with open(os.path.join(path, "pids.max"), "w") as file:
-                file.write(str(limit))
-        except OSError:
-            remove_cgroup(path)
-            continue
-        return path
-    return None
-
-
-def in_cgroup(cgroup: str | None, line: list[str]) -> list[str]:
-    """`line` started from inside `cgroup`: a shell moves itself there first, so no task of the
-    jail is ever outside it."""
-    if cgroup is None:
-        return line
-    return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', cgroup, *line]
-
-
-def remove_cgroup(path: str | None, wait: float = 2.0) -> None:
-    """Removed once its last task is gone: the jail's processes die just after bubblewrap's outer one."""
-    deadline = time.monotonic() + wait
-    while path is not None:
-        try:
-            os.rmdir(path)
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            if time.monotonic() >= deadline:
-                return  # a grader killed with its jails leaves it to the next one (_remove_stale)
-            time.sleep(0.02)
-
-
-def _remove_stale(root: str) -> None:
-    """The empty cgroups of graders that are gone (SIGKILLed before they could remove them)."""
-    for path in glob.glob(os.path.join(root, "quizprep-*-*")):
-        owner = os.path.basename(path).split("-")[1]
-        if owner.isdigit() and not os.path.exists(f"/proc/{owner}"):
-            remove_cgroup(path, wait=0)
 
 
 def innermost(pid: int) -> int:

@@ -1,11 +1,11 @@
-"""One worker's jail as made by the grader: its spec (None in the fallback), why not, its cgroup."""
+"""One worker's jail as made by the grader: its spec (None in the fallback), why not, its cgroups."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from quizprep.grader.jail import applied, launch, policy
+from quizprep.grader.jail import applied, cgroups, launch, policy
 from quizprep.grader.jail.spec import JailSpec
 
 
@@ -13,7 +13,7 @@ from quizprep.grader.jail.spec import JailSpec
 class WorkerJail:
     spec: JailSpec | None
     refused: str
-    cgroup: str | None = None
+    cgroups: dict[str, str] = field(default_factory=dict)  # controller -> path (grader/jail/cgroups.py)
     _worker: int | None = None
 
     @classmethod
@@ -26,21 +26,21 @@ class WorkerJail:
             return cls(None, refused)
         spec = policy.jail_for(private_dir, private_bytes=private_bytes, threads=threads, max_threads=max_threads,
                                gpu=gpu, python=python)
-        return cls(spec, "", launch.pids_cgroup(spec.pids_max))
+        return cls(spec, "", cgroups.worker_cgroups(spec.pids_max, spec.cpus))
 
     def worker_config(self, grader: int) -> dict[str, Any]:
         """What the worker is told about its jail: whose death it dies with (jailed: bubblewrap's
         pid 1, which dies with the grader), and its task limit where no cgroup holds one."""
         if self.spec is None:
             return {"parent": grader, "max_tasks": 0}
-        return {"parent": 1, "max_tasks": 0 if self.cgroup else self.spec.pids_max}
+        return {"parent": 1, "max_tasks": 0 if "pids" in self.cgroups else self.spec.pids_max}
 
     def inside(self, copy: str) -> str:
         """Where the worker sees the grader's copy `copy` (in its private directory)."""
         return os.path.join(self.spec.inbox, os.path.basename(copy)) if self.spec else copy
 
     def command(self, argv: list[str]) -> list[str]:
-        return argv if self.spec is None else launch.in_cgroup(self.cgroup, launch.command_line(self.spec, argv))
+        return argv if self.spec is None else cgroups.enter_then(self.cgroups, launch.command_line(self.spec, argv))
 
     def private_dir_seen_from_outside(self, worker: int, private_dir: str) -> str:
         """Where the grader counts what the worker stored: jailed, its private directory is a tmpfs
@@ -62,8 +62,8 @@ class WorkerJail:
         return status
 
     def summary(self) -> dict[str, Any]:
-        return applied.applied(self.spec, self.refused, self.cgroup)
+        return applied.applied(self.spec, self.refused, self.cgroups)
 
     def remove(self) -> None:
-        launch.remove_cgroup(self.cgroup)
-        self.cgroup = None
+        cgroups.remove_all(self.cgroups)
+        self.cgroups = {}

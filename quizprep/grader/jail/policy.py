@@ -50,7 +50,7 @@ def jail_for(private_dir: str, *, private_bytes: int, threads: int, max_threads:
         mounts += [Mount("ro", path, path) for path in GPU_READS if os.path.exists(path)]
     mounts += [Mount("tmpfs", private_dir, size=private_bytes), Mount("ro", inbox, private_dir)]
     env = tuple(worker_env(threads, private_dir).items())
-    return JailSpec(tuple(mounts), env, private_dir, inbox, pids_max=threads + max_threads + TASK_SLACK)
+    return JailSpec(tuple(mounts), env, private_dir, inbox, pids_max=threads + max_threads + TASK_SLACK, cpus=threads)
 
 
 def worker_env(threads: int, private_dir: str) -> dict[str, str]:

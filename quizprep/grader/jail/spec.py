@@ -38,6 +38,7 @@ class JailSpec:
     capabilities: tuple[str, ...] = ()  # every set empty: effective, permitted, inheritable, ambient, bounding
     no_new_privs: bool = True
     pids_max: int = 0  # 0: no cgroup of its own (threads are then bounded by RLIMIT_NPROC inside)
+    cpus: int = 1  # the CPU time its cgroup allows, in CPUs (as many as the threads torch computes with)
     hostname: str = "quizprep-worker"
 
     @property

@@ -23,11 +23,14 @@ def worker_cgroups(pids_max: int, cpus: int) -> dict[str, str]:
         for root in roots:
             if not os.access(os.path.join(root, "cgroup.procs"), os.W_OK):
                 continue
-            path = next((p for p in made.values() if os.path.dirname(p) == root), None) or _new(root)
-            if path is not None and _limit(path, controller, pids_max, cpus):
+            shared = next((p for p in made.values() if os.path.dirname(p) == root), None)  # v2's one tree
+            path = shared or _new(root)
+            if path is None:
+                continue
+            if _limit(path, controller, pids_max, cpus):
                 made[controller] = path
                 break
-            if path is not None and path not in made.values():
+            if shared is None:
                 remove(path)
     return made
 

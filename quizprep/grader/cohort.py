@@ -66,11 +66,17 @@ def row_from(report: GradeReport, file: str, seconds: float, source: Path) -> Co
     failed = [c.id for c in report.checks if c.status in {Status.FAIL, Status.ERROR}]
     diagnoses = list(dict.fromkeys(c.diagnosis_id for c in report.checks if c.diagnosis_id))
     return CohortRow(file, report.score, report.passed, failed, diagnoses, seconds,
-                     report.environment.get("seed"), report=report, read_this=_scan(source))
+                     report.environment.get("seed"), report=report, read_this=_scan(source, report.exercise))
 
 
-def _scan(path: Path) -> list[str]:
-    return reaches_around(source_text(path, SCAN_BYTES))
+def _scan(path: Path, exercise: str) -> list[str]:
+    from quizprep.grader.exercises import UnknownExercise, load_spec
+
+    try:
+        kernel_track = load_spec(exercise).gpu_kernels
+    except UnknownExercise:
+        kernel_track = False
+    return reaches_around(source_text(path, SCAN_BYTES), kernel_track)
 
 
 class TrackedSession(WorkerSession):

@@ -39,22 +39,28 @@ ROUTES = {
 # Bare names that are routes themselves (builtins); any other bare name is a variable's.
 BARE_ROUTES = ("__builtins__", "exec", "eval", "compile", "__import__")
 PROC_FILES = ("/proc/self/maps", "/proc/self/mem", "/proc/self/map_files", "/proc/self/pagemap")
+# A kernel track's host code allocates and launches; attention's products belong in the kernels. A
+# file that computes them on the host and has a kernel carry the result, reading q, k and v besides
+# so that the grader's load count is met, passes while interpreted (third red team): named here.
+HOST_PRODUCTS = "matrix products in the host code (the kernels should compute them)"
+PRODUCT_CALLS = ("matmul", "bmm", "mm", "baddbmm", "addmm", "einsum", "tensordot", "dot", "inner")
+ENTRY_POINT = "flash_attention"
 
 
-def reaches_around(source: str) -> list[str]:
+def reaches_around(source: str, kernel_track: bool = False) -> list[str]:
     """The routes `source` names, in a fixed order; a file that does not parse names none (its
-    verdict says why it failed)."""
+    verdict says why it failed). On a kernel track, also products computed on the host."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    found: set[str] = set()
+    found: set[str] = {HOST_PRODUCTS} if kernel_track and _host_products(tree) else set()
     for node in ast.walk(tree):
         for name in _names(node):
             found.update(reason for route, reason in ROUTES.items() if name == route or name.startswith(route + "."))
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.update(f"{path} (read)" for path in PROC_FILES if path in node.value)
-    order = [*dict.fromkeys(ROUTES.values()), *(f"{path} (read)" for path in PROC_FILES)]
+    order = [*dict.fromkeys(ROUTES.values()), *(f"{path} (read)" for path in PROC_FILES), HOST_PRODUCTS]
     return [reason for reason in order if reason in found]
 
 
@@ -78,3 +84,36 @@ def _names(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Name) and node.id in BARE_ROUTES:
         return [node.id]
     return []
+
+
+def _host_products(tree: ast.Module) -> bool:
+    """Whether a function the entry point runs on the host (itself, or a module-level function it
+    calls by name, transitively; kernels excluded) multiplies matrices: `@` or a product call. A
+    test harness that the entry point never calls is not its host code."""
+    host = {node.name: node for node in tree.body
+            if isinstance(node, ast.FunctionDef) and not any(_is_kernel(d) for d in node.decorator_list)}
+    seen: set[str] = set()
+    todo = [ENTRY_POINT] if ENTRY_POINT in host else []
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for node in ast.walk(host[name]):
+            if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.MatMult):
+                return True
+            if isinstance(node, ast.Call):
+                called = _names(node.func) or ([node.func.id] if isinstance(node.func, ast.Name) else [])
+                last = called[0].rsplit(".", 1)[-1] if called else ""
+                if last in PRODUCT_CALLS:
+                    return True
+                if last in host and "." not in called[0]:
+                    todo.append(last)
+    return False
+
+
+def _is_kernel(decorator: ast.expr) -> bool:
+    """@triton.jit, @jit, @triton.autotune(...) and @triton.heuristics(...) mark kernel code."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    names = _names(target) or ([target.id] if isinstance(target, ast.Name) else [])
+    return bool(names) and names[0].rsplit(".", 1)[-1] in ("jit", "autotune", "heuristics")

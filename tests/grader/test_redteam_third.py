@@ -108,6 +108,13 @@ def test_a_kernel_that_only_copies_a_torch_result_is_refused(tmp_path):
     assert not report["passed"]
 
 
+def test_a_copy_kernel_that_loads_its_inputs_for_show_is_flagged_in_class_mode(tmp_path):
+    pytest.importorskip("triton")
+    attack("dummy_loads_flash_triton", tmp_path / "class", "mallory.py")
+    (row,) = class_rows(tmp_path / "class", "flash_triton")
+    assert row["read_this"] == ["matrix products in the host code (the kernels should compute them)"], row
+
+
 def test_flex_attention_is_refused(tmp_path):
     report = grade_json(attack("flex_attention_attention", tmp_path, "attention.py"), "attention")
     assert "flex_attention" in check(report, "values")["message"]

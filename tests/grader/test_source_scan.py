@@ -14,7 +14,7 @@ from test_python_kernel_routes import MHA_FROM_GC
 from quizprep.cli.cohort_command import table, write_csv
 from quizprep.grader.cohort import row_from
 from quizprep.grader.grade import GradeReport
-from quizprep.grader.source_scan import reaches_around
+from quizprep.grader.source_scan import HOST_PRODUCTS, reaches_around
 
 CORRECT = sorted(SOLUTIONS.glob("*.py")) + sorted((HERE / "variants").glob("*.py"))
 
@@ -46,6 +46,35 @@ def test_correct_files_are_not_flagged(path: Path) -> None:
 ])
 def test_routes_are_named_from_the_source(source: str, expected: list[str]) -> None:
     assert reaches_around(source) == expected
+
+
+HOST = HOST_PRODUCTS
+KERNEL = "import triton\n@triton.jit\ndef _k(Q, K):\n    s = tl.dot(q, k)\n"
+
+
+@pytest.mark.parametrize("source, flagged", [
+    (KERNEL + "def flash_attention(q, k, v, causal=False):\n    s = q @ k.mT\n", True),
+    (KERNEL + "def flash_attention(q, k, v, causal=False):\n    return _scores(q, k)\n"
+              "def _scores(q, k):\n    return torch.einsum('bhnd,bhmd->bhnm', q, k)\n", True),
+    (KERNEL + "def flash_attention(q, k, v, causal=False):\n    return np.matmul(q.numpy(), k.numpy())\n", True),
+    # a self-test that the entry point never calls, and the kernel's own tl.dot, are not host code
+    (KERNEL + "def flash_attention(q, k, v, causal=False):\n    _k[(1,)](q, k)\n"
+              "def reference(q, k):\n    return q @ k.mT\n"
+              "if __name__ == '__main__':\n    print(torch.matmul(q, k))\n", False),
+    (KERNEL + "def flash_attention(q, k, v, causal=False):\n    scale = q.shape[-1] ** -0.5\n"
+              "    lse = m + torch.log(l)\n", False),
+])
+def test_a_kernel_tracks_host_products_are_flagged(source: str, flagged: bool) -> None:
+    assert reaches_around(source, kernel_track=True) == ([HOST] if flagged else [])
+    assert reaches_around(source, kernel_track=False) == []
+
+
+def test_the_kernel_tracks_correct_files_have_no_host_products() -> None:
+    passing = [SOLUTIONS / "flash_triton.py", *sorted((HERE / "triton_variants").glob("*.py")),
+               *(p for p in sorted(HERE.glob("triton_heldout*/*.py")) if p.stem.endswith("_pass"))]
+    assert len(passing) >= 8
+    assert {p.name: reaches_around(p.read_text(), kernel_track=True) for p in passing} == \
+        {p.name: [] for p in passing}
 
 
 def test_the_class_table_and_csv_say_read_this_one(tmp_path: Path) -> None:

@@ -147,6 +147,27 @@ class LaunchCounter:
         return torch.from_numpy(~np.isin(addresses, written))
 
 
+def mend_interpreter() -> None:
+    """Let Triton 3.6's interpreter run under NumPy 2.4 (once Triton is imported; again is a no-op).
+
+    Interpreted, a scalar is a one-element array, and 3.6 takes its Python int (``range(0, n,
+    BLOCK)`` with a loaded or computed bound) as ``int(array)``, which NumPy 2.4 refuses for an
+    array of one dimension: every such kernel failed with "only 0-dimensional arrays can be
+    converted to Python scalars" at the learner's launch line. Later Triton squeezes the array
+    first (3.9: ``int(self.handle.data.squeeze())``); so does this, after Triton's own patch."""
+    interpreter = sys.modules.get("triton.runtime.interpreter")
+    patch = getattr(interpreter, "_patch_lang_tensor", None)
+    if patch is None or getattr(patch, "mended", False):
+        return
+
+    def patch_lang_tensor(tensor: Any, scope: Any) -> None:
+        patch(tensor, scope)
+        scope.set_attr(tensor, "__index__", lambda self: int(self.handle.data.squeeze()))
+
+    patch_lang_tensor.mended = True  # type: ignore[attr-defined]
+    interpreter._patch_lang_tensor = patch_lang_tensor  # type: ignore[union-attr]
+
+
 def _element_dtype(ptrs: Any) -> Any:
     from triton.runtime.interpreter import _get_np_dtype
 

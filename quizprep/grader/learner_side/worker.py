@@ -50,7 +50,8 @@ class Worker:
         self.values = _load_sibling("call_values.py")
         self.errors = _load_sibling("errors.py")
         self.memaudit = _load_sibling("memaudit.py")
-        self.launches = _load_sibling("launches.py").LaunchCounter()
+        self.launches_module = _load_sibling("launches.py")
+        self.launches = self.launches_module.LaunchCounter()
         self.op_recorder = _load_sibling("op_recorder.py")
         self.guards: Any = None
         self.trapped_libraries: list[str] = []
@@ -316,6 +317,7 @@ class Worker:
         call_args = [self.values.to_numpy(a) for a in args] if numpy_track else args
         call_kwargs = {k: self.values.to_numpy(v) for k, v in kwargs.items()} if numpy_track else kwargs
         memory = None
+        self.launches_module.mend_interpreter()
         if request.get("count_launches"):
             self.launches.start()
         recorder = self.op_recorder.recorder_for(request, self.learner_path)

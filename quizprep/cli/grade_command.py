@@ -127,11 +127,13 @@ def grade_command(args: argparse.Namespace, record: Recorder | None = None) -> i
     limits = Limits(check_seconds=args.timeout, total_seconds=args.timeout * TOTAL_PER_CHECK)
     # The worker imports torch while this process imports its own (the next imports, seconds).
     early = None if args.path.is_dir() else prestart(args.path, limits, args.device, args.exercise)
+    early_device = None if early is None else prestart_device_check(args.path, limits, args.device, args.exercise)
     try:
-        return _grade_command(args, limits, early, record)
+        return _grade_command(args, limits, (early, early_device), record)
     finally:
-        if early is not None:
-            early.close()
+        for worker in (early, early_device):
+            if worker is not None:
+                worker.close()
 
 
 def prestart(path: Path, limits: Limits, device: str, exercise: str | None = None) -> WorkerSession | None:
@@ -159,8 +161,32 @@ def prestart(path: Path, limits: Limits, device: str, exercise: str | None = Non
     return session
 
 
-def _grade_command(args: argparse.Namespace, limits: Limits, early: WorkerSession | None,
-                   record: Recorder | None) -> int:
+def prestart_device_check(path: Path, limits: Limits, device: str,
+                          exercise: str | None = None) -> WorkerSession | None:
+    """On a machine with a GPU, under --device auto, the device check's CUDA worker for `path`,
+    launched beside the early checks worker: its torch import and CUDA context (seconds on an
+    H200) then overlap the grader's own import instead of following it. `grade(...,
+    prestarted_device=)` gives it its guards, or closes it where the check does not run."""
+    import dataclasses
+
+    from quizprep.grader.exercises import exercise_for, probed_on_gpu
+    from quizprep.grader.failures import LearnerFailure
+    from quizprep.grader.learner_side.sandbox import gpu_device_nodes
+    from quizprep.grader.worker_session import WorkerSession
+
+    if device != "auto" or not gpu_device_nodes() or not probed_on_gpu(exercise_for(path, exercise)):
+        return None
+    # grade.limits_for("cuda", ...), which imports torch: a CUDA context reserves tens of GiB of addresses
+    session = WorkerSession(path, forbidden=None, limits=dataclasses.replace(limits, memory_bytes=0))
+    try:
+        session.launch()
+    except LearnerFailure:
+        return None
+    return session
+
+
+def _grade_command(args: argparse.Namespace, limits: Limits,
+                   early: tuple[WorkerSession | None, WorkerSession | None], record: Recorder | None) -> int:
     from rich.console import Console
 
     from quizprep.grader.device import DeviceUnavailable
@@ -180,7 +206,7 @@ def _grade_command(args: argparse.Namespace, limits: Limits, early: WorkerSessio
     options = GradeOptions(exercise=args.exercise, seed=seed, device=args.device, limits=limits,
                            perf=bool(args.perf), perf_full=args.perf == "full")
     try:
-        report = grade(args.path, options, prestarted=early)
+        report = grade(args.path, options, prestarted=early[0], prestarted_device=early[1])
     except UnknownExercise as error:
         hint = "" if args.exercise else (f"; that name came from the file {args.path.name}: say which exercise it "
                                          "solves with --exercise NAME (or a '# quizprep: exercise=NAME' line)")

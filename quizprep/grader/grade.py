@@ -109,13 +109,14 @@ def _checks_session(path: Path, spec: ExerciseSpec, device: str, limits: Limits)
 
 
 def grade(path: Path, options: GradeOptions, session: WorkerSession | None = None, *,
-          prestarted: WorkerSession | None = None) -> GradeReport:
+          prestarted: WorkerSession | None = None, prestarted_device: WorkerSession | None = None) -> GradeReport:
     """Run every check of the exercise on `path`. Raises UnknownExercise / FileNotFoundError early.
 
     With `session`, the file is loaded into that running worker, which is left running (for
     grading many files with one torch import); otherwise a fresh worker is started and stopped:
     `prestarted`, launched for `path` before the exercise was known (`quizprep grade FILE` does, to
-    import torch in both processes at once), where the checks run on the CPU."""
+    import torch in both processes at once), where the checks run on the CPU; `prestarted_device`,
+    launched then too, for the device check's CUDA probe (left to the caller to close)."""
     path = Path(path)
     started = time.monotonic()
     if not path.is_file():
@@ -141,8 +142,12 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
         if "cuda" in policy.probes and device == "cpu" and (not options.only or "device" in options.only):
             # The device check's CUDA worker imports torch and creates its context (seconds) while
             # the checks run on the CPU, instead of after them.
-            gpu_worker = _gpu_session(session, path, spec.forbidden)
-            gpu_worker.launch()
+            if prestarted_device is not None:
+                gpu_worker = prestarted_device
+                gpu_worker.configure(spec.forbidden)
+            else:
+                gpu_worker = _gpu_session(session, path, spec.forbidden)
+                gpu_worker.launch()
         ctx = CheckContext(session, seed=options.seed, device=device)
         load = _load_check(session, spec, path, owned)
         report.checks.append(load)

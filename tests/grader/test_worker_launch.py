@@ -64,6 +64,42 @@ def test_whether_checks_run_on_a_gpu_is_known_before_torch_as_its_spec_says(name
     assert checked_on_gpu(name) == checked_on_gpu(name.replace("_", "-")) == load_spec(name).gpu_kernels
 
 
+@pytest.mark.parametrize("name", __import__("quizprep.grader.exercises", fromlist=["available"]).available())
+def test_whether_the_device_check_probes_a_gpu_is_known_before_torch_as_its_spec_says(name):
+    from quizprep.grader.device import decide
+    from quizprep.grader.exercises import load_spec, probed_on_gpu
+
+    spec = load_spec(name)
+    policy = decide("auto", cuda=True, numpy_track=spec.numpy_track, gpu_kernels=spec.gpu_kernels)
+    assert probed_on_gpu(name) == probed_on_gpu(name.replace("_", "-")) == ("cuda" in policy.probes)
+
+
+def test_on_a_gpu_machine_the_device_checks_worker_starts_before_torch_too(tmp_path, monkeypatch):
+    """On an H200 the device check's CUDA worker was launched only once the grader had imported
+    torch, and the grade waited for it: it now starts with the checks' worker, and the grade uses it."""
+    from quizprep.cli.grade_command import prestart, prestart_device_check
+    from quizprep.grader import device as device_module
+    from quizprep.grader.grade import GradeOptions, grade
+    from quizprep.grader.learner_side import sandbox
+    from quizprep.grader.worker_session import Limits
+
+    monkeypatch.setattr(sandbox, "gpu_device_nodes", lambda dev="/dev": ["/dev/nvidia0", "/dev/nvidiactl"])
+    for exercise, device in (("softmax_numpy", "auto"), ("flash_triton", "auto"), ("softmax", "cpu")):
+        assert prestart_device_check(tmp_path / f"{exercise}.py", Limits(), device) is None, (exercise, device)
+    path = tmp_path / "softmax.py"
+    path.write_text((SOLUTIONS / "softmax.py").read_text())
+    early, early_device = prestart(path, Limits(), "auto"), prestart_device_check(path, Limits(), "auto")
+    assert early is not None and early_device is not None
+    assert early_device.forbidden is None and early_device.limits.memory_bytes == 0  # as limits_for("cuda")
+    monkeypatch.setattr(device_module, "cuda_available", lambda: True)
+    try:
+        grade(path, GradeOptions(only=("values", "device")), prestarted=early, prestarted_device=early_device)
+    finally:
+        early.close()
+        early_device.close()
+    assert early_device.forbidden == ("softmax",) and early_device.starts == 1
+
+
 @pytest.mark.parametrize("exercise, early", [("attention", True), ("softmax_numpy", True), ("flash_triton", False)])
 def test_on_a_gpu_machine_the_worker_starts_before_torch_unless_the_checks_need_the_gpu(
         tmp_path, monkeypatch, exercise, early):

@@ -24,10 +24,11 @@ EXERCISE_LINE = re.compile(r"^#\s*quizprep:\s*exercise\s*=\s*([\w-]+)", re.MULTI
 # The tracks whose checks take no gradient and run nothing on the meta device, so their worker
 # skips torch's warm-ups (ExerciseSpec.worker_warm_up). Named here, where torch is not imported:
 # `quizprep grade FILE` launches its worker before the grader imports torch and the spec.
-WITHOUT_WARM_UPS = frozenset({"attention_numpy", "flash_triton", "softmax_numpy"})
 # The tracks whose checks run on the GPU where there is one (ExerciseSpec.gpu_kernels), named here
 # for the same reason: every other exercise's checks run on the CPU under --device auto, GPU or not.
 CHECKED_ON_GPU = frozenset({"flash_triton"})
+NUMPY_TRACKS = frozenset({"attention_numpy", "softmax_numpy"})  # ExerciseSpec.numpy_track
+WITHOUT_WARM_UPS = NUMPY_TRACKS | CHECKED_ON_GPU
 
 
 class UnknownExercise(LookupError):
@@ -54,6 +55,14 @@ def warms_up(name: str) -> bool:
 def checked_on_gpu(name: str) -> bool:
     """Whether exercise `name`'s checks run on a GPU where there is one, known without importing torch."""
     return name.replace("-", "_") in CHECKED_ON_GPU
+
+
+def probed_on_gpu(name: str) -> bool:
+    """Whether exercise `name`'s device check runs its code on a GPU where there is one (under
+    --device auto: every track but NumPy's, and the kernel tracks, checked there already), known
+    without importing torch."""
+    key = name.replace("-", "_")
+    return key not in NUMPY_TRACKS and key not in CHECKED_ON_GPU
 
 
 def load_spec(name: str) -> ExerciseSpec:

@@ -26,6 +26,12 @@ ROUTES = {
     "inspect": "frames (inspect)",
     "importlib": "importlib",
     "torch.utils._python_dispatch": "dispatch modes (torch.utils._python_dispatch)",
+    # The audits are dispatch modes, which see only the thread that calls the learner's code (fourth
+    # red team: scores computed in a thread into memory touched at import passed flash's memory check).
+    "threading": "threads (the grader's audits watch only the calling thread)",
+    "_thread": "threads (the grader's audits watch only the calling thread)",
+    "concurrent": "threads (the grader's audits watch only the calling thread)",
+    "multiprocessing": "threads (the grader's audits watch only the calling thread)",
     # Names computed at run time hide every route above from this scan: sys.modules["c" + "types"]
     # reached ctypes and gc unflagged (third red team).
     "sys.modules": "modules looked up by name (sys.modules)",
@@ -36,14 +42,23 @@ ROUTES = {
     "compile": "code built at run time (exec, eval, compile, __import__)",
     "__import__": "code built at run time (exec, eval, compile, __import__)",
 }
+# Attributes that are routes wherever they are read: a module run again from its source gets fresh
+# copies of PyTorch's Python code that no guard has disarmed (fourth red team: quantizable MHA
+# through its module's own __loader__.exec_module, which names no import machinery).
+ATTRIBUTE_ROUTES = dict.fromkeys(("__loader__", "__spec__", "exec_module", "load_module", "get_code", "source_to_code"),
+                                 "modules run again from their source (__loader__, exec_module)")
 # Bare names that are routes themselves (builtins); any other bare name is a variable's.
 BARE_ROUTES = ("__builtins__", "exec", "eval", "compile", "__import__")
 PROC_FILES = ("/proc/self/maps", "/proc/self/mem", "/proc/self/map_files", "/proc/self/pagemap")
-# A kernel track's host code allocates and launches; attention's products belong in the kernels. A
-# file that computes them on the host and has a kernel carry the result, reading q, k and v besides
-# so that the grader's load count is met, passes while interpreted (third red team): named here.
-HOST_PRODUCTS = "matrix products in the host code (the kernels should compute them)"
-PRODUCT_CALLS = ("matmul", "bmm", "mm", "baddbmm", "addmm", "einsum", "tensordot", "dot", "inner")
+# A kernel track's host code allocates and launches; attention's arithmetic belongs in the kernels.
+# A file that computes it on the host and has a kernel carry the result, reading q, k and v besides
+# so that the grader's load count is met, passes while interpreted (third and fourth red teams, with
+# `@`, then with broadcast products and .sum()): named here. The correct files' host code calls
+# none of these (empty, stride, cdiv, sqrt, log for lse).
+HOST_ARITHMETIC = "attention arithmetic in the host code (the kernels should compute it)"
+ARITHMETIC_CALLS = ("matmul", "bmm", "mm", "baddbmm", "addmm", "einsum", "tensordot", "dot", "inner", "linear",
+                    "sum", "amax", "amin", "max", "mean", "logsumexp", "cumsum", "exp", "exp2", "softmax",
+                    "log_softmax")
 ENTRY_POINT = "flash_attention"
 
 
@@ -54,13 +69,15 @@ def reaches_around(source: str, kernel_track: bool = False) -> list[str]:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    found: set[str] = {HOST_PRODUCTS} if kernel_track and _host_products(tree) else set()
+    found: set[str] = {HOST_ARITHMETIC} if kernel_track and _host_arithmetic(tree) else set()
     for node in ast.walk(tree):
         for name in _names(node):
             found.update(reason for route, reason in ROUTES.items() if name == route or name.startswith(route + "."))
+            found.update(ATTRIBUTE_ROUTES[part] for part in name.split(".")[1:] if part in ATTRIBUTE_ROUTES)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.update(f"{path} (read)" for path in PROC_FILES if path in node.value)
-    order = [*dict.fromkeys(ROUTES.values()), *(f"{path} (read)" for path in PROC_FILES), HOST_PRODUCTS]
+    order = [*dict.fromkeys([*ROUTES.values(), *ATTRIBUTE_ROUTES.values()]), *(f"{path} (read)" for path in PROC_FILES),
+             HOST_ARITHMETIC]
     return [reason for reason in order if reason in found]
 
 
@@ -86,30 +103,48 @@ def _names(node: ast.AST) -> list[str]:
     return []
 
 
-def _host_products(tree: ast.Module) -> bool:
-    """Whether a function the entry point runs on the host (itself, or a module-level function it
-    calls by name, transitively; kernels excluded) multiplies matrices: `@` or a product call. A
-    test harness that the entry point never calls is not its host code."""
-    host = {node.name: node for node in tree.body
-            if isinstance(node, ast.FunctionDef) and not any(_is_kernel(d) for d in node.decorator_list)}
+def _host_arithmetic(tree: ast.Module) -> bool:
+    """Whether code the entry point can run on the host (itself, and what it names of the module's
+    functions, classes and values, transitively; kernels excluded) multiplies matrices or reduces
+    and exponentiates tensors: `@`, or a method or function of ARITHMETIC_CALLS (Python's own
+    sum and max, called by bare name, are arithmetic on numbers). A test harness that nothing the
+    entry point names reaches is not its host code."""
+    defined = _module_names(tree)
     seen: set[str] = set()
-    todo = [ENTRY_POINT] if ENTRY_POINT in host else []
+    todo = [ENTRY_POINT] if ENTRY_POINT in defined else []
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        for node in ast.walk(host[name]):
-            if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.MatMult):
+        for node in (inner for part in defined[name] for inner in ast.walk(part)):
+            if _is_arithmetic(node):
                 return True
-            if isinstance(node, ast.Call):
-                called = _names(node.func) or ([node.func.id] if isinstance(node.func, ast.Name) else [])
-                last = called[0].rsplit(".", 1)[-1] if called else ""
-                if last in PRODUCT_CALLS:
-                    return True
-                if last in host and "." not in called[0]:
-                    todo.append(last)
+            if isinstance(node, ast.Name) and node.id in defined:
+                todo.append(node.id)
     return False
+
+
+def _is_arithmetic(node: ast.AST) -> bool:
+    if isinstance(node, (ast.BinOp, ast.AugAssign)) and isinstance(node.op, ast.MatMult):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ARITHMETIC_CALLS
+
+
+def _module_names(tree: ast.Module) -> dict[str, list[ast.AST]]:
+    """The module's top-level names that host code can reach, with what defines each (kernels left out)."""
+    defined: dict[str, list[ast.AST]] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if not any(_is_kernel(d) for d in node.decorator_list):
+                defined.setdefault(node.name, []).append(node)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        defined.setdefault(name.id, []).append(node.value)
+    return defined
 
 
 def _is_kernel(decorator: ast.expr) -> bool:

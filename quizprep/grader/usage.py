@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import select
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from quizprep.grader.learner_side import protocol
 
@@ -29,6 +29,15 @@ def threads_of(pid: int) -> int:
     except (OSError, ValueError):
         pass
     return 0
+
+
+def main_thread_cpu(pid: int) -> int | None:
+    """Nanoseconds of CPU that process `pid`'s first thread (the one that runs the learner's calls) has used."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/schedstat", "rb") as schedstat:
+            return int(schedstat.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _status_bytes(pid: int, field: bytes) -> int | None:
@@ -58,6 +67,30 @@ def peak_growth(pid: int, baseline: int | None) -> int | None:
     """How far the resident size rose above `baseline` (from reset_peak) at its highest since."""
     peak = _status_bytes(pid, b"VmHWM:") if baseline is not None else None
     return None if peak is None or baseline is None else max(peak - baseline, 0)
+
+
+class CallWatch:
+    """What the grader reads from outside around one audited call of process `pid`: how far its
+    resident size rose, and what ran beside the thread that makes the call (threads besides
+    torch's running when it began; the CPU other threads used meanwhile, exited ones included,
+    where `cpu_used`, the jail's cgroup, counts it and torch computes with one thread)."""
+
+    def __init__(self, pid: int, threads: int, cpu_used: Callable[[], int | None]) -> None:
+        self.pid, self.threads, self.cpu_used = pid, threads, cpu_used
+        self.baseline = reset_peak(pid)
+        self.running = threads_of(pid)
+        self.outside = self._cpu_outside_the_call()
+
+    def finish(self) -> dict[str, Any]:
+        outside = self._cpu_outside_the_call()
+        counted = self.outside is not None and outside is not None and self.threads == 1
+        return {"resident_growth_bytes": peak_growth(self.pid, self.baseline),
+                "other_threads": {"running": max(self.running - self.threads, 0),
+                                  "cpu_ns": max(outside - self.outside, 0) if counted else None}}  # type: ignore[operator]
+
+    def _cpu_outside_the_call(self) -> int | None:
+        total, calling = self.cpu_used(), main_thread_cpu(self.pid)
+        return None if total is None or calling is None else total - calling
 
 
 def stored_bytes(folder: str) -> tuple[int, int]:

@@ -261,10 +261,11 @@ class WorkerSession:
             self.start()
         assert self.output is not None and self.process is not None
         mark = self.output.mark()
-        # The in-process memory audit can be replaced by the code it audits, and sees only torch:
-        # the process's peak resident size is read from outside too.
+        # The in-process memory audit can be replaced by the code it audits, sees only torch and
+        # only the calling thread: the process's peak and its other threads are read from outside too.
         worker = self.worker_pid  # jailed, the learner's process is below bubblewrap's two, whose memory is not its own
-        baseline = usage.reset_peak(worker) if payload.get("memory_audit") and worker is not None else None
+        watch = usage.CallWatch(worker, self.limits.threads, self.jail.cpu_used) \
+            if payload.get("memory_audit") and worker is not None else None
         try:
             protocol.write_message(self.request_w, payload)
         except (BrokenPipeError, OSError):
@@ -277,8 +278,8 @@ class WorkerSession:
             raise self._failure_from(response.get("error", {}), mark, response.get("forbidden", []))
         if response.get("forbidden"):
             raise self._failure_from({"kind": "forbidden", "message": "", "frames": []}, mark, response["forbidden"])
-        if payload.get("memory_audit") and worker is not None:
-            response["resident_growth_bytes"] = usage.peak_growth(worker, baseline)
+        if watch is not None:
+            response.update(watch.finish())
         return response
 
     def _until(self, seconds: float, during: str) -> tuple[float, str]:

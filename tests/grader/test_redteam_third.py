@@ -112,7 +112,7 @@ def test_a_copy_kernel_that_loads_its_inputs_for_show_is_flagged_in_class_mode(t
     pytest.importorskip("triton")
     attack("dummy_loads_flash_triton", tmp_path / "class", "mallory.py")
     (row,) = class_rows(tmp_path / "class", "flash_triton")
-    assert row["read_this"] == ["matrix products in the host code (the kernels should compute them)"], row
+    assert row["read_this"] == ["attention arithmetic in the host code (the kernels should compute it)"], row
 
 
 def test_flex_attention_is_refused(tmp_path):

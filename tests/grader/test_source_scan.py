@@ -14,9 +14,11 @@ from test_python_kernel_routes import MHA_FROM_GC
 from quizprep.cli.cohort_command import table, write_csv
 from quizprep.grader.cohort import row_from
 from quizprep.grader.grade import GradeReport
-from quizprep.grader.source_scan import HOST_PRODUCTS, reaches_around
+from quizprep.grader.source_scan import HOST_ARITHMETIC, reaches_around
 
 CORRECT = sorted(SOLUTIONS.glob("*.py")) + sorted((HERE / "variants").glob("*.py"))
+THREADS = "threads (the grader's audits watch only the calling thread)"
+AGAIN = "modules run again from their source (__loader__, exec_module)"
 
 
 @pytest.mark.parametrize("path", CORRECT, ids=[p.stem for p in CORRECT])
@@ -43,12 +45,17 @@ def test_correct_files_are_not_flagged(path: Path) -> None:
     ("import torch\nwith torch.utils._python_dispatch._disable_current_modes():\n    pass\n",
      ["dispatch modes (torch.utils._python_dispatch)"]),
     ("def f(:\n", []),
+    # fourth red team: the audits watch only the calling thread; a module run again from its source
+    ("import threading\nthreading.Thread(target=f).start()\n", [THREADS]),
+    ("from concurrent.futures import ThreadPoolExecutor\n", [THREADS]),
+    ("from torch.ao.nn.quantizable.modules import activation as a\na.__loader__.exec_module(m)\n", [AGAIN]),
+    ("import torch.nn.functional as F\nspec = F.__spec__\n", [AGAIN]),
 ])
 def test_routes_are_named_from_the_source(source: str, expected: list[str]) -> None:
     assert reaches_around(source) == expected
 
 
-HOST = HOST_PRODUCTS
+HOST = HOST_ARITHMETIC
 KERNEL = "import triton\n@triton.jit\ndef _k(Q, K):\n    s = tl.dot(q, k)\n"
 
 
@@ -62,14 +69,21 @@ KERNEL = "import triton\n@triton.jit\ndef _k(Q, K):\n    s = tl.dot(q, k)\n"
               "def reference(q, k):\n    return q @ k.mT\n"
               "if __name__ == '__main__':\n    print(torch.matmul(q, k))\n", False),
     (KERNEL + "def flash_attention(q, k, v, causal=False):\n    scale = q.shape[-1] ** -0.5\n"
-              "    lse = m + torch.log(l)\n", False),
+              "    lse = m + torch.log(l)\n    grid = (max(1, n // 64), sum(q.shape[:2]))\n", False),
+    # fourth red team: broadcast products and reductions, and arithmetic kept in a module-level lambda
+    (KERNEL + "def flash_attention(q, k, v, causal=False):\n"
+              "    s = (q[..., :, None, :] * k[..., None, :, :]).sum(-1)\n", True),
+    (KERNEL + "_scores = lambda q, k: torch.exp(q)\n"
+              "def flash_attention(q, k, v, causal=False):\n    return _scores(q, k)\n", True),
+    (KERNEL + "class _Host:\n    def run(self, q):\n        return q.softmax(-1)\n"
+              "def flash_attention(q, k, v, causal=False):\n    return _Host().run(q)\n", True),
 ])
-def test_a_kernel_tracks_host_products_are_flagged(source: str, flagged: bool) -> None:
+def test_a_kernel_tracks_host_arithmetic_is_flagged(source: str, flagged: bool) -> None:
     assert reaches_around(source, kernel_track=True) == ([HOST] if flagged else [])
     assert reaches_around(source, kernel_track=False) == []
 
 
-def test_the_kernel_tracks_correct_files_have_no_host_products() -> None:
+def test_the_kernel_tracks_correct_files_have_no_host_arithmetic() -> None:
     passing = [SOLUTIONS / "flash_triton.py", *sorted((HERE / "triton_variants").glob("*.py")),
                *(p for p in sorted(HERE.glob("triton_heldout*/*.py")) if p.stem.endswith("_pass"))]
     assert len(passing) >= 8

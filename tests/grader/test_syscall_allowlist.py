@@ -87,6 +87,27 @@ raise RuntimeError(f"accepted: {accepted}")
 '''
 
 
+PIPES = """# quizprep: exercise=softmax
+import fcntl, os
+
+
+def stable_softmax(x, dim=-1):
+    read, write = os.pipe()
+    try:
+        fcntl.fcntl(write, 1031, 1 << 20)  # F_SETPIPE_SZ: a 1 MiB buffer of kernel memory
+        resized = "resized"
+    except OSError as error:
+        resized = error.strerror
+    pipes = []
+    try:
+        while len(pipes) < 5000:
+            pipes.append(os.pipe())
+    except OSError as error:
+        stopped = error.strerror
+    raise RuntimeError(f"F_SETPIPE_SZ: {resized}; {len(pipes)} more pipes, then {stopped}")
+"""
+
+
 def _first_failure(path: Path, check: str) -> str:
     report = grade(path, GradeOptions(only=(check,)))
     assert not report.passed, "forged pass"
@@ -119,3 +140,14 @@ def test_a_range_becomes_masked_blocks_covering_it_exactly(start: int, end: int)
         assert sum(address & mask == value for value, mask in blocks) == 1
     for address in (start - 1, end):
         assert not any(address & mask == value for value, mask in blocks)
+
+
+def test_pipes_are_few_and_keep_their_size(tmp_path: Path) -> None:
+    """A pipe's buffer is kernel memory that neither RLIMIT_AS nor the resident size counts: the fourth
+    red team held 139 MiB in 9,997 pipes enlarged to 1 MiB each."""
+    path = tmp_path / "softmax.py"
+    path.write_text(PIPES)
+    message = _first_failure(path, "values")
+    assert "F_SETPIPE_SZ: Operation not permitted;" in message and "Too many open files" in message, message
+    pipes = int(message.split(" more pipes")[0].rsplit(" ", 1)[1])
+    assert pipes < 512, message

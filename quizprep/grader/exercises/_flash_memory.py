@@ -11,6 +11,9 @@ from quizprep.grader.spec import CheckFailure, Diagnosis
 
 
 Audit = tuple[dict[str, Any], Case]  # the worker's memory report of one call, and its case
+# An honest call runs in one thread (torch computes with one here): the jail's other tasks use
+# microseconds meanwhile, while n×m scores computed elsewhere take milliseconds.
+OTHER_THREADS_CPU_NS = 1_000_000
 
 
 def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit] | None = None) -> str:
@@ -23,6 +26,11 @@ def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit]
     if memory.get("mode_removed") or any(audit[0].get("mode_removed") for audit in growth or ()):
         raise CheckFailure("the call removed the grader's memory audit, so its memory cannot be checked",
                            tried=case.label, hint="Leave torch's dispatch modes alone.")
+    beside = _beside_the_call([memory, *(audit for audit, _ in growth or ())])
+    if beside:
+        raise CheckFailure(f"{beside}, where the grader's memory audit cannot see (it watches only the thread "
+                           "that calls you), so its memory cannot be checked", tried=case.label,
+                           hint="Compute in the thread that calls you: start no threads.")
     held = [a for a in memory["largest"] if n in a["shape"] and m in _without(a["shape"], n)]
     if held:
         shape = "×".join(map(str, held[0]["shape"]))
@@ -46,6 +54,18 @@ def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit]
         "flash-materialised-scores", "the n×m score matrix is materialised: correct, but not FlashAttention",
         "Compute scores one key block at a time (q @ k_block.T), fold each into the running max, sum and output, "
         "and let it go before the next block.", why))
+
+
+def _beside_the_call(memories: list[dict[str, Any]]) -> str:
+    """What ran beside the calling thread during an audited call, as the grader measured it."""
+    for threads in (memory.get("other_threads") or {} for memory in memories):
+        if threads.get("running"):
+            count = threads["running"]
+            return f"{count} other thread{'s' if count > 1 else ''} of your file {'were' if count > 1 else 'was'} " \
+                   "running when the call began"
+        if (threads.get("cpu_ns") or 0) > OTHER_THREADS_CPU_NS:
+            return f"other threads of your file used {threads['cpu_ns'] / 1e6:.1f} ms of CPU during the call"
+    return ""
 
 
 def _kept_per_block(large: Audit, small: Audit) -> str:

@@ -296,9 +296,12 @@ def check_memory(ctx: CheckContext) -> str:
     # flash's judge reads the lead dimensions as b0, b1: one per (batch, head) pair here
     audited = Case(case.label, {"b0": AUDIT_SIZES["batch"] * AUDIT_SIZES["heads"], **AUDIT_SIZES}, case.variant,
                    case.data, case.expected, case.tolerance)
+    threads = response.get("other_threads") if ctx.device == "cpu" else None  # CUDA starts threads of its own
     try:
-        return judge_memory(response["memory"], audited)
+        return judge_memory({**response["memory"], "other_threads": threads}, audited)
     except CheckFailure as failure:
+        if failure.named is None:  # the audit could not be made: no mistake to name
+            raise
         few_blocks = build(_sizes(n=7, m=11, block=4), {"causal": True}, ctx.seed + 81)
         where = unread_line(ctx, PROBLEM, few_blocks, "backward-materialised-scores")
         raise CheckFailure(failure.message, tried=failure.tried, where=where, named=Diagnosis(

@@ -203,8 +203,9 @@ def _audited(ctx: CheckContext, case: Case) -> tuple[dict[str, Any], Case]:
     if "memory" not in response:
         raise CheckFailure("the call's reply came back without the grader's memory audit", tried=case.label,
                            hint="Leave torch's dispatch modes and the grader's process alone.")
-    growth = response.get("resident_growth_bytes") if ctx.device == "cpu" else None
-    return {**response["memory"], "resident_growth_bytes": growth}, case
+    outside = {key: response.get(key) if ctx.device == "cpu" else None  # CUDA starts threads and pages of its own
+               for key in ("resident_growth_bytes", "other_threads")}
+    return {**response["memory"], **outside}, case
 
 
 # The real-world use each check stands for.

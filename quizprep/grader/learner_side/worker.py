@@ -73,6 +73,7 @@ class Worker:
         self._limit_memory()
         if self.config.get("max_tasks"):  # jailed without a cgroup: counted in its own user namespace
             resource.setrlimit(resource.RLIMIT_NPROC, (int(self.config["max_tasks"]),) * 2)
+        self.sandbox.limit_open_files()
         protections.update(self._install_guards())
         self._wrap_os_exit()
         sys.meta_path.insert(0, QuizprepBlocker(self))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -81,11 +82,15 @@ def submission_folders(root: Path, file_names: list[str]) -> list[Path]:
     character but ASCII letters, digits, '_', '-' and '.' replaced by '_', no leading dot (so never
     '.' or '..'), never an existing symbolic link. Names unique, and unique whatever their case (on
     macOS's and Windows' disks Alice/ and alice/ are one folder): a file whose name needed no change
-    keeps it, so "alice smith.py" (alice_smith-2) never takes alice_smith.py's folder."""
+    keeps it, so "alice smith.py" (alice_smith-2) never takes alice_smith.py's folder; unless another
+    such name differs from it only in case (A_B.py, a_b.py): then neither has it, so that a script
+    reading OUT/a_b/ on such a disk finds no folder rather than the other file's results."""
     names = [re.sub(r"[^A-Za-z0-9_.-]", "_", file.removesuffix(".py")).lstrip(".") or "submission"
              for file in file_names]
-    exact = {i for i, (name, file) in enumerate(zip(names, file_names)) if name == file.removesuffix(".py")}
-    reserved = {names[i].casefold() for i in exact}
+    unchanged = {i for i, (name, file) in enumerate(zip(names, file_names)) if name == file.removesuffix(".py")}
+    reserved = {names[i].casefold() for i in unchanged}
+    cases = Counter(name.casefold() for name in {names[i] for i in unchanged})  # spellings, not files
+    exact = {i for i in unchanged if cases[names[i].casefold()] == 1}
     taken: set[str] = set()
 
     def free(name: str) -> bool:

@@ -47,6 +47,10 @@ ROUTES = {
 # through its module's own __loader__.exec_module, which names no import machinery).
 ATTRIBUTE_ROUTES = dict.fromkeys(("__loader__", "__spec__", "exec_module", "load_module", "get_code", "source_to_code"),
                                  "modules run again from their source (__loader__, exec_module)")
+# The memory audit is a dispatch mode: torch reaches the mode stack from more modules than
+# _python_dispatch (fifth red team: torch._higher_order_ops.cond._get_current_dispatch_mode, then
+# the audit's counters restored around autograd).
+DISPATCH_WORDS = ("dispatch_mode", "dispatch_stack", "_higher_order_ops")
 # Bare names that are routes themselves (builtins); any other bare name is a variable's.
 BARE_ROUTES = ("__builtins__", "exec", "eval", "compile", "__import__")
 PROC_FILES = ("/proc/self/maps", "/proc/self/mem", "/proc/self/map_files", "/proc/self/pagemap")
@@ -74,6 +78,8 @@ def reaches_around(source: str, kernel_track: bool = False) -> list[str]:
         for name in _names(node):
             found.update(reason for route, reason in ROUTES.items() if name == route or name.startswith(route + "."))
             found.update(ATTRIBUTE_ROUTES[part] for part in name.split(".")[1:] if part in ATTRIBUTE_ROUTES)
+            if any(word in name for word in DISPATCH_WORDS):
+                found.add(ROUTES["torch.utils._python_dispatch"])
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.update(f"{path} (read)" for path in PROC_FILES if path in node.value)
     order = [*dict.fromkeys([*ROUTES.values(), *ATTRIBUTE_ROUTES.values()]), *(f"{path} (read)" for path in PROC_FILES),

@@ -113,7 +113,15 @@ def test_result_folders_differ_in_more_than_case(tmp_path):
     """Third red team: Alice.py and alice.py had Alice/ and alice/, one folder on a case-insensitive
     disk (macOS, Windows), where the second results.json replaced the first."""
     folders = exercism.submission_folders(tmp_path, ["Alice.py", "alice.py", "ALICE.py", "alice-2.py"])
-    assert [f.name for f in folders] == ["Alice", "alice-3", "ALICE-4", "alice-2"]
+    assert [f.name for f in folders] == ["Alice-3", "alice-4", "ALICE-5", "alice-2"]
+
+
+def test_no_file_takes_a_folder_that_another_names_in_other_case(tmp_path):
+    """Fifth red team: A_B.py took A_B/ and pushed the honest a_b.py to a_b-4/: a script reading
+    OUT/a_b/results.json found nothing, or on a case-insensitive disk A_B.py's failing results."""
+    folders = exercism.submission_folders(tmp_path, ["A_B.py", "a b.py", "a+b.py", "a_b.py"])
+    assert not {f.name.casefold() for f in folders} & {"a_b"}
+    assert len({f.name.casefold() for f in folders}) == 4
 
 
 def test_a_results_file_that_is_a_link_is_not_followed(tmp_path):

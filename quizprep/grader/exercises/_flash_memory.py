@@ -16,10 +16,13 @@ Audit = tuple[dict[str, Any], Case]  # the worker's memory report of one call, a
 OTHER_THREADS_CPU_NS = 1_000_000
 
 
-def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit] | None = None) -> str:
+def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit] | None = None,
+                 resident_scores: int = 1) -> str:
     """The verdict on `case`'s audit; `growth` holds two audits of one case at a large and a small block.
     `memory["resident_growth_bytes"]`, where the grader could read it, is how far the process grew
-    during the call, whatever allocated it: NumPy's arrays and a replaced audit show only there."""
+    during the call, whatever allocated it: NumPy's arrays and a replaced audit show only there; it
+    fails the call from `resident_scores` times the scores' bytes (a backward's correct files grow
+    more than a forward's, with the blocks they allocate)."""
     n, m = case.sizes["n"], case.sizes["m"]
     full = _rows(case) * m * case.data["q"].element_size()
     why = lesson("flash-tiling-memory")
@@ -44,9 +47,10 @@ def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit]
     elif memory["peak_live_bytes"] >= full:
         reason = (f"{memory['peak_live_bytes']:,} bytes were alive at once, at least the {full:,} bytes of the "
                   f"full n×m score matrix")
-    elif (resident := memory.get("resident_growth_bytes")) is not None and resident >= full:
+    elif (resident := memory.get("resident_growth_bytes")) is not None and resident >= full * resident_scores:
+        times = "" if resident_scores == 1 else f"{resident_scores} times "
         reason = (f"made the process's memory grow by {resident:,} bytes (measured by the grader, whatever "
-                  f"allocated it), at least the {full:,} bytes of the full n×m score matrix")
+                  f"allocated it), at least {times}the {full:,} bytes of the full n×m score matrix")
     else:
         grown = "" if resident is None else f"; the process grew by {resident:,} bytes"
         return f"peak {memory['peak_live_bytes']:,} bytes alive at once, vs {full:,} for the full scores{grown}"

@@ -245,8 +245,9 @@ ACCESS_NET_BIND_TCP, ACCESS_NET_CONNECT_TCP = 1 << 0, 1 << 1
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1 << 0, 1 << 1
 # What the interpreter, PyTorch and a GPU driver read after start-up: shared libraries, locale
 # and time zone data, the CPU and PCI topology, randomness, the process's own /proc entry.
+# /sys whole only where a GPU's driver reads its PCI topology; elsewhere the CPUs', as the jail binds.
 SYSTEM_READS = ("/usr/lib", "/usr/lib64", "/usr/lib32", "/lib", "/lib64", "/usr/share/locale",
-                "/usr/share/zoneinfo", "/etc/ld.so.cache", "/etc/localtime", "/sys", "/proc/self",
+                "/usr/share/zoneinfo", "/etc/ld.so.cache", "/etc/localtime", "/sys/devices/system/cpu", "/proc/self",
                 "/proc/cpuinfo", "/proc/meminfo", "/proc/driver/nvidia", "/dev/urandom", "/dev/random", "/dev/zero")
 # The character devices a GPU runtime opens for reading and writing (CUDA, NVML; ROCm).
 GPU_DEVICE_PATTERNS = ("nvidia*", "nvidia-caps/*", "kfd", "dri/renderD*")
@@ -337,8 +338,9 @@ def learner_access(private_dir: str, hidden: Iterable[str], dev: str = "/dev") -
               if (path := sysconfig.get_path(name))]
     roots += [path for path in sys.path if os.path.basename(path.rstrip(os.sep)) in ("site-packages", "dist-packages")]
     roots += [os.path.dirname(os.path.dirname(module.__file__)) for module in _loaded_packages()]
-    return AccessRules(private_dir, tuple(readable_roots([*roots, *SYSTEM_READS], [*hidden, *_other_site_packages()])),
-                       tuple(gpu_device_nodes(dev)))
+    gpu = tuple(gpu_device_nodes(dev))
+    roots += [*SYSTEM_READS, *(["/sys"] if gpu else [])]
+    return AccessRules(private_dir, tuple(readable_roots(roots, [*hidden, *_other_site_packages()])), gpu)
 
 
 def _other_site_packages() -> list[str]:

@@ -1,0 +1,39 @@
+"""The fifth red team (2026-11-30, the exercises the others left; docs/security.md): each attack in
+redteam_fifth/, run through the `quizprep grade` command line as an instructor would."""
+from __future__ import annotations
+
+import pytest
+from test_redteam_third import ATTACKS as THIRD, check, class_rows, grade_json
+
+pytestmark = pytest.mark.slow
+
+ATTACKS = THIRD.parent / "redteam_fifth"
+
+
+def attack(name, folder, as_name):
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / as_name
+    target.write_bytes((ATTACKS / f"{name}.py.txt").read_bytes())
+    return target
+
+
+def test_autograd_behind_a_rolled_back_audit_fails_the_backward_memory_check(tmp_path):
+    """The audit's counters restored around torch.autograd.grad: the grader's own reading of the
+    process's growth (29 times the scores' bytes) fails it."""
+    report = grade_json(attack("backward_autograd_audit_cond", tmp_path, "attention_backward.py"),
+                        "attention_backward")
+    memory = check(report, "memory")
+    assert memory["status"] == "fail" and "measured by the grader" in memory["message"], memory
+    assert memory["diagnosis_id"] == "backward-materialised-scores", memory
+
+
+def test_reaching_the_dispatch_mode_through_higher_order_ops_is_flagged_in_class_mode(tmp_path):
+    attack("backward_autograd_audit_cond", tmp_path / "class", "mallory.py")
+    (row,) = class_rows(tmp_path / "class", "attention_backward")
+    assert row["read_this"] == ["dispatch modes (torch.utils._python_dispatch)"], row
+
+
+@pytest.mark.xfail(strict=True, reason="online_softmax's values are checked, not that it reads x chunk by chunk")
+def test_a_softmax_from_logsumexp_that_ignores_the_chunks_fails(tmp_path):
+    report = grade_json(attack("online_lse", tmp_path, "online_softmax.py"), "online_softmax")
+    assert not report["passed"]

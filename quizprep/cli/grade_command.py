@@ -144,7 +144,6 @@ def prestart(path: Path, limits: Limits, device: str, exercise: str | None = Non
     there, in a worker with the GPU's limits)."""
     from quizprep.grader.exercises import checked_on_gpu, exercise_for, warms_up
     from quizprep.grader.learner_side.sandbox import gpu_device_nodes
-    from quizprep.grader.failures import LearnerFailure
     from quizprep.grader.worker_session import WorkerSession
 
     if device not in ("auto", "cpu") or not path.is_file():
@@ -153,12 +152,7 @@ def prestart(path: Path, limits: Limits, device: str, exercise: str | None = Non
     if device == "auto" and checked_on_gpu(name) and gpu_device_nodes():
         return None
     os.environ["TRITON_INTERPRET"] = "1"  # grade.select_triton_mode("cpu"), which imports torch with grade
-    session = WorkerSession(path, forbidden=None, limits=limits, warm_up=warms_up(name))
-    try:
-        session.launch()
-    except LearnerFailure:
-        return None  # the file could not be copied: grade says so
-    return session
+    return _launched(WorkerSession(path, forbidden=None, limits=limits, warm_up=warms_up(name)))
 
 
 def prestart_device_check(path: Path, limits: Limits, device: str,
@@ -167,17 +161,19 @@ def prestart_device_check(path: Path, limits: Limits, device: str,
     launched beside the early checks worker: its torch import and CUDA context (seconds on an
     H200) then overlap the grader's own import instead of following it. `grade(...,
     prestarted_device=)` gives it its guards, or closes it where the check does not run."""
-    import dataclasses
-
     from quizprep.grader.exercises import exercise_for, probed_on_gpu
-    from quizprep.grader.failures import LearnerFailure
     from quizprep.grader.learner_side.sandbox import gpu_device_nodes
     from quizprep.grader.worker_session import WorkerSession
 
     if device != "auto" or not gpu_device_nodes() or not probed_on_gpu(exercise_for(path, exercise)):
         return None
-    # grade.limits_for("cuda", ...), which imports torch: a CUDA context reserves tens of GiB of addresses
-    session = WorkerSession(path, forbidden=None, limits=dataclasses.replace(limits, memory_bytes=0))
+    return _launched(WorkerSession(path, forbidden=None, limits=limits.on("cuda")))
+
+
+def _launched(session: WorkerSession) -> WorkerSession | None:
+    """`session` launched, or None where the file could not be copied (grade then says why)."""
+    from quizprep.grader.failures import LearnerFailure
+
     try:
         session.launch()
     except LearnerFailure:

@@ -73,10 +73,10 @@ def _scan(path: Path, exercise: str) -> list[str]:
     from quizprep.grader.exercises import UnknownExercise, load_spec
 
     try:
-        kernel_track = load_spec(exercise).gpu_kernels
+        spec = load_spec(exercise)
     except UnknownExercise:
-        kernel_track = False
-    return reaches_around(source_text(path, SCAN_BYTES), kernel_track)
+        return reaches_around(source_text(path, SCAN_BYTES))
+    return reaches_around(source_text(path, SCAN_BYTES), spec.entry_points if spec.gpu_kernels else ())
 
 
 class TrackedSession(WorkerSession):
@@ -118,13 +118,13 @@ class Cohort:
 
     def run(self) -> list[CohortRow]:
         from quizprep.grader.exercises import load_spec
-        from quizprep.grader.grade import device_policy, limits_for, select_triton_mode
+        from quizprep.grader.grade import device_policy, select_triton_mode
 
         assert self.options.exercise is not None
         spec = load_spec(self.options.exercise)
         self.forbidden = spec.forbidden  # every worker guards these
         checks = device_policy(self.options.device, spec).checks
-        self.limits = limits_for(checks, self.options.limits)
+        self.limits = self.options.limits.on(checks)
         # before any fork server imports torch (and with it, maybe Triton)
         select_triton_mode(checks)
         for index in range(len(self.files)):

@@ -1,7 +1,6 @@
 """Grading a file: pick the exercise, start the learner's process, run every check, build the report."""
 from __future__ import annotations
 
-import dataclasses
 import os
 import platform
 import signal
@@ -87,13 +86,6 @@ def select_triton_mode(checks_device: str) -> None:
         os.environ.pop("TRITON_INTERPRET", None)
 
 
-def limits_for(device: str, limits: Limits) -> Limits:
-    """The worker's limits where its checks run on `device`: a CUDA context reserves tens of GiB
-    of address space, so RLIMIT_AS would break it; on GPU the per-check time limit and CUDA's own
-    out-of-memory errors bound the damage."""
-    return dataclasses.replace(limits, memory_bytes=0) if device.startswith("cuda") else limits
-
-
 def session_for(path: Path, options: GradeOptions) -> WorkerSession:
     """A worker for grading `path` (and, reused, more files of its exercise) under `options`: the
     Triton mode and the limits its checks' device needs, chosen before the worker starts."""
@@ -104,7 +96,7 @@ def session_for(path: Path, options: GradeOptions) -> WorkerSession:
 
 
 def _checks_session(path: Path, spec: ExerciseSpec, device: str, limits: Limits) -> WorkerSession:
-    return WorkerSession(Path(path), forbidden=spec.forbidden, limits=limits_for(device, limits),
+    return WorkerSession(Path(path), forbidden=spec.forbidden, limits=limits.on(device),
                          warm_up=spec.worker_warm_up)
 
 
@@ -249,7 +241,7 @@ def _gpu_session(checks: WorkerSession, path: Path, forbidden: tuple[str, ...]) 
     reused checks worker may still hold the previous file): a CUDA context reserves tens of GiB of
     address space, so it runs without RLIMIT_AS (CUDA's own out-of-memory errors and the
     per-process GPU memory share bound it)."""
-    session = WorkerSession(path, forbidden=forbidden, limits=limits_for("cuda", checks.limits),
+    session = WorkerSession(path, forbidden=forbidden, limits=checks.limits.on("cuda"),
                             fork_server=checks.fork_server)
     session.deadline = checks.deadline
     return session

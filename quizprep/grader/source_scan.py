@@ -63,17 +63,17 @@ HOST_ARITHMETIC = "attention arithmetic in the host code (the kernels should com
 ARITHMETIC_CALLS = ("matmul", "bmm", "mm", "baddbmm", "addmm", "einsum", "tensordot", "dot", "inner", "linear",
                     "sum", "amax", "amin", "max", "mean", "logsumexp", "cumsum", "exp", "exp2", "softmax",
                     "log_softmax")
-ENTRY_POINT = "flash_attention"
 
 
-def reaches_around(source: str, kernel_track: bool = False) -> list[str]:
+def reaches_around(source: str, host_entry_points: tuple[str, ...] = ()) -> list[str]:
     """The routes `source` names, in a fixed order; a file that does not parse names none (its
-    verdict says why it failed). On a kernel track, also products computed on the host."""
+    verdict says why it failed). On a kernel track, whose `host_entry_points` launch its kernels,
+    also attention arithmetic in what they run on the host."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
-    found: set[str] = {HOST_ARITHMETIC} if kernel_track and _host_arithmetic(tree) else set()
+    found: set[str] = {HOST_ARITHMETIC} if _host_arithmetic(tree, host_entry_points) else set()
     for node in ast.walk(tree):
         for name in _names(node):
             found.update(reason for route, reason in ROUTES.items() if name == route or name.startswith(route + "."))
@@ -109,15 +109,15 @@ def _names(node: ast.AST) -> list[str]:
     return []
 
 
-def _host_arithmetic(tree: ast.Module) -> bool:
-    """Whether code the entry point can run on the host (itself, and what it names of the module's
+def _host_arithmetic(tree: ast.Module, entry_points: tuple[str, ...]) -> bool:
+    """Whether code the entry points can run on the host (themselves, and what they name of the module's
     functions, classes and values, transitively; kernels excluded) multiplies matrices or reduces
     and exponentiates tensors: `@`, or a method or function of ARITHMETIC_CALLS (Python's own
     sum and max, called by bare name, are arithmetic on numbers). A test harness that nothing the
-    entry point names reaches is not its host code."""
-    defined = _module_names(tree)
+    entry points name reaches is not their host code."""
+    defined = _module_names(tree) if entry_points else {}
     seen: set[str] = set()
-    todo = [ENTRY_POINT] if ENTRY_POINT in defined else []
+    todo = [name for name in entry_points if name in defined]
     while todo:
         name = todo.pop()
         if name in seen:

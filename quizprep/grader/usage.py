@@ -82,11 +82,10 @@ class CallWatch:
         self.outside = self._cpu_outside_the_call()
 
     def finish(self) -> dict[str, Any]:
-        outside = self._cpu_outside_the_call()
-        counted = self.outside is not None and outside is not None and self.threads == 1
+        before, after = self.outside, self._cpu_outside_the_call()
+        used = None if before is None or after is None or self.threads != 1 else max(after - before, 0)
         return {"resident_growth_bytes": peak_growth(self.pid, self.baseline),
-                "other_threads": {"running": max(self.running - self.threads, 0),
-                                  "cpu_ns": max(outside - self.outside, 0) if counted else None}}  # type: ignore[operator]
+                "other_threads": {"running": max(self.running - self.threads, 0), "cpu_ns": used}}
 
     def _cpu_outside_the_call(self) -> int | None:
         total, calling = self.cpu_used(), main_thread_cpu(self.pid)

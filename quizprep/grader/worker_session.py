@@ -8,6 +8,7 @@ the learner's own traceback lines and the tail of what their code printed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import shutil
@@ -53,6 +54,12 @@ class Limits:
     file_bytes: int = 64 << 20  # the largest file it may write (in its private directory only)
     private_bytes: int = 256 << 20  # all it may store in its private directory together
     max_threads: int = 64  # threads beyond the `threads` torch computes with
+
+    def on(self, device: str) -> Limits:
+        """These limits for a worker whose checks run on `device`: a CUDA context reserves tens of
+        GiB of address space, so RLIMIT_AS would break it; on GPU the per-check time limit and
+        CUDA's own out-of-memory errors bound the damage."""
+        return dataclasses.replace(self, memory_bytes=0) if device.startswith("cuda") else self
 
 
 class WorkerSession:

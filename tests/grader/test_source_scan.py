@@ -56,6 +56,7 @@ def test_routes_are_named_from_the_source(source: str, expected: list[str]) -> N
 
 
 HOST = HOST_ARITHMETIC
+HOST_ENTRY = ("flash_attention",)  # the Triton track's
 KERNEL = "import triton\n@triton.jit\ndef _k(Q, K):\n    s = tl.dot(q, k)\n"
 
 
@@ -79,15 +80,15 @@ KERNEL = "import triton\n@triton.jit\ndef _k(Q, K):\n    s = tl.dot(q, k)\n"
               "def flash_attention(q, k, v, causal=False):\n    return _Host().run(q)\n", True),
 ])
 def test_a_kernel_tracks_host_arithmetic_is_flagged(source: str, flagged: bool) -> None:
-    assert reaches_around(source, kernel_track=True) == ([HOST] if flagged else [])
-    assert reaches_around(source, kernel_track=False) == []
+    assert reaches_around(source, HOST_ENTRY) == ([HOST] if flagged else [])
+    assert reaches_around(source) == []
 
 
 def test_the_kernel_tracks_correct_files_have_no_host_arithmetic() -> None:
     passing = [SOLUTIONS / "flash_triton.py", *sorted((HERE / "triton_variants").glob("*.py")),
                *(p for p in sorted(HERE.glob("triton_heldout*/*.py")) if p.stem.endswith("_pass"))]
     assert len(passing) >= 8
-    assert {p.name: reaches_around(p.read_text(), kernel_track=True) for p in passing} == \
+    assert {p.name: reaches_around(p.read_text(), HOST_ENTRY) for p in passing} == \
         {p.name: [] for p in passing}
 
 

@@ -90,7 +90,7 @@ def test_on_a_gpu_machine_the_device_checks_worker_starts_before_torch_too(tmp_p
     path.write_text((SOLUTIONS / "softmax.py").read_text())
     early, early_device = prestart(path, Limits(), "auto"), prestart_device_check(path, Limits(), "auto")
     assert early is not None and early_device is not None
-    assert early_device.forbidden is None and early_device.limits.memory_bytes == 0  # as limits_for("cuda")
+    assert early_device.forbidden is None and early_device.limits.memory_bytes == 0  # Limits.on("cuda")
     monkeypatch.setattr(device_module, "cuda_available", lambda: True)
     try:
         grade(path, GradeOptions(only=("values", "device")), prestarted=early, prestarted_device=early_device)

@@ -60,6 +60,13 @@ def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit]
         "and let it go before the next block.", why))
 
 
+def measured_outside(response: dict[str, Any], device: str) -> dict[str, Any]:
+    """What the grader read from outside around an audited call (worker_session's CallWatch): what
+    the audit, which lives in the learner's process, could be made to miss. On a CPU only: CUDA has
+    threads and pages of its own."""
+    return {key: response.get(key) if device == "cpu" else None for key in ("resident_growth_bytes", "other_threads")}
+
+
 def _beside_the_call(memories: list[dict[str, Any]]) -> str:
     """What ran beside the calling thread during an audited call, as the grader measured it."""
     for threads in (memory.get("other_threads") or {} for memory in memories):

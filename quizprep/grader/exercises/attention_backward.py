@@ -19,7 +19,7 @@ from torch import Tensor
 from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
-from quizprep.grader.exercises._flash_memory import judge_memory
+from quizprep.grader.exercises._flash_memory import judge_memory, measured_outside
 from quizprep.grader.lessons import lesson
 from quizprep.grader.op_lines import unread_line
 from quizprep.grader.perf import perf_phase
@@ -32,6 +32,7 @@ from quizprep.grader.value_lines import ValueTell
 F32, F64 = torch.float32, torch.float64
 ENTRY = "attention_backward"
 GRADS = ("dq", "dk", "dv")
+INPUTS = ("q", "k", "v", "o", "lse", "d_o")  # the entry point's tensors, in its order
 
 
 def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
@@ -72,7 +73,7 @@ def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
 def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> dict[str, Tensor]:
     data = case.data
     block = case.sizes.get("block") or None
-    reply = ctx.call(ENTRY, *(data[name] for name in ("q", "k", "v", "o", "lse", "d_o")), data["causal"],
+    reply = ctx.call(ENTRY, *(data[name] for name in INPUTS), data["causal"],
                      data["scale"], block, options=options)
     return first_output_checks(reply.value, GRADS, ENTRY)
 
@@ -286,19 +287,21 @@ WARM_UP_SIZES = {**AUDIT_SIZES, "n": 16, "m": 131}
 RESIDENT_SCORES = 6
 
 
+def _tiled_call(ctx: CheckContext, case: Case, **options: Any) -> dict[str, Any]:
+    """The entry point called on `case`'s inputs, causal, with its block size."""
+    data = case.data
+    return ctx.session.request({"op": "call", "target": ENTRY, "args": [data[name] for name in INPUTS],
+                                "kwargs": {"causal": True, "block_size": case.sizes["block"]}, "device": ctx.device,
+                                **options})
+
+
 def check_memory(ctx: CheckContext) -> str:
     """A tiled call that holds all n × m scores (or as many bytes at once) fails here, with that reason."""
     # A first call pages in code and starts pools (megabytes that are not the call's own), as in
     # flash's check: a smaller one first, whose memory the audited call cannot reuse.
-    warm = build(WARM_UP_SIZES, {"causal": True}, ctx.seed + 79).data
-    ctx.session.request({"op": "call", "target": ENTRY, "args": [warm[name] for name in ("q", "k", "v", "o", "lse", "d_o")],
-                         "kwargs": {"causal": True, "block_size": WARM_UP_SIZES["block"]}, "device": ctx.device})
+    _tiled_call(ctx, build(WARM_UP_SIZES, {"causal": True}, ctx.seed + 79))
     case = build(AUDIT_SIZES, {"causal": True}, ctx.seed + 80)
-    data = case.data
-    response = ctx.session.request({"op": "call", "target": ENTRY,
-                                    "args": [data[name] for name in ("q", "k", "v", "o", "lse", "d_o")],
-                                    "kwargs": {"causal": True, "block_size": AUDIT_SIZES["block"]},
-                                    "memory_audit": True, "device": ctx.device})
+    response = _tiled_call(ctx, case, memory_audit=True)
     actual = first_output_checks(response["value"], GRADS, ENTRY)
     found = mismatches(case, actual)
     if found:
@@ -306,12 +309,9 @@ def check_memory(ctx: CheckContext) -> str:
     # flash's judge reads the lead dimensions as b0, b1: one per (batch, head) pair here
     audited = Case(case.label, {"b0": AUDIT_SIZES["batch"] * AUDIT_SIZES["heads"], **AUDIT_SIZES}, case.variant,
                    case.data, case.expected, case.tolerance)
-    # measured from outside, on a CPU only (CUDA has threads and pages of its own): what the audit,
-    # which lives in the learner's process, could be made to miss
-    outside = {key: response.get(key) if ctx.device == "cpu" else None
-               for key in ("resident_growth_bytes", "other_threads")}
     try:
-        return judge_memory({**response["memory"], **outside}, audited, resident_scores=RESIDENT_SCORES)
+        return judge_memory({**response["memory"], **measured_outside(response, ctx.device)}, audited,
+                            resident_scores=RESIDENT_SCORES)
     except CheckFailure as failure:
         if failure.named is None:  # the audit could not be made: no mistake to name
             raise

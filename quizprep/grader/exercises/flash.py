@@ -17,7 +17,7 @@ from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises._attention_problem import LOGIT_VARIANCE, draw_case
-from quizprep.grader.exercises._flash_memory import judge_memory
+from quizprep.grader.exercises._flash_memory import judge_memory, measured_outside
 from quizprep.grader.exercises._flash_mistakes import HYPOTHESES
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.op_lines import unread_line
@@ -203,9 +203,7 @@ def _audited(ctx: CheckContext, case: Case) -> tuple[dict[str, Any], Case]:
     if "memory" not in response:
         raise CheckFailure("the call's reply came back without the grader's memory audit", tried=case.label,
                            hint="Leave torch's dispatch modes and the grader's process alone.")
-    outside = {key: response.get(key) if ctx.device == "cpu" else None  # CUDA starts threads and pages of its own
-               for key in ("resident_growth_bytes", "other_threads")}
-    return {**response["memory"], **outside}, case
+    return {**response["memory"], **measured_outside(response, ctx.device)}, case
 
 
 # The real-world use each check stands for.

@@ -86,9 +86,7 @@ def run_perf(
     plan = plan or default_plan(exercise, device, full)
     plan = dataclasses.replace(plan, seed=secrets.randbits(63) if seed is None else seed)
     base = limits or Limits()
-    # As in grade(): a CUDA context reserves tens of GiB of address space, which RLIMIT_AS would break.
-    limits = dataclasses.replace(base, total_seconds=timeout, threads=plan.threads,
-                                 memory_bytes=0 if device == "cuda" else base.memory_bytes)
+    limits = dataclasses.replace(base.on(device), total_seconds=timeout, threads=plan.threads)
     exit_on_termination_signals()
     deadline = time.monotonic() + timeout
     # One after the other: two processes timing at once would slow each other down.

@@ -137,6 +137,7 @@ UNREAD: dict[str, tuple[str, ...]] = {
     "rope-offset-ignored": ("positions",),
     "rope-partial-ignored": ("rotary_dim",),
     "rope-layout-swapped": ("layout",),
+    "online-whole-row": ("chunk_size",),
     **dict.fromkeys(("flash-materialised-scores", "backward-materialised-scores"), ("block_size",)),
 }
 

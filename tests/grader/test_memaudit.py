@@ -100,6 +100,33 @@ def test_to_dict_is_plain_data() -> None:
     assert data["allocations"] == 1 and data["total_bytes"] == 60 and data["mode_removed"] is False
 
 
+ROW = 64
+
+
+@pytest.mark.parametrize("fold", [
+    lambda x: torch.logsumexp(x, -1), lambda x: x.max(-1).values, lambda x: x.sort(-1).values,
+    lambda x: x.topk(1).values, lambda x: x @ torch.ones(ROW, dtype=x.dtype),
+    lambda x: torch.einsum("rn,n->r", x, torch.ones(ROW, dtype=x.dtype)), lambda x: x.norm(dim=-1),
+    lambda x: x.cumsum(-1), lambda x: torch.zeros(4, 1, dtype=x.dtype).scatter_add(1, torch.zeros(4, ROW, dtype=torch.long), x),
+    lambda x: torch.nn.functional.conv1d(x[:, None], torch.ones(1, 1, ROW, dtype=x.dtype)),
+], ids=["logsumexp", "max", "sort", "topk", "mv", "einsum", "norm", "cumsum", "scatter_add", "conv1d"])
+def test_the_widest_fold_is_the_whole_row_however_the_row_is_reduced(fold) -> None:
+    _, report = audit(fold, torch.randn(4, ROW, dtype=torch.float64))
+    assert report.widest_fold[1] == ROW, report.widest_fold
+
+
+def test_folds_chunk_by_chunk_and_merges_of_chunk_states_stay_narrow() -> None:
+    x = torch.randn(4, ROW)
+
+    def chunked(x):
+        states = torch.stack([chunk.amax(-1) for chunk in x.split(8, -1)], -1)  # (4, 8): 8 chunk states
+        return states.amax(-1), torch.maximum(x[:, :1], x), torch.isinf(x).sum(-1)
+
+    _, report = audit(chunked, x)
+    assert report.widest_fold == ("amax", 8)
+    assert report.to_dict()["widest_fold"] == {"op": "amax", "values": 8}
+
+
 def test_notices_code_that_takes_the_audit_off_the_stack_for_good() -> None:
     from torch.utils._python_dispatch import _pop_mode
 

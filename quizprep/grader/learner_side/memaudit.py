@@ -12,6 +12,11 @@ nothing during the call (third red team).
 
 Bytes are storage bytes, so a score matrix built by `bmm` on a (B·H, n, m) view is
 recorded at its true size whatever shape the code later gives it.
+
+The audit also keeps the widest fold: the most input values any one reduction, scan or product
+combined into one value of its result. An online softmax reads its row chunk by chunk, so none of
+its folds spans the row (fifth red team: one logsumexp over x, chunk_size ignored, passed every
+value check).
 """
 from __future__ import annotations
 
@@ -44,6 +49,7 @@ class MemoryReport:
     # allocations for a while with torch's private mode helpers; only an allocator
     # cross-check, e.g. torch.cuda.max_memory_allocated, catches that.)
     mode_removed: bool = False
+    widest_fold: tuple[str, int] = ("", 0)  # (op, values folded into one result value)
 
     @property
     def total_bytes(self) -> int:
@@ -75,6 +81,7 @@ class MemoryReport:
             "peak_live_bytes": self.peak_live_bytes,
             "largest": None if largest is None else {**asdict(largest), "shape": list(largest.shape)},
             "mode_removed": self.mode_removed,
+            "widest_fold": {"op": self.widest_fold[0], "values": self.widest_fold[1]},
         }
 
 
@@ -101,6 +108,9 @@ class MemoryAudit(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
+        folded = fold_width(func, args, kwargs, out)
+        if folded > self.report.widest_fold[1]:
+            self.report.widest_fold = (str(func.overloadpacket.__name__), folded)
         input_storages = {tensor.untyped_storage().data_ptr() for tensor in _tensors((*args, *kwargs.values()))}
         writes = func._schema.is_mutable
         for tensor in _tensors((out,)):
@@ -135,6 +145,61 @@ class MemoryAudit(TorchDispatchMode):
 
     def still_active(self) -> bool:
         return any(mode is self for mode in _get_current_dispatch_mode_stack())
+
+
+# Reductions, by how many input values make one result value (input numel / result numel).
+REDUCTIONS = frozenset((
+    "sum", "nansum", "mean", "nanmean", "prod", "amax", "amin", "max", "min", "aminmax", "logsumexp", "norm",
+    "linalg_vector_norm", "std", "var", "std_mean", "var_mean", "argmax", "argmin", "median", "nanmedian", "mode",
+    "kthvalue",
+))
+# Ops that read a whole dimension for each result (scans, sorts, softmax): that dimension's size.
+ALONG_DIM = frozenset(("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort", "topk", "_softmax",
+                       "_log_softmax"))
+# Scatters and index-adds: at most their source's size along `dim` lands in one slot.
+SCATTERS = frozenset(("scatter_add", "scatter_reduce", "index_add", "index_reduce"))
+# Products, by their inner dimension: a row summed as x @ ones folds as many values as x.sum(-1).
+PRODUCTS = {"mm": 0, "bmm": 0, "mv": 0, "addmm": 1, "addmv": 1, "baddbmm": 1, "addbmm": 1}
+
+
+def fold_width(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> int:
+    """How many input values `func` combined into each value of `out`: 0 for an op that folds none."""
+    name = func.overloadpacket.__name__
+    first = next(_tensors(args), None)
+    if first is None or first.numel() == 0 or not (first.is_floating_point() or first.is_complex()):
+        return 0  # counting masked entries is not computing with the values
+    if name in REDUCTIONS:
+        result = next(_tensors((out,)), None)
+        return first.numel() // max(result.numel(), 1) if result is not None else 0
+    if name in ALONG_DIM:
+        return _size_along_dim(first, _argument(func, args, kwargs, "dim"))
+    if name in SCATTERS:
+        source = _argument(func, args, kwargs, "src")
+        source = _argument(func, args, kwargs, "source") if source is None else source
+        return _size_along_dim(source, _argument(func, args, kwargs, "dim"))
+    if name in PRODUCTS:
+        operand = args[PRODUCTS[name]]
+        return int(operand.shape[-1]) if isinstance(operand, torch.Tensor) and operand.dim() else 0
+    if name in ("dot", "vdot"):
+        return first.numel()
+    if name == "convolution" and len(args) > 1 and isinstance(args[1], torch.Tensor) and args[1].dim():
+        return args[1][0].numel()  # in_channels / groups × the kernel's size
+    return 0
+
+
+def _argument(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], wanted: str) -> Any:
+    for index, argument in enumerate(func._schema.arguments):
+        if argument.name == wanted:
+            if index < len(args) and not argument.kwarg_only:
+                return args[index]
+            return kwargs.get(wanted, argument.default_value)
+    return None
+
+
+def _size_along_dim(tensor: Any, dim: Any) -> int:
+    if not isinstance(tensor, torch.Tensor) or not tensor.dim():
+        return 0
+    return int(tensor.shape[-1 if dim is None else int(dim)])
 
 
 def _tensors(values: Iterable[Any]) -> Iterator[torch.Tensor]:

@@ -341,8 +341,10 @@ def _checked_memory(memory: Any) -> dict[str, Any]:
     removed = memory.get("mode_removed", False)
     if not isinstance(removed, bool):
         raise ProtocolError(f"memory's mode_removed must be true or false, not {type(removed).__name__}")
+    fold = _object(memory.get("widest_fold", {}), "memory's widest_fold")
     return {"peak_live_bytes": _count(memory.get("peak_live_bytes"), "peak_live_bytes"), "mode_removed": removed,
-            "largest": largest}
+            "largest": largest, "widest_fold": {"op": _text(fold.get("op", ""), "widest_fold's op"),
+                                                "values": _count(fold.get("values", 0), "widest_fold's values")}}
 
 
 def checked_module(value: Any) -> tuple[int, dict[str, str], dict[str, Any]]:

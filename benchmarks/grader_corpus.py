@@ -10,7 +10,7 @@ correctly with no other name anywhere in the report (named), files whose report 
 the right name.
 
     python benchmarks/grader_corpus.py [--corpus realworld realworld2 realworld3 realworld4 realworld5 realworld6
-                                        realworld7 realworld8 realworld9 production public]
+                                        realworld7 realworld8 realworld9 realworld10 production public]
                                        [--verbose]
 """
 from __future__ import annotations
@@ -92,7 +92,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", nargs="+",
                         default=["realworld", "realworld2", "realworld3", "realworld4", "realworld5",
-                                 "realworld6", "realworld7", "realworld8", "realworld9", "production", "public"])
+                                 "realworld6", "realworld7", "realworld8", "realworld9", "realworld10",
+                                 "production", "public"])
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     baseline = import_torch_seconds()

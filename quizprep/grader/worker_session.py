@@ -271,7 +271,7 @@ class WorkerSession:
         # The in-process memory audit can be replaced by the code it audits, sees only torch and
         # only the calling thread: the process's peak and its other threads are read from outside too.
         worker = self.worker_pid  # jailed, the learner's process is below bubblewrap's two, whose memory is not its own
-        watch = usage.CallWatch(worker, self.limits.threads, self.jail.cpu_used) \
+        watch = usage.CallWatch(worker, self.limits.threads) \
             if payload.get("memory_audit") and worker is not None else None
         try:
             protocol.write_message(self.request_w, payload)

@@ -11,10 +11,7 @@ import os
 import time
 import uuid
 
-# cpuacct only counts: the CPU time of all the worker's threads, exited ones included (v2's cpu.stat
-# does so in every cgroup).
-ROOTS = {"pids": ("/sys/fs/cgroup/pids", "/sys/fs/cgroup"), "cpu": ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup"),
-         "cpuacct": ("/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup")}
+ROOTS = {"pids": ("/sys/fs/cgroup/pids", "/sys/fs/cgroup"), "cpu": ("/sys/fs/cgroup/cpu", "/sys/fs/cgroup")}
 PERIOD_US = 100_000
 
 
@@ -26,7 +23,7 @@ def worker_cgroups(pids_max: int, cpus: int) -> dict[str, str]:
         for root in roots:
             if not os.access(os.path.join(root, "cgroup.procs"), os.W_OK):
                 continue
-            # v2's one tree, or v1's cpu and cpuacct mounted together (cpu and cpuacct link to cpu,cpuacct)
+            # v2: one tree, one cgroup for both controllers
             shared = next((p for p in made.values() if os.path.samefile(os.path.dirname(p), root)), None)
             path = shared or _new(root)
             if path is None:
@@ -52,8 +49,6 @@ def _new(root: str) -> str | None:
 def _limit(path: str, controller: str, pids_max: int, cpus: int) -> bool:
     if controller == "pids":
         writes = [("pids.max", str(pids_max))]
-    elif controller == "cpuacct":
-        writes = []
     elif os.path.exists(os.path.join(path, "cpu.max")):
         writes = [("cpu.max", f"{cpus * PERIOD_US} {PERIOD_US}")]
     else:
@@ -65,21 +60,6 @@ def _limit(path: str, controller: str, pids_max: int, cpus: int) -> bool:
     except OSError:
         return False
     return True
-
-
-def cpu_used(cgroups: dict[str, str]) -> int | None:
-    """Nanoseconds of CPU that every task of the cgroup has used, the exited ones included."""
-    path = cgroups.get("cpuacct")
-    try:
-        if path is None:
-            return None
-        if os.path.exists(os.path.join(path, "cpuacct.usage")):
-            with open(os.path.join(path, "cpuacct.usage")) as usage:
-                return int(usage.read())
-        with open(os.path.join(path, "cpu.stat")) as stat:
-            return next(int(line.split()[1]) * 1000 for line in stat if line.startswith("usage_usec "))
-    except (OSError, ValueError, StopIteration):
-        return None
 
 
 def enter_then(cgroups: dict[str, str], line: list[str]) -> list[str]:

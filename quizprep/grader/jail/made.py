@@ -47,11 +47,6 @@ class WorkerJail:
         in its own mount namespace, reached through its /proc entry's root."""
         return private_dir if self.spec is None else f"/proc/{worker}/root{private_dir}"
 
-    def cpu_used(self) -> int | None:
-        """Nanoseconds of CPU the jail's tasks have used, threads that have exited included; None
-        where no cgroup of its own counts them."""
-        return cgroups.cpu_used(self.cgroups)
-
     def worker_pid(self, outer: int) -> int:
         """The worker's pid, given the pid of the process the grader started (`outer`)."""
         if self.spec is None:

@@ -9,12 +9,14 @@ heads or rows. Each finding is a
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
 
 from quizprep.grader.compare import close_elements, index_ranges, indices_along, plural, precision_explaining
+from quizprep.grader.learner_source import constant_beyond
 from quizprep.grader.lessons import lesson
 from quizprep.grader.spec import Diagnosis
 
@@ -32,7 +34,7 @@ def explain(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, T
     Every property compares element by element: outputs of another shape have none of them."""
     if any(actual[name].shape != expected.shape for name, expected in case.expected.items()):
         return None
-    return (_nonfinite(case, actual) or _dropout(ctx, problem, case, actual, options) or _masked_keys(case, actual)
+    return (_nonfinite(case, actual, Path(ctx.session.path)) or _dropout(ctx, problem, case, actual, options) or _masked_keys(case, actual)
             or _unnormalised(case, actual) or _precision(case, actual) or _partial(case, actual))
 
 
@@ -49,9 +51,10 @@ def _defined(case: Case, name: str, actual: Tensor) -> tuple[Tensor, Tensor]:
     return actual.double()[where], expected[where]
 
 
-def _nonfinite(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
+def _nonfinite(case: Case, actual: dict[str, Tensor], source: Path) -> Diagnosis | None:
     """NaN or inf where the reference is finite: no wrong formula gives that, a 0·inf or inf − inf
-    does (a -inf bias multiplied by the mask, a softmax over a row of -inf)."""
+    does (a -inf bias multiplied by the mask, a softmax over a row of -inf, a constant that is
+    infinite in a half dtype)."""
     counts = []
     for name, expected in case.expected.items():
         broken = ~torch.isfinite(actual[name].double()) & torch.isfinite(expected)
@@ -59,13 +62,31 @@ def _nonfinite(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:
             counts.append(f"{int(broken.sum())} of {int(torch.isfinite(expected).sum())} `{name}` values")
     if not counts:
         return None
-    return Diagnosis(
+    return _half_overflow(case, counts, source) or Diagnosis(
         "nan-outputs", f"{' and '.join(counts)} that have a finite answer are NaN or infinite: an infinity met "
         "a 0 or another infinity (0·inf, inf − inf), e.g. a -inf bias multiplied by the mask",
         "Print torch.isnan(t).any() after each step to find the first NaN. Hide keys with "
         "scores.masked_fill(~mask, float('-inf')) or torch.where(mask, scores, -inf), never by multiplying "
         "-inf by the mask (0·-inf is NaN); a row whose every score is -inf is NaN after the softmax too.",
         lesson("masking-before-softmax"))
+
+
+def _half_overflow(case: Case, counts: list[str], source: Path) -> Diagnosis | None:
+    """picoGPT's (1 − mask) · −1e10, right in float32, in float16: −1e10 is −inf there, and the
+    allowed keys' 0 · (−inf) is NaN."""
+    dtype = case.variant.get("dtype")
+    if dtype not in (torch.float16, torch.bfloat16):
+        return None
+    found = constant_beyond(source, torch.finfo(dtype).max)
+    if found is None:
+        return None
+    constant, line = found
+    return Diagnosis(
+        "fill-overflow", f"{' and '.join(counts)} that have a finite answer are NaN or infinite in {_name(dtype)}: "
+        f"the constant `{constant}` (line {line}) is beyond {_name(dtype)}'s largest value "
+        f"(≈ {torch.finfo(dtype).max:.5g}), so it is an infinity there, and 0·inf or inf − inf is NaN",
+        "Use float('-inf') with masked_fill or torch.where, or torch.finfo(tensor.dtype).min of the tensor you fill: "
+        "a constant that fits float32 (-1e9, -1e10) overflows a half dtype.", lesson("masking-additive-constants"))
 
 
 def _precision(case: Case, actual: dict[str, Tensor]) -> Diagnosis | None:

@@ -18,6 +18,7 @@ file's functions.
 from __future__ import annotations
 
 import ast
+import math
 import functools
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -126,6 +127,24 @@ def index_makers(path: Path) -> Callable[[int], bool]:
         return True
 
     return indexes_tensors
+
+
+def constant_beyond(path: Path, largest: float) -> tuple[str, int] | None:
+    """The first finite numeric constant of the file (a leading minus included) whose magnitude is
+    over `largest`, as written, with its line: -1e10 in a float16 mask is -inf there."""
+    text = source_text(path, SOURCE_LIMIT)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.expr):
+            continue
+        value = node.operand if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) else node
+        number = value.value if isinstance(value, ast.Constant) else None
+        if isinstance(number, (int, float)) and not isinstance(number, bool) and largest < abs(number) < math.inf:
+            return ast.get_source_segment(text, node) or repr(number), node.lineno
+    return None
 
 
 def _functions(path: Path) -> tuple[str, list[ast.FunctionDef | ast.AsyncFunctionDef]]:

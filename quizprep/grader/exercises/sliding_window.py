@@ -21,7 +21,7 @@ from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.lessons import lesson
-from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, first_output_checks, verify
+from quizprep.grader.problem import Case, FunctionProblem, Hypothesis, either, first_output_checks, verify
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 
 F32, F64 = torch.float32, torch.float64
@@ -34,10 +34,12 @@ def brute_force_mask(n: int, m: int, window: int, rule: str = "contract") -> Ten
     for i in range(n):
         position = i if rule == "no offset" else i + (m - n)
         for j in range(m):
-            back = position - j
+            back, back_from_index = position - j, i - j  # from the query's position, from its row index
             mask[i, j] = {"contract": 0 <= back < window, "wide": 0 <= back <= window,
                           "narrow": 0 <= back < window - 1, "two-sided": abs(back) < window,
-                          "no offset": 0 <= back < window, "no self": 0 < back <= window}[rule]
+                          "no offset": 0 <= back < window, "no self": 0 < back <= window,
+                          "oldest key no offset": 0 <= back and back_from_index < window,
+                          "newest key no offset": 0 <= back_from_index and back < window}[rule]
     return mask
 
 
@@ -93,7 +95,7 @@ def _misread(rule: str):
     def predict(case: Case) -> dict[str, Tensor] | None:
         sizes = case.sizes
         n, m = sizes["n"], sizes.get("m", sizes["n"])
-        if rule == "no offset" and n == m:
+        if rule.endswith("no offset") and n == m:
             return None
         wrong = brute_force_mask(n, m, sizes["window"], rule)
         if case.variant["op"] == "mask":
@@ -122,6 +124,12 @@ HYPOTHESES = (
     Hypothesis("window-no-offset", "with m > n the queries were placed at positions 0 … n − 1 instead of the last n",
                "Query i sits at position i + (m − n), as in causal_mask(n, m).", lesson("masking-kv-cache-offset"),
                _misread("no offset")),
+    Hypothesis("window-edge-no-offset", "with m > n one edge of the window ignores the cache offset: the causal edge "
+               "and the window's oldest key are measured from different query positions (i and i + (m − n))",
+               "Place query i at p = i + (m − n) and measure both edges from it: keys p − W < j ≤ p.",
+               lesson("masking-kv-cache-offset"), either(_misread("oldest key no offset"),
+                                                         _misread("newest key no offset")),
+               nonfinite_must_match=True),  # top-left causal, shifted window: rows left empty, NaN
 )
 
 

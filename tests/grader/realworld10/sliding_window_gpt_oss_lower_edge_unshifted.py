@@ -2,7 +2,7 @@
 # source: a one-line slip on openai/gpt-oss gpt_oss/torch/model.py @ 0568dfc94f09469e2968c2b90e50561d1b3fc424 (sdpa: mask = triu(new_full((n_tokens, n_tokens), -inf), diagonal=1); if sliding_window > 0: mask += tril(new_full(..., -inf), diagonal=-sliding_window); QK = einsum("qhmd,khmd->hmqk"); QK *= sm_scale; QK += mask; softmax; einsum("hmqk,khmd->qhmd"))
 # style: an additive float mask of -inf built from two triangles (triu for the future, tril for the keys that fell out of the window), einsum for both products, the scale applied in place to the logits
 # adapter: the reference runs without a cache (square n_tokens × n_tokens), so both diagonals move by the cache offset m - n; gpt-oss's (tokens, kv_heads, q_mult, d) layout and its attention sinks (an extra softmax column) left out: einsum over (B, H, n, d); sm_scale = 1/√d
-# expect: fail diagnosis=window-no-offset
+# expect: fail diagnosis=window-edge-no-offset
 # bug: a slip of ours: only the causal triangle moves by the cache offset; the window's tril keeps gpt-oss's diagonal=-sliding_window, so with m > n each query's window reaches m - n keys too far back
 from __future__ import annotations
 

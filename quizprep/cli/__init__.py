@@ -56,10 +56,20 @@ def build_parser(command_modules: tuple[str, ...] = COMMAND_MODULES) -> argparse
     return parser
 
 
+def _replace_what_the_terminal_cannot_show() -> None:
+    """Reports use ✓, ×, · and √: on a terminal or pipe whose encoding lacks them (PYTHONIOENCODING=ascii,
+    a C locale) each becomes ? rather than ending the command with a UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Without `argv` this is the `quizprep` command itself, whose process ends
     with the command."""
     exiting = argv is None
+    _replace_what_the_terminal_cannot_show()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0].startswith("-") and argv[0] not in TOP_LEVEL_OPTIONS):
         argv.insert(0, "quiz")

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from quizprep.grader.context import CheckContext, Reply
-from quizprep.grader.device import DID_NOT_FINISH, placement
+from quizprep.grader.device import DID_NOT_FINISH, NUMPY, placement
 from quizprep.grader.spec import CheckResult, Diagnosis, ExerciseSpec, FailureKind, Status
 from quizprep.grader.failures import LearnerFailure
+from quizprep.grader.output import Frame
 from quizprep.grader.worker_session import WorkerSession
 
 TITLE = "device placement: runs with its inputs on another device"
@@ -73,6 +74,8 @@ def device_check(spec: ExerciseSpec, ctx: CheckContext, probes: tuple[str, ...],
     """Probe each device in turn (meta in the checks' worker; CUDA in the checks' worker when the
     checks run there, else in one of its own from `gpu_session`), after the CPU's `checks`."""
     started = time.monotonic()
+    if ctx.session.host_copies and not spec.numpy_track:
+        return _read_into_numpy(ctx.session.host_copies[0], time.monotonic() - started)
     met_on_cpu = frozenset(check.failure_kind for check in checks if check.failure_kind is not None)
     for device in probes:
         found = _probe_on(spec, ctx, device, gpu_session, met_on_cpu)
@@ -96,6 +99,16 @@ def _probe_on(spec: ExerciseSpec, ctx: CheckContext, device: str,
         return Found(device, failure, bug) if bug else None
     finally:
         session.close()
+
+
+def _read_into_numpy(copy: dict[str, Any], seconds: float) -> CheckResult:
+    """A tensor read into NumPy during the CPU's checks: on a GPU that line raises, whatever the
+    code does with the meta inputs of the probe (it may tell them apart)."""
+    frames = [str(Frame(**frame)) for frame in copy["frames"]]
+    where = frames[-1] if frames else ""
+    return CheckResult("device", TITLE, Status.FAIL, f"with inputs on the CPU your code read a tensor into NumPy "
+                       f"({copy['call']}), which a GPU tensor cannot be", diagnosis=NUMPY.title, hint=NUMPY.hint,
+                       where=where, traceback=frames, seconds=seconds, diagnosis_id=NUMPY.id, cause=NUMPY.id)
 
 
 def _failed(found: Found, seconds: float) -> CheckResult:

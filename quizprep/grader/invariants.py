@@ -34,8 +34,9 @@ def explain(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, T
     Every property compares element by element: outputs of another shape have none of them."""
     if any(actual[name].shape != expected.shape for name, expected in case.expected.items()):
         return None
-    return (_nonfinite(case, actual, Path(ctx.session.path)) or _dropout(ctx, problem, case, actual, options) or _masked_keys(case, actual)
-            or _unnormalised(case, actual) or _precision(case, actual) or _partial(case, actual))
+    return (_nonfinite(case, actual, Path(ctx.session.path)) or _dropout(ctx, problem, case, actual, options)
+            or _masked_keys(case, actual) or _unnormalised(case, actual) or _precision(case, actual)
+            or _partial(case, actual))
 
 
 def same_values(first: dict[str, Tensor], second: dict[str, Tensor]) -> bool:

@@ -9,6 +9,7 @@ file whose source names one of these is flagged for an instructor to read, whate
 from __future__ import annotations
 
 import ast
+import sys
 
 # The import (or attribute path) that names a route, and what it reaches.
 ROUTES = {
@@ -51,6 +52,17 @@ ATTRIBUTE_ROUTES = dict.fromkeys(("__loader__", "__spec__", "exec_module", "load
 # _python_dispatch (fifth red team: torch._higher_order_ops.cond._get_current_dispatch_mode, then
 # the audit's counters restored around autograd).
 DISPATCH_WORDS = ("dispatch_mode", "dispatch_stack", "_higher_order_ops")
+# Any other private part of torch: its compiler, distributed and experimental modules hold attention
+# written in Python that the guards do not know (sixth red team: Inductor's fusion pattern
+# fuse_attention._sfdp_pattern_5 did kv_cache, paged_decode and sliding_window, unflagged).
+PRIVATE_TORCH = "PyTorch's private modules (torch._inductor and the like, which hold attention code of their own)"
+# Every exercise is written with torch or NumPy (and Triton); another package's attention (transformers,
+# xformers, flash_attn...) is no one's own work, and the guards know only PyTorch's kernels.
+OWN_PACKAGES = frozenset(("torch", "numpy", "triton", "einops"))
+OTHER_PACKAGES = "packages beyond torch, NumPy and Triton (their attention is not yours)"
+# Without a GPU the device check runs the code on meta tensors; code that asks for them answers that
+# probe apart (sixth red team: an empty result for meta inputs, NumPy for the rest).
+META = "the meta device (the device check's inputs, told apart)"
 # Bare names that are routes themselves (builtins); any other bare name is a variable's.
 BARE_ROUTES = ("__builtins__", "exec", "eval", "compile", "__import__")
 PROC_FILES = ("/proc/self/maps", "/proc/self/mem", "/proc/self/map_files", "/proc/self/pagemap")
@@ -80,11 +92,34 @@ def reaches_around(source: str, host_entry_points: tuple[str, ...] = ()) -> list
             found.update(ATTRIBUTE_ROUTES[part] for part in name.split(".")[1:] if part in ATTRIBUTE_ROUTES)
             if any(word in name for word in DISPATCH_WORDS):
                 found.add(ROUTES["torch.utils._python_dispatch"])
+            if _private_torch(name):
+                found.add(PRIVATE_TORCH)
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(map(_other_package, _names(node))):
+            found.add(OTHER_PACKAGES)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.update(f"{path} (read)" for path in PROC_FILES if path in node.value)
-    order = [*dict.fromkeys([*ROUTES.values(), *ATTRIBUTE_ROUTES.values()]), *(f"{path} (read)" for path in PROC_FILES),
-             HOST_ARITHMETIC]
+            if node.value.split(":")[0] == "meta":
+                found.add(META)
+        if isinstance(node, ast.Attribute) and node.attr == "is_meta":
+            found.add(META)
+    order = [*dict.fromkeys([*ROUTES.values(), *ATTRIBUTE_ROUTES.values()]), PRIVATE_TORCH, OTHER_PACKAGES, META,
+             *(f"{path} (read)" for path in PROC_FILES), HOST_ARITHMETIC]
     return [reason for reason in order if reason in found]
+
+
+def _private_torch(name: str) -> bool:
+    """torch.X._Y… that no route or dispatch word above names already; dunders (torch.__version__) are public."""
+    parts = name.split(".")
+    if parts[0] != "torch" or any(name == route or name.startswith(route + ".") for route in ROUTES) \
+            or any(word in name for word in DISPATCH_WORDS):
+        return False
+    return any(part.startswith("_") and not part.startswith("__") for part in parts[1:])
+
+
+def _other_package(name: str) -> bool:
+    """A module from neither the standard library nor the exercises' own packages, nor a route above."""
+    top = name.split(".")[0]
+    return bool(top) and top not in OWN_PACKAGES and top not in sys.stdlib_module_names and top not in ROUTES
 
 
 def _names(node: ast.AST) -> list[str]:

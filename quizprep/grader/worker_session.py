@@ -80,6 +80,7 @@ class WorkerSession:
         self.messages = 0
         self.output: OutputCapture | None = None
         self.load_info: dict[str, Any] | None = None
+        self.host_copies: list[dict[str, Any]] = []  # tensors the loaded file read into NumPy during calls
         self.request_w = self.response_r = -1
         self.starts = 0
         self.process_groups: list[int] = []
@@ -104,7 +105,7 @@ class WorkerSession:
             failure = self._failure_from(info.get("error", {}), mark, info.get("forbidden", []))
             self.close()
             raise failure
-        self.load_info = info
+        self.load_info, self.host_copies = info, []
         return info
 
     def launch(self) -> None:
@@ -193,7 +194,7 @@ class WorkerSession:
             assert self.output is not None
             failure = self._failure_from(info.get("error", {}), self.output.mark(), info.get("forbidden", []))
             raise failure
-        self.load_info = info
+        self.load_info, self.host_copies = info, []
         return info
 
     def _copy_submission(self) -> str:
@@ -287,6 +288,7 @@ class WorkerSession:
             raise self._failure_from({"kind": "forbidden", "message": "", "frames": []}, mark, response["forbidden"])
         if watch is not None:
             response.update(watch.finish())
+        self.host_copies += response.get("host_copies") or []
         return response
 
     def _until(self, seconds: float, during: str) -> tuple[float, str]:

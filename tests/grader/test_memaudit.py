@@ -107,7 +107,8 @@ ROW = 64
     lambda x: torch.logsumexp(x, -1), lambda x: x.max(-1).values, lambda x: x.sort(-1).values,
     lambda x: x.topk(1).values, lambda x: x @ torch.ones(ROW, dtype=x.dtype),
     lambda x: torch.einsum("rn,n->r", x, torch.ones(ROW, dtype=x.dtype)), lambda x: x.norm(dim=-1),
-    lambda x: x.cumsum(-1), lambda x: torch.zeros(4, 1, dtype=x.dtype).scatter_add(1, torch.zeros(4, ROW, dtype=torch.long), x),
+    lambda x: x.cumsum(-1),
+    lambda x: torch.zeros(4, 1, dtype=x.dtype).scatter_add(1, torch.zeros(4, ROW, dtype=torch.long), x),
     lambda x: torch.nn.functional.conv1d(x[:, None], torch.ones(1, 1, ROW, dtype=x.dtype)),
 ], ids=["logsumexp", "max", "sort", "topk", "mv", "einsum", "norm", "cumsum", "scatter_add", "conv1d"])
 def test_the_widest_fold_is_the_whole_row_however_the_row_is_reduced(fold) -> None:

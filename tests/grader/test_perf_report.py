@@ -61,6 +61,23 @@ def test_skipped_sizes_appear_in_table_and_words() -> None:
     assert report.rows[1].check == "not run" and report.passed
 
 
+def test_faster_than_the_baseline_is_said_as_how_many_times_faster() -> None:
+    """Sixth red team: a run 14 times faster than the baseline read "0.07× faster"."""
+    plan = PerfPlan("cpu", (PerfCase(2, 4, 256, 64, False, "float32"),), runs=20)
+    report = perf.build_report(plan, [synthetic(0, "yours", 0.1e-3)], [synthetic(0, "MATH", 1.4e-3, "math")],
+                               [[[0.0]] * 20], "CPU")
+    assert "14.00× faster" in render_text(report) and "14.00× faster" in perf.headline(report)
+    assert "0.07× faster" not in render_text(report)
+
+
+def test_a_size_where_your_code_raised_is_no_pass_in_the_json() -> None:
+    """The perf check failed on the raise while the JSON's perf section said passed (sixth red team)."""
+    plan = PerfPlan("cpu", (PerfCase(1, 1, 64, 8, False, "float32"),), runs=20)
+    raised = Measured(case=0, who="yours", error="RuntimeError: no")
+    report = perf.build_report(plan, [raised], [synthetic(0, "MATH", 1e-3, "math")], [[[0.0]] * 20], "CPU")
+    assert report.passed is False and report.to_dict()["passed"] is False
+
+
 def test_plans_follow_the_issue() -> None:
     gpu = perf.gpu_plan(full=True)
     assert {c.dtype for c in gpu.cases} == {"bfloat16", "float16"}

@@ -115,6 +115,10 @@ def test_any_reply_is_read_or_refused_as_a_protocol_error(header):
     ({"ok": False, "error": {"kind": "exception", "frames": [{"file": 1, "line": 2}]}}, "file must be text"),
     ({"ready": True, "names": "scaled_dot_product_attention"}, "names must be a list"),
     ({"ok": True, "value": 1, "forbidden": [{"call": 3}]}, "call must be text"),
+    ({"ok": True, "value": 1, "host_copies": [{"call": []}]}, "call must be text"),
+    # sixth red team: the grader's own AttributeError was the message
+    ({"ok": True, "value": {"__dict__": 5}}, "a dict's items must be an object"),
+    ({"ok": True, "value": {"__tuple__": 5}}, "a tuple's items must be a list"),
 ])
 def test_malformed_replies_name_the_protocol_error(header, words):
     raw = header.encode() if isinstance(header, str) else json.dumps(header).encode()

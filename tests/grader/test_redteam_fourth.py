@@ -2,8 +2,6 @@
 the `quizprep grade` command line as an instructor would, asserting that it is contained."""
 from __future__ import annotations
 
-import os
-
 import pytest
 from test_redteam_third import ATTACKS as THIRD, check, class_rows, grade_json
 

@@ -14,7 +14,8 @@ from test_python_kernel_routes import MHA_FROM_GC
 from quizprep.cli.cohort_command import table, write_csv
 from quizprep.grader.cohort import row_from
 from quizprep.grader.grade import GradeReport
-from quizprep.grader.source_scan import HOST_ARITHMETIC, reaches_around
+from quizprep.grader.source_scan import HOST_ARITHMETIC, META, OTHER_PACKAGES as OTHER, PRIVATE_TORCH as PRIVATE, \
+    reaches_around
 
 CORRECT = sorted(SOLUTIONS.glob("*.py")) + sorted((HERE / "variants").glob("*.py"))
 THREADS = "threads (the grader's audits watch only the calling thread)"
@@ -28,8 +29,8 @@ def test_correct_files_are_not_flagged(path: Path) -> None:
 
 @pytest.mark.parametrize("source, expected", [
     (HEAD + RESET, ["native code (ctypes)", "the object graph (gc)", "torch._C",
-                    "code built at run time (exec, eval, compile, __import__)", "/proc/self/maps (read)"]),
-    (MHA_FROM_GC, ["the object graph (gc)", "torch._C"]),
+                    "code built at run time (exec, eval, compile, __import__)", PRIVATE, "/proc/self/maps (read)"]),
+    (MHA_FROM_GC, ["the object graph (gc)", "torch._C", PRIVATE]),  # torch._dynamo
     ("import torch._decomp.decompositions as d\nd._softmax", ["torch._decomp"]),
     ("from torch import _refs\n", ["torch._refs"]),
     ("import torch\ntorch._refs.softmax(x, 0)\n", ["torch._refs"]),
@@ -50,6 +51,15 @@ def test_correct_files_are_not_flagged(path: Path) -> None:
     ("from concurrent.futures import ThreadPoolExecutor\n", [THREADS]),
     ("from torch.ao.nn.quantizable.modules import activation as a\na.__loader__.exec_module(m)\n", [AGAIN]),
     ("import torch.nn.functional as F\nspec = F.__spec__\n", [AGAIN]),
+    # sixth red team: attention written in Python elsewhere in torch and in other packages; the meta probe
+    ("from torch._inductor.fx_passes.fuse_attention import _sfdp_pattern_5\n", [PRIVATE]),
+    ("import torch\nattend = torch.nn.attention.experimental._paged_attention\n", [PRIVATE]),
+    ("import torch\nprint(torch.__version__)\n", []),
+    ("from transformers.integrations.sdpa_attention import sdpa_attention_forward\n", [OTHER]),
+    ("import xformers.ops as xops\n", [OTHER]),
+    ("import math, functools, typing\nimport numpy as np\nimport torch\nimport triton\nimport einops\n", []),
+    ("def f(q):\n    if q.device.type == 'meta':\n        return q\n", [META]),
+    ("def f(q):\n    return q.is_meta\n", [META]),
 ])
 def test_routes_are_named_from_the_source(source: str, expected: list[str]) -> None:
     assert reaches_around(source) == expected

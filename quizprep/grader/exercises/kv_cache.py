@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -62,6 +63,9 @@ def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
         f"calls of {step} tokens on the filled cache ({', '.join(str(b - a) for a, b in chunks[1:])})"
     label = (f"B={batch}, H={heads}, G={kv_heads}, d_head={d}, a prompt of {sizes['prompt']} then "
              f"{after}, {str(dtype).removeprefix('torch.')}")
+    if variant.get("handed"):  # the prompt's cache comes from the grader: only the later calls' outputs are the learner's
+        out = out[:, sizes["prompt"]:]
+        label += "; the prompt's cache handed in by the grader"
     return Case(label=label, sizes=dict(sizes), variant=dict(variant),
                 data={"x": x, "weights": weights, "params": params, "chunks": chunks},
                 expected={"out": out},
@@ -81,8 +85,13 @@ def generate(ctx: CheckContext, case: Case, options: dict[str, Any] | None = Non
     batch, kv_heads, d = case.sizes["batch"], case.sizes["kv_heads"], case.sizes["d"]
     empty = torch.zeros(batch, kv_heads, 0, d, dtype=data["x"].dtype)
     cache_k, cache_v = empty, empty.clone()
+    chunks = data["chunks"]
+    if case.variant.get("handed"):
+        prompt = chunks[0][1]
+        cache_k, cache_v = (cache[:, :, :prompt].to(data["x"].dtype) for cache in expected_cache(case).values())
+        chunks = chunks[1:]
     steps = []
-    for start, stop in data["chunks"]:
+    for start, stop in chunks:
         reply = ctx.call(STEP, data["x"][:, start:stop], cache_k, cache_v,
                          *(data["weights"][name] for name in WEIGHTS), case.sizes["heads"], options=options)
         step = first_output_checks(reply.value, ("out", "cache_k", "cache_v"), STEP)
@@ -156,7 +165,8 @@ def _mistake(**mistake: Any):
             return None
         if mistake.get("transposed_weights") and case.sizes["kv_heads"] != case.sizes["heads"]:
             return None
-        return simulate(case, **mistake)
+        predicted = simulate(case, **mistake)
+        return {"out": predicted["out"][:, case.sizes["prompt"]:]} if case.variant.get("handed") else predicted
 
     return predict
 
@@ -249,6 +259,28 @@ def check_prompt_then_decode(ctx: CheckContext) -> str:
 def check_chunks_on_filled_cache(ctx: CheckContext) -> str:
     verify(ctx, PROBLEM, _sizes(prompt=2, tokens=9, step=3), {}, ctx.seed + 25)
     return "a prompt of 2, then calls of 3, 3 and 1 tokens on the filled cache"
+
+
+NOT_READ = Diagnosis(
+    "kv-cache-not-read", "decode_step does not attend to the cache it is handed: right on a cache it built itself, "
+    "wrong on one it did not (the prompt's, handed in), so it reads keys and values from somewhere else: a record "
+    "of earlier calls kept between them, or the inputs it saw", "Take K and V from cache_k and cache_v as given "
+    "(append the new tokens' projections and attend over all of them); keep nothing between calls.",
+    lesson("kv-cache-prefill-vs-decode"))
+
+
+def check_handed_cache(ctx: CheckContext) -> str:
+    """A server restores a cache (prefix caching, a swapped-in sequence): the calls after it must use its
+    contents. A decode_step that remembers earlier calls passes every loop it played itself and fails here."""
+    sizes = _sizes(prompt=5, tokens=9)
+    try:
+        verify(ctx, PROBLEM, sizes, {"handed": True}, ctx.seed + 35)
+    except CheckFailure as failure:
+        if failure.named is not None:
+            raise
+        verify(ctx, PROBLEM, sizes, {}, ctx.seed + 35)  # wrong on its own loop too: the failure above stands unnamed
+        raise replace(failure, named=NOT_READ) from None
+    return "a prompt's cache of 5 positions handed in, then 4 single tokens"
 
 
 def check_head_extremes(ctx: CheckContext) -> str:
@@ -346,6 +378,7 @@ USAGE = {
     "prompt-then-decode": "a chat turn: the prompt in one parallel call, then generated tokens one by one",
     "chunks-on-cache": "chunked prefill of a long prompt and speculative decoding's verification of draft "
                        "tokens: t > 1 new tokens after T cached ones",
+    "handed-cache": "prefix caching and a sequence swapped back in: the cache comes from elsewhere",
     "head-extremes": "multi-head (GPT-2, Llama 1) and multi-query (PaLM, Falcon) layers, G = H and G = 1",
     "cache-growth": "memory planning: one position per step, G heads, no expansion stored",
     "memory-per-token": "serving in bfloat16: the cache's bytes per token as `quizprep budget` counts them",
@@ -364,6 +397,7 @@ SPEC = ExerciseSpec(
         Check("decode", "token by token equals the full causal pass", check_decode),
         Check("prompt-then-decode", "a prompt in one call, then single tokens", check_prompt_then_decode),
         Check("chunks-on-cache", "calls of several tokens on a filled cache", check_chunks_on_filled_cache),
+        Check("handed-cache", "a cache handed in, then single tokens", check_handed_cache),
         Check("head-extremes", "MHA and MQA extremes", check_head_extremes),
         Check("cache-growth", "the cache grows by one position per step and holds G heads", check_cache_growth),
         Check("memory-per-token", "bytes per token match quizprep budget (bf16)", check_memory_per_token),

@@ -320,7 +320,13 @@ def check_long_context(ctx: CheckContext) -> str:
                {"layout": HALF, "dtype": dtype, "base": 10000.0}, ctx.seed + seed)
     verify(ctx, PROBLEM, _sizes(tokens=2048, offset=30720, d=16, batch=1, heads=1),
            {"layout": INTERLEAVED, "dtype": torch.bfloat16, "base": 500000.0}, ctx.seed + 42)
-    return "bfloat16 and float16 at positions up to 32,767; 2048 consecutive positions from 30,720"
+    # Positions of no fixed size: a file that tells the long inputs apart (their largest position) and
+    # computes its angles right only for them fails here (sixth red team).
+    offset = int(torch.randint(200, 4000, (1,), generator=ctx.generator(43)))
+    verify(ctx, PROBLEM, _sizes(tokens=32, offset=offset, d=16, batch=1, heads=2),
+           {"layout": HALF, "dtype": torch.bfloat16}, ctx.seed + 43)
+    return ("bfloat16 and float16 at positions up to 32,767; 2048 consecutive positions from 30,720; "
+            f"bfloat16 at {offset}..{offset + 31}")
 
 
 def check_partial(ctx: CheckContext) -> str:
@@ -377,7 +383,7 @@ SPEC = ExerciseSpec(
         Check("half", "layout='half' (GPT-NeoX, Hugging Face Llama)", check_half),
         Check("interleaved", "layout='interleaved' (GPT-J, RoFormer)", check_interleaved),
         Check("decode", "positions that start at a KV cache's length", check_decode),
-        Check("long-context", "half-precision inputs at positions up to 32k", check_long_context),
+        Check("long-context", "half-precision inputs at positions up to 32k, and below 4k", check_long_context),
         Check("partial", "a partial rotary_dim leaves the other features alone", check_partial),
         Check("relative", "q·k depends only on the positions' difference", check_relative),
     ),

@@ -22,7 +22,7 @@ def learner_frames(frames: Any, learner_path: str) -> list[dict[str, Any]]:
 
 def describe(error: BaseException, learner_path: str, *, forbidden: type[BaseException]) -> dict[str, Any]:
     """The error as the reply carries it; `forbidden` is the guard's ForbiddenCall."""
-    message = _short(str(error))
+    message = _short(_text_of(str, error))
     description: dict[str, Any] = {
         "type": type(error).__name__,
         "message": message,
@@ -38,8 +38,18 @@ def describe(error: BaseException, learner_path: str, *, forbidden: type[BaseExc
             "msg": error.msg,
         }
     if isinstance(error, SystemExit):
-        description["message"] = _short(repr(error.code))
+        description["message"] = _short(_text_of(repr, error.code))
     return description
+
+
+def _text_of(render: Any, value: Any) -> str:
+    """str() or repr() of something the learner made, which may itself raise (a __str__ that fails):
+    the worker must still answer."""
+    try:
+        text = render(value)
+        return text if isinstance(text, str) else f"<a {type(value).__name__}>"
+    except BaseException:  # noqa: BLE001 - whatever it raises, the report names the type instead
+        return f"<a {type(value).__name__} whose text could not be read>"
 
 
 def _same_file(a: str, b: str) -> bool:

@@ -65,6 +65,7 @@ class Guards:
         self.groups = frozenset(groups)
         self.parts = tuple(part for group in sorted(self.groups) for part in FORBIDDEN_NAME_PARTS.get(group, ()))
         self.record = record
+        self.note_host_copy: Callable[[str], None] = lambda label: None  # the worker keeps the learner's line
         self.mode: Any = None
 
     def install(self) -> None:
@@ -243,14 +244,22 @@ def _refusing_code(free_variables: int) -> types.CodeType:
     return code
 
 
+# A tensor read into NumPy works on a CPU only: code that does so while its inputs are on the CPU, and
+# answers a meta input without it, passed the device check (sixth red team).
+HOST_COPIES = frozenset(("numpy", "__array__"))
+
+
 def _forbidden_mode(guards: Guards) -> Any:
     """A TorchFunctionMode that names every forbidden torch function the learner's call reaches."""
     from torch.overrides import TorchFunctionMode
 
     class ForbiddenKernels(TorchFunctionMode):
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-            if guards.forbids(getattr(func, "__name__", "")):
+            name = getattr(func, "__name__", "")
+            if guards.forbids(name):
                 raise guards.refuse(_torch_label(func))
+            if name in HOST_COPIES:
+                guards.note_host_copy(f"Tensor.{name}()" if name == "numpy" else "a tensor handed to NumPy")
             return func(*args, **(kwargs or {}))
 
     return ForbiddenKernels()

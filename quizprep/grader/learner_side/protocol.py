@@ -177,9 +177,9 @@ def _decode_value(node: Any, body: memoryview, offsets: dict[int, int]) -> Any:
     if "__tensor__" in node:
         return _decode_tensor(node, body, offsets)
     if "__tuple__" in node:
-        return tuple(_decode_value(v, body, offsets) for v in node["__tuple__"])
+        return tuple(_decode_value(v, body, offsets) for v in _array(node["__tuple__"], "a tuple's items"))
     if "__dict__" in node:
-        return {str(k): _decode_value(v, body, offsets) for k, v in node["__dict__"].items()}
+        return {str(k): _decode_value(v, body, offsets) for k, v in _object(node["__dict__"], "a dict's items").items()}
     if "__other__" in node:
         return Opaque(str(node["__other__"]))
     return {str(k): _decode_value(v, body, offsets) for k, v in node.items()}
@@ -288,9 +288,9 @@ def checked_reply(message: Any) -> dict[str, Any]:
         reply["error"] = _checked_error(reply["error"])
     if "frames" in reply:
         reply["frames"] = _frames(reply["frames"])
-    if "forbidden" in reply:
-        kept = _array(reply["forbidden"], "forbidden")[:FRAMES_KEPT]
-        reply["forbidden"] = [_checked_violation(item) for item in kept]
+    for key in ("forbidden", "host_copies"):  # calls with where the learner's code made them
+        if key in reply:
+            reply[key] = [_checked_violation(item) for item in _array(reply[key], key)[:FRAMES_KEPT]]
     if "grads" in reply:
         reply["grads"] = _checked_grads(reply["grads"])
     if "inputs_after" in reply:

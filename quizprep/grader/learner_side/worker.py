@@ -32,6 +32,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 LEARNER_MODULE = "quizprep_submission"
+HOST_COPIES_KEPT = 4  # the first few tell where; one is enough to fail the device check
 
 
 class Worker:
@@ -44,6 +45,7 @@ class Worker:
         self.channel = _load_sibling("protocol.py")
         self.sandbox = _load_sibling("sandbox.py")
         self.violations: list[dict[str, Any]] = []
+        self.host_copies: list[dict[str, Any]] = []  # tensors read into NumPy during a call
         self.modules: dict[int, Any] = {}
         self.learner: ModuleType | None = None
         self.guard_module = _load_sibling("guards.py")
@@ -120,6 +122,7 @@ class Worker:
         live in Python and the dispatcher, which native code (ctypes into libtorch's C shims, a
         guard reset found in memory) reaches around; the kernels' code is where all routes end."""
         self.guards = self.guard_module.Guards(self.config.get("forbidden", ()), self.record_violation)
+        self.guards.note_host_copy = self.record_host_copy
         self.guards.install()
         traps = _load_sibling("native_traps.py").trap_forbidden_code(self.guards.parts)
         self.trapped_libraries = traps.pop("trapped_libraries", [])
@@ -191,6 +194,10 @@ class Worker:
             "forbidden": self.take_violations(),
         }
 
+    def record_host_copy(self, label: str) -> None:
+        if len(self.host_copies) < HOST_COPIES_KEPT:
+            self.host_copies.append({"call": label, "frames": self.learner_frames(traceback.extract_stack()[:-2])})
+
     def take_violations(self) -> list[dict[str, Any]]:
         found, self.violations = self.violations, []
         return found
@@ -227,6 +234,8 @@ class Worker:
             except BaseException as error:  # noqa: BLE001
                 response = {"ok": False, "error": self.describe(error)}
             response["forbidden"] = self.take_violations()
+            if self.host_copies:
+                response["host_copies"], self.host_copies = self.host_copies, []
             response["seconds"] = time.perf_counter() - started
             try:
                 self.send(response)

@@ -71,8 +71,10 @@ class PerfReport:
 
     @property
     def passed(self) -> bool:
-        """Perf never fails a grade for being slow; it fails when timed outputs are wrong."""
-        return not any(row.differs for row in self.rows)
+        """Perf never fails a grade for being slow; it fails when timed outputs are wrong, when your code
+        raised at a size, or when nothing could be timed: the `perf-recheck` and `perf` checks' verdicts."""
+        timed = any(row.yours.stats for row in self.rows)
+        return timed and not any(row.differs or row.yours.error for row in self.rows)
 
     def to_dict(self) -> dict[str, Any]:
         def contender(c: Contender) -> dict[str, Any]:
@@ -305,6 +307,6 @@ def headline(report: PerfReport) -> str:
     ratio = row.ratio or 0.0  # set on every timed row
     comparison = (
         f"tied with {name}" if row.tied
-        else f"{ratio:.2f}× {'slower' if ratio > 1 else 'faster'} than {name}"
+        else f"{table.compared(ratio)} than {name}"
     )
     return f"{where}, {row.case.label}: {format_seconds(stats.median)}, {comparison}"

@@ -3,7 +3,7 @@ redteam_fifth/, run through the `quizprep grade` command line as an instructor w
 from __future__ import annotations
 
 import pytest
-from test_redteam_third import ATTACKS as THIRD, check, class_rows, grade_json
+from test_redteam_third import ATTACKS as THIRD, attack as attack_from, check, class_rows, grade_json
 
 pytestmark = pytest.mark.slow
 
@@ -11,10 +11,7 @@ ATTACKS = THIRD.parent / "redteam_fifth"
 
 
 def attack(name, folder, as_name):
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / as_name
-    target.write_bytes((ATTACKS / f"{name}.py.txt").read_bytes())
-    return target
+    return attack_from(name, folder, as_name, ATTACKS)
 
 
 def test_autograd_behind_a_rolled_back_audit_fails_the_backward_memory_check(tmp_path):

@@ -3,7 +3,7 @@ the `quizprep grade` command line as an instructor would, asserting that it is c
 from __future__ import annotations
 
 import pytest
-from test_redteam_third import ATTACKS as THIRD, check, class_rows, grade_json
+from test_redteam_third import ATTACKS as THIRD, attack as attack_from, check, class_rows, grade_json
 
 from quizprep.grader.jail import launch
 
@@ -14,10 +14,7 @@ THREADS = "threads (the grader's audits watch only the calling thread)"
 
 
 def attack(name, folder, as_name):
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / as_name
-    target.write_bytes((ATTACKS / f"{name}.py.txt").read_bytes())
-    return target
+    return attack_from(name, folder, as_name, ATTACKS)
 
 
 @pytest.mark.parametrize("jail", ["on", "off"])

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from test_redteam_third import ATTACKS as THIRD, check, class_rows, grade_json
+from test_redteam_third import ATTACKS as THIRD, attack as attack_from, check, class_rows, grade_json
 
 from quizprep.grader.source_scan import META, PRIVATE_TORCH
 
@@ -18,10 +18,7 @@ ATTACKS = THIRD.parent / "redteam_sixth"
 
 
 def attack(name, folder, as_name):
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / as_name
-    target.write_bytes((ATTACKS / f"{name}.py.txt").read_bytes())
-    return target
+    return attack_from(name, folder, as_name, ATTACKS)
 
 
 def test_inductors_attention_pattern_is_flagged_in_class_mode(tmp_path):

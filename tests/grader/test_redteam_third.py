@@ -22,11 +22,12 @@ REACHING = ("io_uring_setup", "userfaultfd", "perf_event_open", "bpf", "keyctl",
             "/proc/1/status", "/proc/1/environ", "/sys/kernel", "/etc/shadow", "/root", "/work", "/tmp")
 
 
-def attack(name: str, folder: Path, as_name: str) -> Path:
-    """The attack file `name` copied into `folder` under the name it is graded as."""
+def attack(name: str, folder: Path, as_name: str, attacks: Path = ATTACKS) -> Path:
+    """The attack file `name` (from `attacks`, a red team's folder) copied into `folder` under the
+    name it is graded as."""
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / as_name
-    target.write_bytes((ATTACKS / f"{name}.py.txt").read_bytes())
+    target.write_bytes((attacks / f"{name}.py.txt").read_bytes())
     return target
 
 

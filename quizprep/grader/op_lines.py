@@ -160,7 +160,7 @@ def learner_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: 
     if chosen is None and diagnosis_id in UNREAD:
         replay = replay if family is not None else _replay(ctx, problem, case, options, values=False)
         chosen = _unread(ctx, diagnosis_id, replay)
-    return _quoted(ctx, chosen)
+    return quoted(ctx, chosen)
 
 
 def unread_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: str) -> str:
@@ -169,7 +169,7 @@ def unread_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: s
     key blocks: the audit's many would pass the recorder's cap); "" otherwise."""
     if diagnosis_id not in UNREAD:
         return ""
-    return _quoted(ctx, _unread(ctx, diagnosis_id, _replay(ctx, problem, case, None, values=False)))
+    return quoted(ctx, _unread(ctx, diagnosis_id, _replay(ctx, problem, case, None, values=False)))
 
 
 def _unread(ctx: CheckContext, diagnosis_id: str,
@@ -177,7 +177,9 @@ def _unread(ctx: CheckContext, diagnosis_id: str,
     return unread_parameter(Path(ctx.session.path), UNREAD[diagnosis_id], replay[0]) if replay else None
 
 
-def _quoted(ctx: CheckContext, chosen: dict[str, Any] | None) -> str:
+def quoted(ctx: CheckContext, chosen: dict[str, Any] | None) -> str:
+    """"Your line: file.py:N: code" for `chosen` ({"line", "code"}, with "function" and "parameter" for
+    an argument left unread); "" for None."""
     if chosen is None:
         return ""
     code = cut(printable(chosen["code"], one_line=True), CODE_SHOWN)

@@ -1,6 +1,8 @@
 """The memory audit sees every new storage, ignores views, and tracks what is alive at once."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -101,6 +103,7 @@ def test_to_dict_is_plain_data() -> None:
 
 
 ROW = 64
+LINES = Path(__file__).read_text().splitlines()
 
 
 @pytest.mark.parametrize("fold", [
@@ -123,9 +126,11 @@ def test_folds_chunk_by_chunk_and_merges_of_chunk_states_stay_narrow() -> None:
         states = torch.stack([chunk.amax(-1) for chunk in x.split(8, -1)], -1)  # (4, 8): 8 chunk states
         return states.amax(-1), torch.maximum(x[:, :1], x), torch.isinf(x).sum(-1)
 
-    _, report = audit(chunked, x)
+    _, report = audit(chunked, x, learner_path=__file__)
     assert report.widest_fold == ("amax", 8)
-    assert report.to_dict()["widest_fold"] == {"op": "amax", "values": 8}
+    line = report.widest_fold_line[0]
+    assert report.to_dict()["widest_fold"] == {"op": "amax", "values": 8, "line": line, "code": LINES[line - 1].strip()}
+    assert "chunk.amax(-1)" in LINES[line - 1]  # the line that issued the widest fold
 
 
 def test_notices_code_that_takes_the_audit_off_the_stack_for_good() -> None:

@@ -20,7 +20,7 @@ from quizprep.grader import reference
 from quizprep.grader.compare import UNIT_ROUNDOFF, WORKING_PRECISION, Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
-from quizprep.grader.op_lines import unread_line
+from quizprep.grader.op_lines import quoted, unread_line
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, dtype_not_kept, failure_for, first_output_checks, mismatches, verify,
 )
@@ -250,9 +250,10 @@ def check_one_pass(ctx: CheckContext) -> str:
     width = x.shape[-1]
     allowed = max(chunk, -(-width // chunk))
     if fold["values"] > allowed:
+        where = unread_line(ctx, PROBLEM, case, WHOLE_ROW.id) or quoted(ctx, fold if fold["line"] else None)
         raise CheckFailure(f"the output is right, but one {fold['op']} folds {fold['values']} logits of a row at once, "
                            f"with chunk_size={chunk}: x was not read chunk by chunk", tried=case.label, named=WHOLE_ROW,
-                           where=unread_line(ctx, PROBLEM, case, WHOLE_ROW.id))
+                           where=where)
     return f"{width} logits in chunks of {chunk}: no op folds more than {fold['values']} of them at once"
 
 

@@ -10,10 +10,9 @@ from typing import Any
 def memory_summary(report: Any, keep: int = 16) -> dict[str, Any]:
     """The audit's peak and its largest allocations: enough to spot a score-sized tensor."""
     largest = sorted(report.allocations, key=lambda allocation: allocation.nbytes, reverse=True)[:keep]
-    op, values = report.widest_fold
     return {"peak_live_bytes": report.peak_live_bytes, "mode_removed": report.mode_removed,
             "largest": [{"op": a.op, "shape": list(a.shape), "nbytes": a.nbytes} for a in largest],
-            "widest_fold": {"op": op, "values": values}}
+            "widest_fold": report.to_dict()["widest_fold"]}
 
 
 def to_numpy(value: Any) -> Any:

@@ -20,6 +20,8 @@ value check).
 """
 from __future__ import annotations
 
+import linecache
+import sys
 import weakref
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Iterator
@@ -50,6 +52,7 @@ class MemoryReport:
     # cross-check, e.g. torch.cuda.max_memory_allocated, catches that.)
     mode_removed: bool = False
     widest_fold: tuple[str, int] = ("", 0)  # (op, values folded into one result value)
+    widest_fold_line: tuple[int, str] = (0, "")  # the learner's line that issued it, and its code
 
     @property
     def total_bytes(self) -> int:
@@ -81,7 +84,8 @@ class MemoryReport:
             "peak_live_bytes": self.peak_live_bytes,
             "largest": None if largest is None else {**asdict(largest), "shape": list(largest.shape)},
             "mode_removed": self.mode_removed,
-            "widest_fold": {"op": self.widest_fold[0], "values": self.widest_fold[1]},
+            "widest_fold": {"op": self.widest_fold[0], "values": self.widest_fold[1],
+                            "line": self.widest_fold_line[0], "code": self.widest_fold_line[1]},
         }
 
 
@@ -97,9 +101,10 @@ class MemoryAudit(TorchDispatchMode):
         # imports torch._dynamo on first use: as long as importing torch itself (torch 2.13).
         return False
 
-    def __init__(self, given: Iterable[Any] = ()) -> None:
+    def __init__(self, given: Iterable[Any] = (), learner_path: str | None = None) -> None:
         super().__init__()
         self.report = MemoryReport()
+        self.learner_path = learner_path
         self._live_bytes = 0
         # storages (data pointers) in the report, or `given` to the call (its arguments: writing
         # into them is the no-mutation check's business)
@@ -111,6 +116,7 @@ class MemoryAudit(TorchDispatchMode):
         folded = fold_width(func, args, kwargs, out)
         if folded > self.report.widest_fold[1]:
             self.report.widest_fold = (str(func.overloadpacket.__name__), folded)
+            self.report.widest_fold_line = self._learner_line()
         input_storages = {tensor.untyped_storage().data_ptr() for tensor in _tensors((*args, *kwargs.values()))}
         writes = func._schema.is_mutable
         for tensor in _tensors((out,)):
@@ -140,12 +146,23 @@ class MemoryAudit(TorchDispatchMode):
         if freed:
             weakref.finalize(storage, self._free, nbytes)
 
+    def _learner_line(self) -> tuple[int, str]:
+        """The innermost line of the learner's file on the stack, and its code; (0, "") if none."""
+        frame: Any = sys._getframe(2)
+        while frame is not None and frame.f_code.co_filename != self.learner_path:
+            frame = frame.f_back
+        if frame is None:
+            return 0, ""
+        return frame.f_lineno, linecache.getline(self.learner_path or "", frame.f_lineno).strip()[:CODE_LIMIT]
+
     def _free(self, nbytes: int) -> None:
         self._live_bytes -= nbytes
 
     def still_active(self) -> bool:
         return any(mode is self for mode in _get_current_dispatch_mode_stack())
 
+
+CODE_LIMIT = 200  # characters of the learner's line kept
 
 # Reductions, by how many input values make one result value (input numel / result numel).
 REDUCTIONS = frozenset((
@@ -213,9 +230,11 @@ def _tensors(values: Iterable[Any]) -> Iterator[torch.Tensor]:
             yield from _tensors(value)
 
 
-def audit(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, MemoryReport]:
-    """Call ``fn(*args, **kwargs)`` under a `MemoryAudit`; return its result and the report."""
-    mode = MemoryAudit(given=(*args, *kwargs.values()))
+def audit(fn: Callable[..., Any], *args: Any, learner_path: str | None = None,
+          **kwargs: Any) -> tuple[Any, MemoryReport]:
+    """Call ``fn(*args, **kwargs)`` under a `MemoryAudit`; return its result and the report (with the
+    line of `learner_path`'s file that issued the widest fold)."""
+    mode = MemoryAudit(given=(*args, *kwargs.values()), learner_path=learner_path)
     mode.__enter__()
     try:
         result = fn(*args, **kwargs)

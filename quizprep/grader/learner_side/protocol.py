@@ -344,7 +344,9 @@ def _checked_memory(memory: Any) -> dict[str, Any]:
     fold = _object(memory.get("widest_fold", {}), "memory's widest_fold")
     return {"peak_live_bytes": _count(memory.get("peak_live_bytes"), "peak_live_bytes"), "mode_removed": removed,
             "largest": largest, "widest_fold": {"op": _text(fold.get("op", ""), "widest_fold's op"),
-                                                "values": _count(fold.get("values", 0), "widest_fold's values")}}
+                                                "values": _count(fold.get("values", 0), "widest_fold's values"),
+                                                "line": _count(fold.get("line", 0), "widest_fold's line"),
+                                                "code": _text(fold.get("code", ""), "widest_fold's code")}}
 
 
 def checked_module(value: Any) -> tuple[int, dict[str, str], dict[str, Any]]:

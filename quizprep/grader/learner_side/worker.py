@@ -333,7 +333,7 @@ class Worker:
         recorder = self.op_recorder.recorder_for(request, self.learner_path)
         with context, self.guards.mode, recorder or contextlib.nullcontext():
             if request.get("memory_audit"):
-                value, memory = self.memaudit.audit(target, *call_args, **call_kwargs)
+                value, memory = self.memaudit.audit(target, *call_args, learner_path=self.learner_path, **call_kwargs)
             else:
                 value = target(*call_args, **call_kwargs)
         response: dict[str, Any] = {"ok": True, "value": self.values.from_numpy(value) if numpy_track else value}

@@ -28,7 +28,7 @@ def online_update(row_max: torch.Tensor, row_sum: torch.Tensor,
 
 def online_softmax(x: torch.Tensor, chunk_size: int) -> torch.Tensor:
     work = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
-    row_max = work.amax(dim=-1)  # a first pass over the whole row: the safe softmax, not the online one
+    row_max = work.amax(dim=-1)  # BUG: a first pass over the whole row, the safe softmax
     row_sum = torch.zeros_like(row_max)
     for start in range(0, work.shape[-1], chunk_size):
         chunk = work[..., start:start + chunk_size]

@@ -1,5 +1,5 @@
 # quizprep: exercise=online-softmax
-# expect: check=one-pass diagnosis=online-whole-row
+# expect: check=one-pass diagnosis=online-whole-row unread=chunk_size
 # online_softmax from one logsumexp over the row, chunk_size never read; update and merge are right.
 from __future__ import annotations
 

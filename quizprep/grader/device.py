@@ -101,6 +101,16 @@ HARD_CODED_CPU = Diagnosis(
     "device-hard-coded-cpu",
     "a hard-coded .cpu() / device='cpu' moves data off the inputs' device",
     "Follow the inputs: keep every tensor on q.device.", NO_QUIZ)
+HOST_VALUES = Diagnosis(
+    "device-host-values",
+    "a floating-point tensor's values are read into Python (tolist()): the computation leaves the inputs' device, "
+    "and what comes back is built on the CPU",
+    "Compute with torch operations on the tensors themselves: they run wherever the inputs are.", NO_QUIZ)
+REFUSES_DEVICE = Diagnosis(
+    "device-refused",
+    "the code raises by itself when its inputs are not on the CPU: it runs on one device only",
+    "Nothing in attention depends on where the inputs are: follow q.device and run the same code everywhere.",
+    NO_QUIZ)
 DID_NOT_FINISH = Diagnosis(
     "device-run-did-not-finish",
     "the code gives its results with inputs on the CPU but did not finish with them on another device",

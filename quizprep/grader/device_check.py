@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from quizprep.grader.context import CheckContext, Reply
-from quizprep.grader.device import DID_NOT_FINISH, NUMPY, placement
+from quizprep.grader.device import DID_NOT_FINISH, HOST_VALUES, NUMPY, REFUSES_DEVICE, placement
 from quizprep.grader.spec import CheckResult, Diagnosis, ExerciseSpec, FailureKind, Status
 from quizprep.grader.failures import LearnerFailure
+from quizprep.grader.learner_side.guards import PYTHON_VALUES
 from quizprep.grader.output import Frame
 from quizprep.grader.worker_session import WorkerSession
 
@@ -60,6 +61,8 @@ def probe(spec: ExerciseSpec, session: WorkerSession, seed: int, device: str,
         except LearnerFailure as failure:
             frame = failure.frames[-1] if failure.frames else None
             bug = placement(failure.message, frame.code if frame else "")
+            if bug is None and failure.raised_by_learner and failure.kind == FailureKind.EXCEPTION:
+                bug = REFUSES_DEVICE  # an `assert q.device.type == "cpu"` passed the probe (seventh red team)
             if bug is not None:
                 return Found(device, failure, bug)
             if failure.kind in _ENDS_PROBE:
@@ -75,7 +78,7 @@ def device_check(spec: ExerciseSpec, ctx: CheckContext, probes: tuple[str, ...],
     checks run there, else in one of its own from `gpu_session`), after the CPU's `checks`."""
     started = time.monotonic()
     if ctx.session.host_copies and not spec.numpy_track:
-        return _read_into_numpy(ctx.session.host_copies[0], time.monotonic() - started)
+        return _read_out_of_torch(ctx.session.host_copies[0], time.monotonic() - started)
     met_on_cpu = frozenset(check.failure_kind for check in checks if check.failure_kind is not None)
     for device in probes:
         found = _probe_on(spec, ctx, device, gpu_session, met_on_cpu)
@@ -101,14 +104,15 @@ def _probe_on(spec: ExerciseSpec, ctx: CheckContext, device: str,
         session.close()
 
 
-def _read_into_numpy(copy: dict[str, Any], seconds: float) -> CheckResult:
-    """A tensor read into NumPy during the CPU's checks: on a GPU that line raises, whatever the
-    code does with the meta inputs of the probe (it may tell them apart)."""
+def _read_out_of_torch(copy: dict[str, Any], seconds: float) -> CheckResult:
+    """A tensor read into NumPy (on a GPU that line raises) or its values into Python during the CPU's
+    checks, whatever the code does with the meta inputs of the probe (it may tell them apart)."""
     frames = [str(Frame(**frame)) for frame in copy["frames"]]
     where = frames[-1] if frames else ""
-    return CheckResult("device", TITLE, Status.FAIL, f"with inputs on the CPU your code read a tensor into NumPy "
-                       f"({copy['call']}), which a GPU tensor cannot be", diagnosis=NUMPY.title, hint=NUMPY.hint,
-                       where=where, traceback=frames, seconds=seconds, diagnosis_id=NUMPY.id, cause=NUMPY.id)
+    bug = HOST_VALUES if copy["call"] == PYTHON_VALUES else NUMPY
+    return CheckResult("device", TITLE, Status.FAIL, f"with inputs on the CPU your code read a tensor out of torch "
+                       f"({copy['call']}), which does not stay on a GPU", diagnosis=bug.title, hint=bug.hint,
+                       where=where, traceback=frames, seconds=seconds, diagnosis_id=bug.id, cause=bug.id)
 
 
 def _failed(found: Found, seconds: float) -> CheckResult:

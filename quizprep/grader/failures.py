@@ -31,6 +31,7 @@ class LearnerFailure(Exception):
     frames: list[Frame] = field(default_factory=list)
     output: str = ""
     forbidden: list[dict[str, Any]] = field(default_factory=list)
+    raised_by_learner: bool = False  # by a raise or assert statement in the learner's file
 
     def __str__(self) -> str:
         return self.message
@@ -70,7 +71,7 @@ def failure_from(error: dict[str, Any], forbidden: list[dict[str, Any]], output:
     if syntax:
         frames = [Frame(syntax.get("file") or learner_path, syntax.get("line") or 0, "<module>",
                         (syntax.get("text") or "").strip())]
-    return LearnerFailure(kind, message, frames, output, forbidden)
+    return LearnerFailure(kind, message, frames, output, forbidden, raised_by_learner=bool(error.get("raised_here")))
 
 
 def _plain_message(kind: FailureKind, error: dict[str, Any]) -> str:

@@ -34,7 +34,7 @@ def explain(ctx: CheckContext, problem: Problem, case: Case, actual: dict[str, T
     Every property compares element by element: outputs of another shape have none of them."""
     if any(actual[name].shape != expected.shape for name, expected in case.expected.items()):
         return None
-    return (_nonfinite(case, actual, Path(ctx.session.path)) or _dropout(ctx, problem, case, actual, options)
+    return (_nonfinite(case, actual, ctx) or _dropout(ctx, problem, case, actual, options)
             or _masked_keys(case, actual) or _unnormalised(case, actual) or _precision(case, actual)
             or _partial(case, actual))
 
@@ -52,7 +52,7 @@ def _defined(case: Case, name: str, actual: Tensor) -> tuple[Tensor, Tensor]:
     return actual.double()[where], expected[where]
 
 
-def _nonfinite(case: Case, actual: dict[str, Tensor], source: Path) -> Diagnosis | None:
+def _nonfinite(case: Case, actual: dict[str, Tensor], ctx: CheckContext) -> Diagnosis | None:
     """NaN or inf where the reference is finite: no wrong formula gives that, a 0·inf or inf − inf
     does (a -inf bias multiplied by the mask, a softmax over a row of -inf, a constant that is
     infinite in a half dtype)."""
@@ -63,7 +63,7 @@ def _nonfinite(case: Case, actual: dict[str, Tensor], source: Path) -> Diagnosis
             counts.append(f"{int(broken.sum())} of {int(torch.isfinite(expected).sum())} `{name}` values")
     if not counts:
         return None
-    return _half_overflow(case, counts, source) or Diagnosis(
+    return _half_overflow(case, counts, ctx) or Diagnosis(
         "nan-outputs", f"{' and '.join(counts)} that have a finite answer are NaN or infinite: an infinity met "
         "a 0 or another infinity (0·inf, inf − inf), e.g. a -inf bias multiplied by the mask",
         "Print torch.isnan(t).any() after each step to find the first NaN. Hide keys with "
@@ -72,13 +72,13 @@ def _nonfinite(case: Case, actual: dict[str, Tensor], source: Path) -> Diagnosis
         lesson("masking-before-softmax"))
 
 
-def _half_overflow(case: Case, counts: list[str], source: Path) -> Diagnosis | None:
+def _half_overflow(case: Case, counts: list[str], ctx: CheckContext) -> Diagnosis | None:
     """picoGPT's (1 − mask) · −1e10, right in float32, in float16: −1e10 is −inf there, and the
     allowed keys' 0 · (−inf) is NaN."""
     dtype = case.variant.get("dtype")
     if dtype not in (torch.float16, torch.bfloat16):
         return None
-    found = constant_beyond(source, torch.finfo(dtype).max)
+    found = constant_beyond(Path(ctx.session.path), torch.finfo(dtype).max)
     if found is None:
         return None
     constant, line = found

@@ -60,9 +60,19 @@ PRIVATE_TORCH = "PyTorch's private modules (torch._inductor and the like, which 
 # xformers, flash_attn...) is no one's own work, and the guards know only PyTorch's kernels.
 OWN_PACKAGES = frozenset(("torch", "numpy", "triton", "einops"))
 OTHER_PACKAGES = "packages beyond torch, NumPy and Triton (their attention is not yours)"
+# PyTorch's own attention and softmax beyond the calls an exercise allows: torch.onnx.ops.attention (its
+# eager reference path) did kv_cache, paged_decode and sliding_window, and distributions'
+# SoftmaxTransform the softmax exercise (seventh red team); names are read through import aliases.
+OWN_ATTENTION = "PyTorch's own attention or softmax code (torch.onnx.ops.attention, SoftmaxTransform...)"
+ATTENTION_WORDS = ("attention", "attn", "softmax")
+ALLOWED_SOFTMAX = frozenset(("torch.softmax", "torch.log_softmax", "torch.nn.functional.softmax",
+                             "torch.nn.functional.log_softmax", "torch.special.softmax", "torch.special.log_softmax",
+                             "torch.nn.Softmax", "torch.nn.LogSoftmax", "torch.Tensor.softmax"))
 # Without a GPU the device check runs the code on meta tensors; code that asks for them answers that
 # probe apart (sixth red team: an empty result for meta inputs, NumPy for the rest).
-META = "the meta device (the device check's inputs, told apart)"
+META = "the meta device (the device check's inputs) told apart: 'meta', .is_meta, or errors caught"
+# Exceptions a file may catch with no such suspicion: an optional import.
+IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 # Bare names that are routes themselves (builtins); any other bare name is a variable's.
 BARE_ROUTES = ("__builtins__", "exec", "eval", "compile", "__import__")
 PROC_FILES = ("/proc/self/maps", "/proc/self/mem", "/proc/self/map_files", "/proc/self/pagemap")
@@ -86,25 +96,39 @@ def reaches_around(source: str, host_entry_points: tuple[str, ...] = ()) -> list
     except (SyntaxError, ValueError):
         return []
     found: set[str] = {HOST_ARITHMETIC} if _host_arithmetic(tree, host_entry_points) else set()
+    aliases = _aliases(tree)
     for node in ast.walk(tree):
         for name in _names(node):
+            resolved = _resolved(name, aliases)  # `import torch.onnx.ops as o; o.attention`
+            if _own_attention(resolved):
+                found.add(OWN_ATTENTION)
             found.update(reason for route, reason in ROUTES.items() if name == route or name.startswith(route + "."))
             found.update(ATTRIBUTE_ROUTES[part] for part in name.split(".")[1:] if part in ATTRIBUTE_ROUTES)
             if any(word in name for word in DISPATCH_WORDS):
                 found.add(ROUTES["torch.utils._python_dispatch"])
-            if _private_torch(name):
+            if _private_torch(resolved):
                 found.add(PRIVATE_TORCH)
         if isinstance(node, (ast.Import, ast.ImportFrom)) and any(map(_other_package, _names(node))):
             found.add(OTHER_PACKAGES)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.update(f"{path} (read)" for path in PROC_FILES if path in node.value)
-            if node.value.split(":")[0] == "meta":
-                found.add(META)
-        if isinstance(node, ast.Attribute) and node.attr == "is_meta":
+        if _tells_meta_apart(node):
             found.add(META)
-    order = [*dict.fromkeys([*ROUTES.values(), *ATTRIBUTE_ROUTES.values()]), PRIVATE_TORCH, OTHER_PACKAGES, META,
-             *(f"{path} (read)" for path in PROC_FILES), HOST_ARITHMETIC]
+    order = [*dict.fromkeys([*ROUTES.values(), *ATTRIBUTE_ROUTES.values()]), PRIVATE_TORCH, OTHER_PACKAGES,
+             OWN_ATTENTION, META, *(f"{path} (read)" for path in PROC_FILES), HOST_ARITHMETIC]
     return [reason for reason in order if reason in found]
+
+
+def _tells_meta_apart(node: ast.AST) -> bool:
+    """"meta", .is_meta, or an error caught (`try: q.flatten()[:1].item() except Exception:` answers a
+    meta input apart); an optional import's ImportError is not one."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value.split(":")[0] == "meta"
+    if isinstance(node, ast.Attribute):
+        return node.attr == "is_meta"
+    if isinstance(node, ast.ExceptHandler):
+        return not (isinstance(node.type, ast.Name) and node.type.id in IMPORT_ERRORS)
+    return False
 
 
 def _private_torch(name: str) -> bool:
@@ -114,6 +138,31 @@ def _private_torch(name: str) -> bool:
             or any(word in name for word in DISPATCH_WORDS):
         return False
     return any(part.startswith("_") and not part.startswith("__") for part in parts[1:])
+
+
+def _aliases(tree: ast.Module) -> dict[str, str]:
+    """Names that imports bind, and the dotted path each stands for (`import torch.onnx.ops as o`)."""
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update({alias.asname: alias.name for alias in node.names if alias.asname})
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.update({alias.asname or alias.name: f"{node.module}.{alias.name}" for alias in node.names})
+    return found
+
+
+def _resolved(name: str, aliases: dict[str, str]) -> str:
+    root, _, rest = name.partition(".")
+    return f"{aliases[root]}.{rest}".rstrip(".") if root in aliases else name
+
+
+def _own_attention(name: str) -> bool:
+    """A public path of torch's (private ones are routes of their own above) that names attention or a
+    softmax the exercises do not list as allowed."""
+    parts = name.split(".")
+    if parts[0] != "torch" or name in ALLOWED_SOFTMAX or any(part.startswith("_") for part in parts):
+        return False
+    return any(word in part.lower() for part in parts[1:] for word in ATTENTION_WORDS)
 
 
 def _other_package(name: str) -> bool:

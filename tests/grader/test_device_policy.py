@@ -242,8 +242,8 @@ def test_a_probe_that_runs_out_of_time_names_no_bug_but_a_crash_does(kind):
         raise LearnerFailure(FailureKind(kind), "did not finish within 20 s" if kind == "timeout" else "Segfault")
 
     spec = ExerciseSpec("stand-in", "stand-in", ("f",), (), (Check("values", "values", ends),))
-    result = device_check(spec, SimpleNamespace(session=None, seed=0, device="cpu"), ("meta",),
-                          lambda: None, [])
+    ctx = SimpleNamespace(session=SimpleNamespace(host_copies=[]), seed=0, device="cpu")
+    result = device_check(spec, ctx, ("meta",), lambda: None, [])
     assert result.status == Status.FAIL
     if kind == "timeout":
         assert result.message.startswith("not run to the end: with inputs on meta")

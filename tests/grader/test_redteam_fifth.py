@@ -2,6 +2,8 @@
 redteam_fifth/, run through the `quizprep grade` command line as an instructor would."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_redteam_third import ATTACKS as THIRD, attack as attack_from, check, class_rows, grade_json
 
@@ -31,11 +33,11 @@ def test_reaching_the_dispatch_mode_through_higher_order_ops_is_flagged_in_class
 
 
 def test_a_softmax_from_logsumexp_that_ignores_the_chunks_fails_one_pass_by_name(tmp_path):
-    """Right values from one logsumexp over the row: the audit's widest fold (60 logits with
-    chunk_size 8) fails the one-pass check, and the line is the one that never reads chunk_size."""
+    """Right values from one logsumexp over the row: the audit's widest fold (the whole row, of a width
+    drawn per grade) fails the one-pass check, and the line is the one that never reads chunk_size."""
     report = grade_json(attack("online_lse", tmp_path, "online_softmax.py"), "online_softmax")
     one_pass = check(report, "one-pass")
-    assert one_pass["status"] == "fail" and "logsumexp folds 60 logits" in one_pass["message"], one_pass
+    assert one_pass["status"] == "fail" and re.search(r"logsumexp folds \d+ values", one_pass["message"]), one_pass
     assert one_pass["diagnosis_id"] == "online-whole-row", one_pass
     assert "never reads chunk_size" in one_pass["where"], one_pass
     assert not report["passed"]

@@ -14,8 +14,8 @@ from test_python_kernel_routes import MHA_FROM_GC
 from quizprep.cli.cohort_command import table, write_csv
 from quizprep.grader.cohort import row_from
 from quizprep.grader.grade import GradeReport
-from quizprep.grader.source_scan import HOST_ARITHMETIC, META, OTHER_PACKAGES as OTHER, PRIVATE_TORCH as PRIVATE, \
-    reaches_around
+from quizprep.grader.source_scan import HOST_ARITHMETIC, META, OTHER_PACKAGES as OTHER, OWN_ATTENTION as OWN, \
+    PRIVATE_TORCH as PRIVATE, reaches_around
 
 CORRECT = sorted(SOLUTIONS.glob("*.py")) + sorted((HERE / "variants").glob("*.py"))
 THREADS = "threads (the grader's audits watch only the calling thread)"
@@ -30,7 +30,7 @@ def test_correct_files_are_not_flagged(path: Path) -> None:
 @pytest.mark.parametrize("source, expected", [
     (HEAD + RESET, ["native code (ctypes)", "the object graph (gc)", "torch._C",
                     "code built at run time (exec, eval, compile, __import__)", PRIVATE, "/proc/self/maps (read)"]),
-    (MHA_FROM_GC, ["the object graph (gc)", "torch._C", PRIVATE]),  # torch._dynamo
+    (MHA_FROM_GC, ["the object graph (gc)", "torch._C", PRIVATE, META]),  # torch._dynamo; except Exception
     ("import torch._decomp.decompositions as d\nd._softmax", ["torch._decomp"]),
     ("from torch import _refs\n", ["torch._refs"]),
     ("import torch\ntorch._refs.softmax(x, 0)\n", ["torch._refs"]),
@@ -53,13 +53,19 @@ def test_correct_files_are_not_flagged(path: Path) -> None:
     ("import torch.nn.functional as F\nspec = F.__spec__\n", [AGAIN]),
     # sixth red team: attention written in Python elsewhere in torch and in other packages; the meta probe
     ("from torch._inductor.fx_passes.fuse_attention import _sfdp_pattern_5\n", [PRIVATE]),
-    ("import torch\nattend = torch.nn.attention.experimental._paged_attention\n", [PRIVATE]),
+    ("import torch\nattend = torch.nn.attention.experimental._paged_attention\n", [PRIVATE, OWN]),
     ("import torch\nprint(torch.__version__)\n", []),
     ("from transformers.integrations.sdpa_attention import sdpa_attention_forward\n", [OTHER]),
     ("import xformers.ops as xops\n", [OTHER]),
     ("import math, functools, typing\nimport numpy as np\nimport torch\nimport triton\nimport einops\n", []),
     ("def f(q):\n    if q.device.type == 'meta':\n        return q\n", [META]),
     ("def f(q):\n    return q.is_meta\n", [META]),
+    # seventh red team: PyTorch's own attention and softmax, through aliases; errors caught around tensor code
+    ("import torch.onnx.ops as o\ny = o.attention(q, k, v, softmax_precision=1)\n", [OWN]),
+    ("import torch as t\ny = t.distributions.transforms.SoftmaxTransform()(x)\n", [OWN]),
+    ("import torch.nn.functional as F\ny = F.softmax(x, -1) + torch.softmax(x, -1) + F.log_softmax(x, -1)\n", []),
+    ("try:\n    q.flatten()[:1].item()\nexcept Exception:\n    pass\n", [META]),
+    ("try:\n    import triton\nexcept ImportError:\n    triton = None\n", []),
 ])
 def test_routes_are_named_from_the_source(source: str, expected: list[str]) -> None:
     assert reaches_around(source) == expected

@@ -29,6 +29,13 @@ def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit]
     if memory.get("mode_removed") or any(audit[0].get("mode_removed") for audit in growth or ()):
         raise CheckFailure("the call removed the grader's memory audit, so its memory cannot be checked",
                            tried=case.label, hint="Leave torch's dispatch modes alone.")
+    outside_torch = next((audit["host_copies"][0] for audit in [memory, *(a for a, _ in growth or ())]
+                          if audit.get("host_copies")), None)
+    if outside_torch:
+        raise CheckFailure(f"the call read tensors out of torch ({outside_torch['call']}), where the grader's memory "
+                           "audit cannot follow, so its memory cannot be checked", tried=case.label,
+                           hint="Compute in torch from start to end: NumPy's arrays and Python's lists are outside "
+                                "what the exercise measures (and off the GPU).")
     beside = _beside_the_call([memory, *(audit for audit, _ in growth or ())])
     if beside:
         raise CheckFailure(f"{beside}, where the grader's memory audit cannot see (it watches only the thread "
@@ -64,7 +71,8 @@ def measured_outside(response: dict[str, Any], device: str) -> dict[str, Any]:
     """What the grader read from outside around an audited call (worker_session's CallWatch): what
     the audit, which lives in the learner's process, could be made to miss. On a CPU only: CUDA has
     threads and pages of its own."""
-    return {key: response.get(key) if device == "cpu" else None for key in ("resident_growth_bytes", "other_threads")}
+    return {**{key: response.get(key) if device == "cpu" else None for key in ("resident_growth_bytes", "other_threads")},
+            "host_copies": response.get("host_copies") or []}
 
 
 def _beside_the_call(memories: list[dict[str, Any]]) -> str:

@@ -88,6 +88,13 @@ def generate(ctx: CheckContext, case: Case, options: dict[str, Any] | None = Non
     chunks = data["chunks"]
     if case.variant.get("handed"):
         prompt = chunks[0][1]
+        # Another prompt first, whose cache the grader then replaces (a server's slot reused): a
+        # decode_step that keeps its own record of the calls it saw, keyed by what it returned,
+        # would attend to that prompt (seventh red team).
+        decoy = torch.randn(data["x"][:, :prompt].shape, generator=torch.Generator().manual_seed(prompt),
+                            dtype=F64).to(data["x"].dtype)
+        ctx.call(STEP, decoy, cache_k, cache_v, *(data["weights"][name] for name in WEIGHTS), case.sizes["heads"],
+                 options=options)
         cache_k, cache_v = (cache[:, :, :prompt].to(data["x"].dtype) for cache in expected_cache(case).values())
         chunks = chunks[1:]
     steps = []

@@ -222,7 +222,6 @@ def check_masked(ctx: CheckContext) -> str:
     return "−inf logits, whole chunks of them (first and in the middle)"
 
 
-ONE_PASS_SIZES = {"rows": 4, "width": 60, "chunk": 8}
 WHOLE_ROW = Diagnosis(
     "online-whole-row", "online_softmax reduces whole rows at once (a max, sum or logsumexp over x) instead of "
     "building the state chunk by chunk: right values, but not an online softmax",
@@ -230,12 +229,21 @@ WHOLE_ROW = Diagnosis(
     "and only then compute exp(x − row_max) / row_sum.", lesson("softmax-online-rescale"))
 
 
+def _one_pass_sizes(ctx: CheckContext) -> dict[str, int]:
+    """Sizes of this grade's own: a file that chunked only at a fixed size passed (seventh red team)."""
+    generator = ctx.generator(70)
+    chunk = int(torch.randint(3, 11, (1,), generator=generator))
+    return {"rows": 4, "width": int(torch.randint(4 * chunk, 121, (1,), generator=generator)), "chunk": chunk}
+
+
 def check_one_pass(ctx: CheckContext) -> str:
-    """Right values from reductions over whole rows fail here: the grader's audit notes the most logits
-    any one reduction, scan or product folds, which chunk by chunk is at most chunk_size (or the number
-    of chunks, for a learner who merges all chunk states at once)."""
+    """Right values from reductions over whole rows fail here: the grader's audit notes the most values
+    any one reduction, scan, pool, transform or product folds, which chunk by chunk is at most chunk_size
+    (or the number of chunks, for a learner who merges all chunk states at once), and one more when the
+    running state joins the fold; a file that never reads chunk_size, or reads x into NumPy or Python,
+    fails too."""
     variant = {"op": "softmax", "dtype": F32}
-    case, _ = _verify_softmax(ctx, ONE_PASS_SIZES, variant, ctx.seed + 70)  # wrong values get their own name
+    case, _ = _verify_softmax(ctx, _one_pass_sizes(ctx), variant, ctx.seed + 70)  # wrong values named there
     x, chunk = case.data["x"], case.data["chunk"]
     response = ctx.session.request({"op": "call", "target": TARGETS["softmax"], "args": [x, chunk],
                                     "memory_audit": True, "device": ctx.device})
@@ -246,15 +254,18 @@ def check_one_pass(ctx: CheckContext) -> str:
     if "memory" not in response:
         raise CheckFailure("the call's reply came back without the grader's audit", tried=case.label,
                            hint="Leave torch's dispatch modes and the grader's process alone.")
-    fold = response["memory"]["widest_fold"]
-    width = x.shape[-1]
-    allowed = max(chunk, -(-width // chunk))
-    if fold["values"] > allowed:
-        where = unread_line(ctx, PROBLEM, case, WHOLE_ROW.id) or quoted(ctx, fold if fold["line"] else None)
-        raise CheckFailure(f"the output is right, but one {fold['op']} folds {fold['values']} logits of a row at once, "
-                           f"with chunk_size={chunk}: x was not read chunk by chunk", tried=case.label, named=WHOLE_ROW,
-                           where=where)
-    return f"{width} logits in chunks of {chunk}: no op folds more than {fold['values']} of them at once"
+    fold, width = response["memory"]["widest_fold"], x.shape[-1]
+    unread = unread_line(ctx, PROBLEM, case, WHOLE_ROW.id)
+    if fold["values"] > max(chunk, -(-width // chunk)) + 1:
+        reason = f"one {fold['op']} folds {fold['values']} values of a row at once"
+    elif response.get("host_copies"):
+        reason = f"it reads x outside torch ({response['host_copies'][0]['call']}), where the audit cannot follow"
+    elif unread:
+        reason = "online_softmax never reads chunk_size"
+    else:
+        return f"{width} logits in chunks of {chunk}: no op folds more than {fold['values']} values at once"
+    raise CheckFailure(f"the output is right, but {reason}, with chunk_size={chunk}: x was not read chunk by chunk",
+                       tried=case.label, named=WHOLE_ROW, where=unread or quoted(ctx, fold if fold["line"] else None))
 
 
 def check_dtypes(ctx: CheckContext) -> str:

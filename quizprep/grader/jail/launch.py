@@ -85,14 +85,20 @@ def command_line(spec: JailSpec, argv: list[str]) -> list[str]:
     return [*line, "--chdir", spec.private_dir, *argv]
 
 
-def innermost(pid: int) -> int:
-    """The jail's worker, below bubblewrap's outer process and its pid 1 (`pid` if it has no child yet)."""
-    while True:
+# bubblewrap's outer process, its pid 1 in the new PID namespace, then the worker
+WORKER_DEPTH = 2
+
+
+def innermost(pid: int) -> tuple[int, bool]:
+    """The jail's worker below bubblewrap's outer process and its pid 1, and whether it is there yet;
+    until then the deepest process so far (`pid` if it has no child yet)."""
+    for _ in range(WORKER_DEPTH):
         try:
             with open(f"/proc/{pid}/task/{pid}/children") as file:
                 children = file.read().split()
         except OSError:
-            return pid
+            return pid, False
         if not children:
-            return pid
+            return pid, False
         pid = int(children[0])
+    return pid, True

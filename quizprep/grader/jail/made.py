@@ -51,9 +51,14 @@ class WorkerJail:
         """The worker's pid, given the pid of the process the grader started (`outer`)."""
         if self.spec is None:
             return outer
-        if self._worker is None or self._worker == outer:  # found once bubblewrap has forked it
-            self._worker = launch.innermost(outer)
-        return self._worker
+        if self._worker is not None:
+            return self._worker
+        # Kept once bubblewrap's pid 1 has forked it: a watch polling during start-up met pid 1 alone,
+        # kept it, and every later measure (threads, memory, CPU) read the wrong process under load.
+        found, there = launch.innermost(outer)
+        if there:
+            self._worker = found
+        return found
 
     def exit_status(self, status: int | None) -> int | None:
         """The worker's status as Popen reports it (negative: a signal), through bubblewrap's."""

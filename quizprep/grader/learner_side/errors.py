@@ -23,11 +23,15 @@ def learner_frames(frames: Any, learner_path: str) -> list[dict[str, Any]]:
 def describe(error: BaseException, learner_path: str, *, forbidden: type[BaseException]) -> dict[str, Any]:
     """The error as the reply carries it; `forbidden` is the guard's ForbiddenCall."""
     message = _short(_text_of(str, error))
+    stack = traceback.extract_tb(error.__traceback__)
     description: dict[str, Any] = {
         "type": type(error).__name__,
         "message": message,
-        "frames": learner_frames(traceback.extract_tb(error.__traceback__), learner_path),
+        "frames": learner_frames(stack, learner_path),
         "kind": _error_kind(error, message, forbidden),
+        # a raise or assert statement of the learner's own, not an error torch raised on its line
+        "raised_here": bool(stack) and _same_file(stack[-1].filename, learner_path)
+        and (stack[-1].line or "").lstrip().startswith(("raise", "assert")),
     }
     if isinstance(error, SyntaxError):
         description["syntax"] = {

@@ -26,6 +26,7 @@ import ctypes
 import functools
 import sys
 import types
+import weakref
 import warnings
 from typing import Any, Callable, Iterable
 
@@ -246,23 +247,60 @@ def _refusing_code(free_variables: int) -> types.CodeType:
 
 # A tensor read into NumPy works on a CPU only: code that does so while its inputs are on the CPU, and
 # answers a meta input without it, passed the device check (sixth red team).
-HOST_COPIES = frozenset(("numpy", "__array__"))
+HOST_COPIES = {"numpy": "Tensor.numpy()", "__array__": "a tensor handed to NumPy",
+               "__dlpack__": "a tensor handed on by DLPack (np.from_dlpack)"}
+# Floating-point values read into Python: right on every device, but outside the audits (a whole-row max
+# by Python's max over tolist() passed online_softmax's one-pass check; seventh red team).
+PYTHON_VALUES = "Tensor.tolist() of floating-point values"
 
 
 def _forbidden_mode(guards: Guards) -> Any:
     """A TorchFunctionMode that names every forbidden torch function the learner's call reaches."""
     from torch.overrides import TorchFunctionMode
 
+    import torch
+
+    moved_to_host: dict[int, Any] = {}  # id -> a weak reference: a tensor's == is elementwise, no set holds it
+
+    def forget(key: int, _: Any) -> None:
+        moved_to_host.pop(key, None)
+
+    def on_host(tensor: Any) -> bool:
+        held = moved_to_host.get(id(tensor))
+        return held is not None and held() is tensor
+
     class ForbiddenKernels(TorchFunctionMode):
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             name = getattr(func, "__name__", "")
             if guards.forbids(name):
                 raise guards.refuse(_torch_label(func))
-            if name in HOST_COPIES:
-                guards.note_host_copy(f"Tensor.{name}()" if name == "numpy" else "a tensor handed to NumPy")
-            return func(*args, **(kwargs or {}))
+            if name in HOST_COPIES and args and not on_host(args[0]):
+                guards.note_host_copy(HOST_COPIES[name])
+            elif name == "tolist" and args and _floating_values(args[0]):
+                guards.note_host_copy(PYTHON_VALUES)
+            result = func(*args, **(kwargs or {}))
+            if _to_host(name, args, kwargs or {}) and isinstance(result, torch.Tensor):
+                # block_tables.cpu().numpy() (vLLM) works on every device
+                key = id(result)
+                moved_to_host[key] = weakref.ref(result, functools.partial(forget, key))
+            return result
 
     return ForbiddenKernels()
+
+
+def _floating_values(value: Any) -> bool:
+    return bool(getattr(value, "is_floating_point", lambda: False)()) and getattr(value, "numel", lambda: 0)() > 1
+
+
+def _to_host(name: str, args: Any, kwargs: dict[str, Any]) -> bool:
+    """`.cpu()`, or `.to()` given the CPU as its device: the code asked for a host copy."""
+    if name == "cpu":
+        return True
+    if name != "to":
+        return False
+    targets = [*args[1:], kwargs.get("device")]
+    return any(str(getattr(target, "type", target)).split(":")[0] == "cpu" for target in targets
+               if isinstance(target, str) or hasattr(target, "type"))
 
 
 def _torch_label(func: Any) -> str:

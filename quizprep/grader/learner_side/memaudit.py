@@ -21,6 +21,7 @@ value check).
 from __future__ import annotations
 
 import linecache
+import math
 import sys
 import weakref
 from dataclasses import asdict, dataclass, field
@@ -175,6 +176,10 @@ ALONG_DIM = frozenset(("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", 
                        "_log_softmax"))
 # Scatters and index-adds: at most their source's size along `dim` lands in one slot.
 SCATTERS = frozenset(("scatter_add", "scatter_reduce", "index_add", "index_reduce"))
+# Windows (pools; FFTs, whose every output mixes the whole transformed extent): their size. A row's
+# max and sum as max_pool1d / avg_pool1d / lp_pool1d with a kernel of n, or rfft's zero frequency,
+# passed the one-pass check (seventh red team).
+POOLS_AND_TRANSFORMS = ("pool", "_fft_")
 # Products, by their inner dimension: a row summed as x @ ones folds as many values as x.sum(-1).
 PRODUCTS = {"mm": 0, "bmm": 0, "mv": 0, "addmm": 1, "addmv": 1, "baddbmm": 1, "addbmm": 1}
 
@@ -194,6 +199,8 @@ def fold_width(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: An
         source = _argument(func, args, kwargs, "src")
         source = _argument(func, args, kwargs, "source") if source is None else source
         return _size_along_dim(source, _argument(func, args, kwargs, "dim"))
+    if any(part in name for part in POOLS_AND_TRANSFORMS):
+        return _window(func, args, kwargs, first, out)
     if name in PRODUCTS:
         operand = args[PRODUCTS[name]]
         return int(operand.shape[-1]) if isinstance(operand, torch.Tensor) and operand.dim() else 0
@@ -211,6 +218,18 @@ def _argument(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], wanted: 
                 return args[index]
             return kwargs.get(wanted, argument.default_value)
     return None
+
+
+def _window(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], first: torch.Tensor, out: Any) -> int:
+    """A pool's kernel (its input over its output, for an adaptive one); an FFT's transformed extent."""
+    kernel = _argument(func, args, kwargs, "kernel_size")
+    if isinstance(kernel, (list, tuple)) and kernel:
+        return math.prod(int(size) for size in kernel)
+    dims = _argument(func, args, kwargs, "dim")
+    if isinstance(dims, (list, tuple)) and dims and first.dim():
+        return math.prod(int(first.shape[int(d)]) for d in dims)
+    result = next(_tensors((out,)), None)
+    return first.numel() // max(result.numel(), 1) if result is not None else 0
 
 
 def _size_along_dim(tensor: Any, dim: Any) -> int:

@@ -365,6 +365,7 @@ def _checked_error(error: Any) -> dict[str, Any]:
     error = _object(error, "an error")
     checked: dict[str, Any] = {key: _text(error.get(key, ""), key) for key in ("kind", "type", "message")}
     checked["frames"] = _frames(error.get("frames", []))
+    checked["raised_here"] = error.get("raised_here") is True
     if error.get("syntax") is not None:
         syntax = _object(error["syntax"], "a syntax error")
         checked["syntax"] = {key: _text(syntax.get(key) or "", key) for key in ("file", "text", "msg")}

@@ -7,6 +7,7 @@ import gc
 import os
 import sys
 from types import FunctionType
+from typing import Any
 
 
 def import_torch(threads: int, *, before_fork: bool = False, warm_up: bool = True) -> None:
@@ -17,6 +18,7 @@ def import_torch(threads: int, *, before_fork: bool = False, warm_up: bool = Tru
     import torch
 
     torch.set_num_threads(threads)
+    keep_thread_count(torch)
     if not warm_up:
         return
     warm = torch.randn(8, 8, requires_grad=True)
@@ -37,6 +39,18 @@ def import_torch(threads: int, *, before_fork: bool = False, warm_up: bool = Tru
     (meta - meta.amax(-1, keepdim=True)).exp()
     if before_fork and torch.cuda.is_initialized():
         raise RuntimeError("CUDA was initialised before forking")
+
+
+def keep_thread_count(torch: Any) -> None:
+    """The grader sets how many threads torch computes with: it is the worker's CPU share, and the
+    memory checks count any other thread as the learner's. A correct flash that called
+    torch.set_num_threads(4) at import left three idle OpenMP threads that failed its memory check
+    (seventh red team). A learner's request for another count is accepted and changes nothing."""
+    def set_num_threads(count: int) -> None:
+        """The grader's worker keeps the thread count it was given."""
+
+    torch.set_num_threads = set_num_threads
+    torch.set_num_interop_threads = set_num_threads
 
 
 def run_without_dynamo() -> int:

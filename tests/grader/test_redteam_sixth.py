@@ -29,9 +29,11 @@ def test_inductors_attention_pattern_is_flagged_in_class_mode(tmp_path):
 
 
 def test_a_decode_step_that_remembers_its_inputs_fails_on_a_cache_handed_in(tmp_path):
+    """It attends to the decoy prompt it saw before the grader handed in another's cache."""
     report = grade_json(attack("history_not_cache_kv_cache", tmp_path, "kv_cache.py"), "kv_cache")
     handed = check(report, "handed-cache")
-    assert handed["status"] == "fail" and handed["diagnosis_id"] == "kv-cache-unused", handed
+    assert handed["status"] == "fail" and handed["diagnosis_id"] == "kv-cache-not-read", handed
+    assert handed["diagnosis"].startswith("decode_step does not attend to the cache it is handed"), handed
     assert not report["passed"]
 
 

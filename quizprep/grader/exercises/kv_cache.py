@@ -286,7 +286,7 @@ def check_handed_cache(ctx: CheckContext) -> str:
         if failure.named is not None:
             raise
         verify(ctx, PROBLEM, sizes, {}, ctx.seed + 35)  # wrong on its own loop too: the failure above stands unnamed
-        raise replace(failure, named=NOT_READ) from None
+        raise replace(failure, named=NOT_READ, diagnosis="", hint="", quiz="", diagnosis_id="") from None
     return "a prompt's cache of 5 positions handed in, then 4 single tokens"
 
 

@@ -29,9 +29,7 @@ def describe(error: BaseException, learner_path: str, *, forbidden: type[BaseExc
         "message": message,
         "frames": learner_frames(stack, learner_path),
         "kind": _error_kind(error, message, forbidden),
-        # a raise or assert statement of the learner's own, not an error torch raised on its line
-        "raised_here": bool(stack) and _same_file(stack[-1].filename, learner_path)
-        and (stack[-1].line or "").lstrip().startswith(("raise", "assert")),
+        "raised_here": _raised_by_statement(error, message, stack, learner_path),
     }
     if isinstance(error, SyntaxError):
         description["syntax"] = {
@@ -44,6 +42,21 @@ def describe(error: BaseException, learner_path: str, *, forbidden: type[BaseExc
     if isinstance(error, SystemExit):
         description["message"] = _short(_text_of(repr, error.code))
     return description
+
+
+# What torch's own errors about meta tensors say (Tensor.item(), a copy out, .numpy()).
+TORCH_META_ERRORS = ("meta tensor", "meta device")
+
+
+def _raised_by_statement(error: BaseException, message: str, stack: Any, learner_path: str) -> bool:
+    """A raise or a failed assert of the learner's own, not an error torch raised on that line while
+    the statement was evaluated (`assert torch.all(ok)` on a meta tensor raises in bool())."""
+    if not stack or not _same_file(stack[-1].filename, learner_path):
+        return False
+    line = (stack[-1].line or "").lstrip()
+    if line.startswith("assert"):
+        return isinstance(error, AssertionError)
+    return line.startswith("raise") and not any(words in message for words in TORCH_META_ERRORS)
 
 
 def _text_of(render: Any, value: Any) -> str:

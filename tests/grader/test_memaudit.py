@@ -7,6 +7,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from quizprep.grader.learner_side import memaudit  # noqa: E402
 from quizprep.grader.learner_side.memaudit import audit  # noqa: E402
 
 
@@ -119,14 +120,15 @@ def test_the_widest_fold_is_the_whole_row_however_the_row_is_reduced(fold) -> No
     assert report.widest_fold[1] == ROW, report.widest_fold
 
 
-def test_folds_chunk_by_chunk_and_merges_of_chunk_states_stay_narrow() -> None:
+def test_folds_chunk_by_chunk_and_merges_of_chunk_states_stay_narrow(monkeypatch: pytest.MonkeyPatch) -> None:
     x = torch.randn(4, ROW)
 
     def chunked(x):
         states = torch.stack([chunk.amax(-1) for chunk in x.split(8, -1)], -1)  # (4, 8): 8 chunk states
         return states.amax(-1), torch.maximum(x[:, :1], x), torch.isinf(x).sum(-1)
 
-    _, report = audit(chunked, x, learner_path=__file__)
+    monkeypatch.setattr(memaudit, "learner_path", __file__)
+    _, report = audit(chunked, x)
     assert report.widest_fold == ("amax", 8)
     line = report.widest_fold_line[0]
     assert report.to_dict()["widest_fold"] == {"op": "amax", "values": 8, "line": line, "code": LINES[line - 1].strip()}

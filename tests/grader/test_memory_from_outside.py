@@ -61,7 +61,9 @@ def test_scores_held_outside_the_audits_sight_fail_the_memory_check(source: str,
     report = grade(path, GradeOptions(only=("memory",)))
     check = report.checks[-1]
     assert not report.passed, "forged pass"
-    assert check.status == "fail" and "measured by the grader" in check.message, check.message
+    # NumPy's arrays show in the process's growth, and the tensors handed to NumPy are named first
+    assert check.status == "fail" and ("measured by the grader" in check.message
+                                       or "read tensors out of torch (Tensor.numpy())" in check.message), check.message
 
 
 def test_the_peak_is_read_from_outside_and_reset_before_a_call() -> None:

@@ -249,8 +249,17 @@ def _tensors(values: Iterable[Any]) -> Iterator[torch.Tensor]:
             yield from _tensors(value)
 
 
-def audit(fn: Callable[..., Any], *args: Any, learner_path: str | None = None,
-          **kwargs: Any) -> tuple[Any, MemoryReport]:
+# The learner's file, whose line issued the widest fold: set by the worker (`watch_lines_of`), not an
+# argument of `audit`, whose keyword arguments are all the audited function's.
+learner_path: str | None = None
+
+
+def watch_lines_of(path: str) -> None:
+    global learner_path
+    learner_path = path
+
+
+def audit(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, MemoryReport]:
     """Call ``fn(*args, **kwargs)`` under a `MemoryAudit`; return its result and the report (with the
     line of `learner_path`'s file that issued the widest fold)."""
     mode = MemoryAudit(given=(*args, *kwargs.values()), learner_path=learner_path)

@@ -153,11 +153,18 @@ def value_sample(value: Any) -> dict[str, Any]:
     largest among them: drawn from its values alone, so any order, broadcast or slice of a tensor
     samples values of that tensor. A boolean mask's values tell nothing apart, but how many it keeps
     on each row does (a length mask one key long): those counts are its sample, as `kept`. {} for a
-    non-tensor."""
+    non-tensor. The grader's own ops, unseen by the guards' mode (its tolist() is not the learner's)."""
     import torch
 
     if not isinstance(value, Tensor) or value.is_complex() or value.is_meta:
         return {}
+    with torch._C.DisableTorchFunction():
+        return _value_sample(value)
+
+
+def _value_sample(value: Tensor) -> dict[str, Any]:
+    import torch
+
     if value.dtype == torch.bool:
         ranked = _ranked(value.sum(-1)) if value.dim() else []
         return {"shape": list(value.shape), "kept": ranked} if ranked else {}

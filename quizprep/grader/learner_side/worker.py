@@ -52,6 +52,7 @@ class Worker:
         self.values = _load_sibling("call_values.py")
         self.errors = _load_sibling("errors.py")
         self.memaudit = _load_sibling("memaudit.py")
+        self.memaudit.watch_lines_of(self.learner_path)
         self.launches_module = _load_sibling("launches.py")
         self.launches = self.launches_module.LaunchCounter()
         self.op_recorder = _load_sibling("op_recorder.py")
@@ -253,6 +254,7 @@ class Worker:
         if op == "load":  # another file of the same exercise (WorkerSession.switch restarts for others)
             self.sandbox.limit_cpu(float(self.config["cpu_seconds"]))
             self.learner_path = str(Path(request["path"]).resolve())
+            self.memaudit.watch_lines_of(self.learner_path)
             self.copy_path = str(request["copy"])
             return {"ok": True, "value": self.load_learner()}
         if op == "new_module":
@@ -333,7 +335,7 @@ class Worker:
         recorder = self.op_recorder.recorder_for(request, self.learner_path)
         with context, self.guards.mode, recorder or contextlib.nullcontext():
             if request.get("memory_audit"):
-                value, memory = self.memaudit.audit(target, *call_args, learner_path=self.learner_path, **call_kwargs)
+                value, memory = self.memaudit.audit(target, *call_args, **call_kwargs)
             else:
                 value = target(*call_args, **call_kwargs)
         response: dict[str, Any] = {"ok": True, "value": self.values.from_numpy(value) if numpy_track else value}

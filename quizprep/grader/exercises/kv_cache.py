@@ -23,10 +23,11 @@ from quizprep import budget
 from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance, find_mismatch
 from quizprep.grader.context import CheckContext
+from quizprep.grader.exercises._kv_mistakes import HYPOTHESES, PREPENDED, expected_cache, prepended
 from quizprep.grader.crashes import BROADCAST, KV_CACHE_EXPANDED_HINT, operands_of, source_of
 from quizprep.grader.lessons import lesson
 from quizprep.grader.problem import (
-    Case, FunctionProblem, Hypothesis, failure_for, first_output_checks, mismatches, verify,
+    Case, FunctionProblem, failure_for, first_output_checks, mismatches, verify,
 )
 from quizprep.grader.spec import Check, CheckFailure, Diagnosis, ExerciseSpec
 
@@ -63,7 +64,7 @@ def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
         f"calls of {step} tokens on the filled cache ({', '.join(str(b - a) for a, b in chunks[1:])})"
     label = (f"B={batch}, H={heads}, G={kv_heads}, d_head={d}, a prompt of {sizes['prompt']} then "
              f"{after}, {str(dtype).removeprefix('torch.')}")
-    if variant.get("handed"):  # the prompt's cache comes from the grader: only the later calls' outputs are the learner's
+    if variant.get("handed"):  # the prompt's cache comes from the grader: the later calls' outputs are the learner's
         out = out[:, sizes["prompt"]:]
         label += "; the prompt's cache handed in by the grader"
     return Case(label=label, sizes=dict(sizes), variant=dict(variant),
@@ -71,12 +72,6 @@ def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
                 expected={"out": out},
                 tolerance={"out": Tolerance.working(dtype, logit_scale, float(out.abs().max()))},
                 dims={"out": ("batch", "query", "feature")})
-
-
-def expected_cache(case: Case, params: dict[str, Tensor] | None = None) -> dict[str, Tensor]:
-    params, kv_heads = params or case.data["params"], case.sizes["kv_heads"]
-    return {f"cache_{name[-1].lower()}": reference.split_heads(reference.linear(case.data["x"], params, name), kv_heads)
-            for name in ("W_k", "W_v")}
 
 
 def generate(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) -> list[dict[str, Tensor]]:
@@ -123,103 +118,6 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
         if sizes[key] > least:
             candidates.append({**sizes, key: sizes[key] - 1, "prompt": min(sizes["prompt"], sizes["tokens"] - 1)})
     return candidates
-
-
-def simulate(case: Case, *, prompt_causal: bool = True, offset: bool = True, use_cache: str = "always",
-             expand: str = "interleave", scale_by: str = "d_head", diagonal: bool = True,
-             values: str = "cache_v", out_projection: bool = True,
-             transposed_weights: bool = False, prepend: bool = False) -> dict[str, Tensor]:
-    """The generation loop in float64 with one mistake."""
-    data, sizes = case.data, case.sizes
-    heads, group = sizes["heads"], sizes["heads"] // sizes["kv_heads"]
-    x, params = data["x"], data["params"]
-    if transposed_weights:  # x @ W: runs only where every weight is square, i.e. G = H and d_model = H·d
-        params = {name: weight.T for name, weight in params.items()}
-    q_all = reference.split_heads(reference.linear(x, params, "W_q"), heads)
-    cache = expected_cache(case, params)
-    scale = {"d_head": None, "one": 1.0, "d_model": 1.0 / math.sqrt(x.shape[-1])}[scale_by]
-    outs = []
-    for start, stop in data["chunks"]:
-        own_only = use_cache == "never" or (use_cache == "single_tokens" and stop - start > 1)
-        first = start if own_only else 0
-        positions = _prepended(data["chunks"], stop) if prepend else torch.arange(first, stop)
-        k, v = (cache[name][:, :, positions] for name in ("cache_k", values))
-        if expand == "interleave":
-            k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
-        else:
-            k, v = k.repeat(1, group, 1, 1), v.repeat(1, group, 1, 1)
-        new, seen = stop - start, stop - first
-        if not prompt_causal:
-            mask = None
-        elif offset:
-            mask = reference.causal_mask(new, seen) if diagonal else reference.causal_mask(new, seen).tril(seen - new - 1)
-        else:
-            mask = torch.arange(seen).unsqueeze(0) <= torch.arange(new).unsqueeze(-1)
-        heads_out, _ = reference.attention(q_all[:, :, start:stop], k, v, mask, scale)
-        merged = reference.merge_heads(heads_out)
-        outs.append(reference.linear(merged, params, "W_o") if out_projection else merged)
-    return {"out": torch.cat(outs, dim=1)}
-
-
-def _prepended(chunks: list[tuple[int, int]], stop: int) -> Tensor:
-    """The cache's positions when each call puts its new tokens in front: the latest chunk first."""
-    return torch.cat([torch.arange(start, end) for start, end in reversed(chunks) if end <= stop])
-
-
-def _mistake(**mistake: Any):
-    def predict(case: Case) -> dict[str, Tensor] | None:
-        if mistake.get("expand") and case.sizes["kv_heads"] in (1, case.sizes["heads"]):
-            return None
-        if mistake.get("transposed_weights") and case.sizes["kv_heads"] != case.sizes["heads"]:
-            return None
-        predicted = simulate(case, **mistake)
-        return {"out": predicted["out"][:, case.sizes["prompt"]:]} if case.variant.get("handed") else predicted
-
-    return predict
-
-
-PREPENDED = Diagnosis("kv-prepended", "the new keys and values go in front of the cache (torch.cat((k, cache_k))): "
-                      "positions are out of order, so the causal mask hides the wrong keys",
-                      "Append after the cached positions: torch.cat((cache_k, k), dim=-2).",
-                      lesson("kv-cache-prefill-vs-decode"))
-
-HYPOTHESES = (
-    Hypothesis("kv-prompt-not-causal", "the prompt's tokens attend to each other without a causal mask: the "
-               "first call lets early tokens see later ones",
-               "A chunk of t new tokens still needs causal_mask(t, T + t): token i of the chunk sees the cache "
-               "and chunk tokens 0..i.", lesson("kv-cache-prefill-vs-decode"), _mistake(prompt_causal=False)),
-    Hypothesis("kv-mask-no-offset", "the causal mask ignores the cached positions: new tokens are masked as if "
-               "they sat at positions 0..t−1", "The new tokens are the last t of T + t positions: key j is "
-               "visible to new token i when j ≤ T + i.", lesson("masking-kv-cache-offset"), _mistake(offset=False)),
-    Hypothesis("kv-cache-unused", "the cache is not attended to: each call attends only to its own new tokens",
-               "Append the new keys and values to the cache, then attend over the whole cache.",
-               lesson("kv-cache-prefill-vs-decode"), _mistake(use_cache="never")),
-    Hypothesis("kv-chunk-ignores-cache", "a call of several tokens on a filled cache attends only to its own "
-               "tokens, as if it were the prompt", "Only the cache's length says where the new tokens sit: "
-               "chunked prefill and speculative verification pass t > 1 tokens after T cached ones, and they "
-               "must see all T + i keys.", lesson("kv-cache-prefill-vs-decode"), _mistake(use_cache="single_tokens")),
-    Hypothesis("gqa-repeat", "KV heads expanded with repeat (tiled) instead of repeat_interleave",
-               "Query head h reads KV head h // (H/G): k.repeat_interleave(H // G, dim=1).",
-               lesson("gqa-head-mapping"), _mistake(expand="tile")),
-    Hypothesis("kv-no-diagonal", "a new token does not see its own key: the mask's offset is one short",
-               "New token i sits at position T + i and sees keys 0..T + i, itself included.",
-               lesson("masking-causal-diagonal"), _mistake(diagonal=False)),
-    Hypothesis("no-scale", "missing the 1/√d_head scaling", "Divide each head's scores by √d_head.",
-               lesson("scaling-why-sqrt-dk"), _mistake(scale_by="one")),
-    Hypothesis("scale-d-model", "scores divided by √d_model instead of √d_head",
-               "Scale by the width of one head: d_head = W_q.shape[0] // n_heads.", lesson("scaling-why-sqrt-dk"),
-               _mistake(scale_by="d_model")),
-    Hypothesis("k-for-v", "the values are the keys (W_k used where W_v belongs)", "Values go through W_v.",
-               lesson("multihead-output-projection"), _mistake(values="cache_k")),
-    Hypothesis("weight-transposed", "the projections multiply by W, not W.T: x @ W as GPT-2's Conv1D (in, out) "
-               "layout, on weights given in nn.Linear's (out, in) layout", "q = x @ W_q.T: the weights are "
-               "(out_features, in_features), as nn.Linear stores them.", lesson("multihead-output-projection"),
-               _mistake(transposed_weights=True)),
-    Hypothesis("kv-prepended", PREPENDED.title, PREPENDED.hint, PREPENDED.quiz, _mistake(prepend=True)),
-    Hypothesis("no-output-projection", "the output projection W_o is missing",
-               "Merge the heads back to (B, t, H·d_head), then multiply by W_o.T.",
-               lesson("multihead-output-projection"), _mistake(out_projection=False)),
-)
 
 
 PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink)
@@ -311,7 +209,7 @@ def check_cache_growth(ctx: CheckContext) -> str:
                                    named=_shape_cause(shape, case))
             mismatch = find_mismatch(name, step[name], want[name][:, :, :stop], case.tolerance["out"],
                                      ("batch", "kv head", "position", "feature"))
-            in_front = want[name][:, :, _prepended(case.data["chunks"], stop)]
+            in_front = want[name][:, :, prepended(case.data["chunks"], stop)]
             if mismatch and not find_mismatch(name, step[name], in_front, case.tolerance["out"]):
                 raise CheckFailure(f"{name} holds the tokens so far, latest call first: {mismatch.summary}",
                                    tried=case.label, mismatches=[mismatch], named=PREPENDED)

@@ -65,6 +65,12 @@ class CheckContext:
     def generator(self, salt: int = 0) -> torch.Generator:
         return torch.Generator().manual_seed(self.seed * 1_000_003 + salt)
 
+    def draw(self, salt: int, low: int, high: int) -> int:
+        """An integer in [low, high) of this grade's own (a check size or position): code that answers
+        fixed check inputs from a table, or takes its right path only at them, meets one it did not
+        expect (sixth and seventh red teams)."""
+        return int(torch.randint(low, high, (1,), generator=self.generator(salt)))
+
     def call(self, target: str, *args: Any, options: dict[str, Any] | None = None, **kwargs: Any) -> Reply:
         """Call the learner's function `target`; `options` may set noncontiguous, grad_output
         (with grad_path, the index path to the differentiated output) and return_inputs."""

@@ -98,17 +98,18 @@ def reaches_around(source: str, host_entry_points: tuple[str, ...] = ()) -> list
     found: set[str] = {HOST_ARITHMETIC} if _host_arithmetic(tree, host_entry_points) else set()
     aliases = _aliases(tree)
     for node in ast.walk(tree):
-        for name in _names(node):
+        names = _names(node)
+        for name in names:
             resolved = _resolved(name, aliases)  # `import torch.onnx.ops as o; o.attention`
             if _own_attention(resolved):
                 found.add(OWN_ATTENTION)
-            found.update(reason for route, reason in ROUTES.items() if name == route or name.startswith(route + "."))
+            found.update(ROUTES[route] for route in _routes_of(name))
             found.update(ATTRIBUTE_ROUTES[part] for part in name.split(".")[1:] if part in ATTRIBUTE_ROUTES)
             if any(word in name for word in DISPATCH_WORDS):
                 found.add(ROUTES["torch.utils._python_dispatch"])
             if _private_torch(resolved):
                 found.add(PRIVATE_TORCH)
-        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(map(_other_package, _names(node))):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(map(_other_package, names)):
             found.add(OTHER_PACKAGES)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.update(f"{path} (read)" for path in PROC_FILES if path in node.value)
@@ -131,11 +132,15 @@ def _tells_meta_apart(node: ast.AST) -> bool:
     return False
 
 
+def _routes_of(name: str) -> list[str]:
+    """The routes `name` is, or lies below (torch._C._dispatch below torch._C)."""
+    return [route for route in ROUTES if name == route or name.startswith(route + ".")]
+
+
 def _private_torch(name: str) -> bool:
     """torch.X._Y… that no route or dispatch word above names already; dunders (torch.__version__) are public."""
     parts = name.split(".")
-    if parts[0] != "torch" or any(name == route or name.startswith(route + ".") for route in ROUTES) \
-            or any(word in name for word in DISPATCH_WORDS):
+    if parts[0] != "torch" or _routes_of(name) or any(word in name for word in DISPATCH_WORDS):
         return False
     return any(part.startswith("_") and not part.startswith("__") for part in parts[1:])
 

@@ -26,17 +26,17 @@ def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit]
     n, m = case.sizes["n"], case.sizes["m"]
     full = _rows(case) * m * case.data["q"].element_size()
     why = lesson("flash-tiling-memory")
-    if memory.get("mode_removed") or any(audit[0].get("mode_removed") for audit in growth or ()):
+    memories = [memory, *(audit for audit, _ in growth or ())]  # every audited call's report
+    if any(audit.get("mode_removed") for audit in memories):
         raise CheckFailure("the call removed the grader's memory audit, so its memory cannot be checked",
                            tried=case.label, hint="Leave torch's dispatch modes alone.")
-    outside_torch = next((audit["host_copies"][0] for audit in [memory, *(a for a, _ in growth or ())]
-                          if audit.get("host_copies")), None)
+    outside_torch = next((audit["host_copies"][0] for audit in memories if audit.get("host_copies")), None)
     if outside_torch:
         raise CheckFailure(f"the call read tensors out of torch ({outside_torch['call']}), where the grader's memory "
                            "audit cannot follow, so its memory cannot be checked", tried=case.label,
                            hint="Compute in torch from start to end: NumPy's arrays and Python's lists are outside "
                                 "what the exercise measures (and off the GPU).")
-    beside = _beside_the_call([memory, *(audit for audit, _ in growth or ())])
+    beside = _beside_the_call(memories)
     if beside:
         raise CheckFailure(f"{beside}, where the grader's memory audit cannot see (it watches only the thread "
                            "that calls you), so its memory cannot be checked", tried=case.label,

@@ -123,21 +123,16 @@ def _as_bool(result: dict[str, Tensor], label: str) -> dict[str, Tensor]:
 CAUSAL, PADDING = CausalProblem(), PaddingProblem()
 
 
-def _drawn(ctx: CheckContext, salt: int, low: int, high: int) -> int:
-    """A size of this grade's own: a table of the masks of fixed sizes passed both causal checks (sixth red team)."""
-    return int(torch.randint(low, high, (1,), generator=ctx.generator(salt)))
-
-
 def check_causal_square(ctx: CheckContext) -> str:
-    sizes = (5, 8, 2, 1, _drawn(ctx, 1, 17, 70))
+    sizes = (5, 8, 2, 1, ctx.draw(1, 17, 70))
     for n in sizes:
         verify(ctx, CAUSAL, {"n": n}, {})
     return f"n = {', '.join(map(str, sizes))} with m omitted"
 
 
 def check_causal_cache(ctx: CheckContext) -> str:
-    rows = _drawn(ctx, 2, 3, 30)
-    pairs = ((1, 6), (3, 7), (4, 4), (2, 9), (rows, rows + _drawn(ctx, 3, 17, 60)))
+    rows = ctx.draw(2, 3, 30)
+    pairs = ((1, 6), (3, 7), (4, 4), (2, 9), (rows, rows + ctx.draw(3, 17, 60)))
     for n, m in pairs:
         verify(ctx, CAUSAL, {"n": n, "m": m}, {})
     return ", ".join(f"({n}, {m})" for n, m in pairs)

@@ -322,7 +322,7 @@ def check_long_context(ctx: CheckContext) -> str:
            {"layout": INTERLEAVED, "dtype": torch.bfloat16, "base": 500000.0}, ctx.seed + 42)
     # Positions of no fixed size: a file that tells the long inputs apart (their largest position) and
     # computes its angles right only for them fails here (sixth red team).
-    offset = int(torch.randint(200, 4000, (1,), generator=ctx.generator(43)))
+    offset = ctx.draw(43, 200, 4000)
     verify(ctx, PROBLEM, _sizes(tokens=32, offset=offset, d=16, batch=1, heads=2),
            {"layout": HALF, "dtype": torch.bfloat16}, ctx.seed + 43)
     return ("bfloat16 and float16 at positions up to 32,767; 2048 consecutive positions from 30,720; "

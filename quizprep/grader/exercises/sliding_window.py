@@ -137,15 +137,9 @@ PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink)
 MASK_CASES = ((6, 6, 3), (7, 7, 1), (5, 5, 5), (4, 4, 9), (1, 1, 2), (8, 8, 4))
 
 
-def _drawn(ctx: CheckContext, salt: int, low: int, high: int) -> int:
-    """A size of this grade's own: a fixed 13×13 mask table sliced per call passed both mask checks
-    (seventh red team)."""
-    return int(torch.randint(low, high, (1,), generator=ctx.generator(salt)))
-
-
 def check_mask(ctx: CheckContext) -> str:
-    size = _drawn(ctx, 1, 14, 60)
-    for n, m, window in (*MASK_CASES, (size, size, _drawn(ctx, 2, 2, size))):
+    size = ctx.draw(1, 14, 60)
+    for n, m, window in (*MASK_CASES, (size, size, ctx.draw(2, 2, size))):
         case, actual = verify(ctx, PROBLEM, {"n": n, "m": m, "window": window}, {"op": "mask"})
         if actual["mask"].dtype != torch.bool:
             raise CheckFailure(f"the mask is {str(actual['mask'].dtype).removeprefix('torch.')}, not bool",
@@ -154,8 +148,8 @@ def check_mask(ctx: CheckContext) -> str:
 
 
 def check_mask_cache(ctx: CheckContext) -> str:
-    rows = _drawn(ctx, 3, 2, 20)
-    drawn = (rows, rows + _drawn(ctx, 4, 14, 50), _drawn(ctx, 5, 2, 30))
+    rows = ctx.draw(3, 2, 20)
+    drawn = (rows, rows + ctx.draw(4, 14, 50), ctx.draw(5, 2, 30))
     for n, m, window in ((3, 10, 4), (1, 9, 3), (4, 6, 8), drawn):
         verify(ctx, PROBLEM, {"n": n, "m": m, "window": window}, {"op": "mask"})
     return "m > n: the queries are the last n positions"

@@ -12,7 +12,7 @@ def memory_summary(report: Any, keep: int = 16) -> dict[str, Any]:
     largest = sorted(report.allocations, key=lambda allocation: allocation.nbytes, reverse=True)[:keep]
     return {"peak_live_bytes": report.peak_live_bytes, "mode_removed": report.mode_removed,
             "largest": [{"op": a.op, "shape": list(a.shape), "nbytes": a.nbytes} for a in largest],
-            "widest_fold": report.to_dict()["widest_fold"]}
+            "widest_fold": report.fold_summary()}
 
 
 def to_numpy(value: Any) -> Any:

@@ -269,6 +269,9 @@ def _forbidden_mode(guards: Guards) -> Any:
         held = moved_to_host.get(id(tensor))
         return held is not None and held() is tensor
 
+    def floating_values(value: Any) -> bool:
+        return isinstance(value, torch.Tensor) and value.is_floating_point() and value.numel() > 1
+
     class ForbiddenKernels(TorchFunctionMode):
         def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
             name = getattr(func, "__name__", "")
@@ -276,7 +279,7 @@ def _forbidden_mode(guards: Guards) -> Any:
                 raise guards.refuse(_torch_label(func))
             if name in HOST_COPIES and args and not on_host(args[0]):
                 guards.note_host_copy(HOST_COPIES[name])
-            elif name == "tolist" and args and _floating_values(args[0]):
+            elif name == "tolist" and args and floating_values(args[0]):
                 guards.note_host_copy(PYTHON_VALUES)
             result = func(*args, **(kwargs or {}))
             if _to_host(name, args, kwargs or {}) and isinstance(result, torch.Tensor):
@@ -286,10 +289,6 @@ def _forbidden_mode(guards: Guards) -> Any:
             return result
 
     return ForbiddenKernels()
-
-
-def _floating_values(value: Any) -> bool:
-    return bool(getattr(value, "is_floating_point", lambda: False)()) and getattr(value, "numel", lambda: 0)() > 1
 
 
 def _to_host(name: str, args: Any, kwargs: dict[str, Any]) -> bool:

@@ -77,6 +77,10 @@ class MemoryReport:
     def at_least(self, n_bytes: int) -> list[Allocation]:
         return [allocation for allocation in self.allocations if allocation.nbytes >= n_bytes]
 
+    def fold_summary(self) -> dict[str, Any]:
+        (op, values), (line, code) = self.widest_fold, self.widest_fold_line
+        return {"op": op, "values": values, "line": line, "code": code}
+
     def to_dict(self) -> dict[str, Any]:
         largest = self.largest
         return {
@@ -85,8 +89,7 @@ class MemoryReport:
             "peak_live_bytes": self.peak_live_bytes,
             "largest": None if largest is None else {**asdict(largest), "shape": list(largest.shape)},
             "mode_removed": self.mode_removed,
-            "widest_fold": {"op": self.widest_fold[0], "values": self.widest_fold[1],
-                            "line": self.widest_fold_line[0], "code": self.widest_fold_line[1]},
+            "widest_fold": self.fold_summary(),
         }
 
 

@@ -14,20 +14,19 @@ from textual.binding import Binding
 
 from quizprep.tui.banks import Banks
 from quizprep.study.clock import Clock, utc_now
-from quizprep.study.overview import TopicStats, topic_overview
 from quizprep.study.store import Store, StoreError
 from quizprep.tui.flow import SessionFlow
 from quizprep.tui.notices import notify_database, notify_start
 from quizprep.tui.options import QuizOptions
+from quizprep.tui.home_data import forecast, home_view, remember_interview
 from quizprep.tui.screens.home import HomeScreen, HomeView
-from quizprep.tui.screens.step import KeyHold, Step
+from quizprep.tui.screens.step import KeyHold, Step, typed_enter
 from quizprep.tui.subject import has_history_subject, history_subject, shown_question
 
 if TYPE_CHECKING:
     from quizprep.bank.loader import LoadResult
     from quizprep.bank.model import Question
     from quizprep.bank.summary import BankSummary, QuestionRef
-    from quizprep.study.grades import ExerciseStatus
     from quizprep.study.interview import Forecast
     from quizprep.study.session import Session
     from textual.screen import Screen
@@ -52,15 +51,6 @@ SCREENS_CSS = Path(__file__).with_name("screens.tcss")
 def saved_length(value: str | None) -> int | None:
     """The length saved on Home; None for "all", never saved or garbled."""
     return int(value) if value and value.isdigit() and int(value) > 0 else None
-
-
-def typed_enter(newline: events.Key) -> events.Key:
-    """Enter for a Ctrl+J. A terminal in line mode turns Enter into a newline, which Textual
-    reads as Ctrl+J: an answer typed ahead while `quizprep` starts, before Textual takes the
-    terminal, ends so. Nothing in the app binds Ctrl+J, and shells read it as Enter too."""
-    enter = events.Key("enter", "\r")
-    enter.time = newline.time
-    return enter
 
 
 class QuizApp(App[None]):
@@ -134,7 +124,7 @@ class QuizApp(App[None]):
         try:
             self.store = Store.open(self.options.db, busy_timeout_s=self.busy_timeout_s, check_rows=False)
             self.store.adopt_merged(self.summary.merged)
-            self._remember_interview()
+            remember_interview(self)
             self._save_daily_limits()
             if self.length is None:
                 self.length = saved_length(self.store.setting(LENGTH_SETTING))
@@ -144,18 +134,6 @@ class QuizApp(App[None]):
             return
         if saved in self.available_themes:  # a name an older or newer Textual knows is left alone
             self.theme = saved
-
-    def _remember_interview(self) -> None:
-        """Save a date given on the command line; without one, use the date saved last time."""
-        assert self.store is not None
-        if self.interview is None and self.store.setting("interview") is None:
-            return  # the usual start: no need to load the forecast's module
-        from quizprep.study import interview
-
-        if self.interview is not None:
-            interview.save_date(self.store, self.interview)
-        else:
-            self.interview = interview.saved_date(self.store, self.now().astimezone(self.tz).date())
 
     def _save_daily_limits(self) -> None:
         if self.options.daily_limits:  # else the limits module is loaded when a session is built
@@ -180,12 +158,12 @@ class QuizApp(App[None]):
             self._questions = self._matching()
         return self._questions
 
-    def _in_topics(self, questions: Sequence[Q]) -> list[Q]:
+    def in_topics(self, questions: Sequence[Q]) -> list[Q]:
         topics = self.options.topics
         return [q for q in questions if not topics or q.topic in topics]
 
     def _matching(self) -> list[Question]:
-        pool = self._in_topics(self.loaded.questions)
+        pool = self.in_topics(self.loaded.questions)
         if not (self.search_text or self.tags):
             return pool  # the usual start: the search module is not loaded
         from quizprep.study.search import search
@@ -193,48 +171,15 @@ class QuizApp(App[None]):
         return search(pool, self.search_text, self.tags)
 
     def forecast(self) -> Forecast | None:
-        """Predicted recall per topic on the interview date (its morning and the days left counted
-        in the learner's time zone); None when no date is set."""
-        from quizprep.study.interview import forecast
-
-        if self.interview is None or self.store is None:
-            return None
-        return forecast(self.store, self.questions, self.interview, self.now().astimezone(self.tz),
-                        self.loaded.titles())
+        """Predicted recall per topic on the interview date; None when no date is set."""
+        return forecast(self)
 
     def get_default_screen(self) -> HomeScreen:
         return HomeScreen(self._home_view, search_text=self.search_text, tags=self.tags, length=self.length,
                           minutes=self.options.minutes)
 
     def _home_view(self) -> HomeView:
-        if self.store is None:
-            return HomeView([])
-        # The forecast's module is loaded only when a date is set: not on a usual start.
-        forecast = self.forecast() if self.interview else None
-        return HomeView(self._overview(), forecast, self._exercises())
-
-    def _overview(self) -> list[TopicStats]:
-        assert self.store is not None
-        try:
-            return topic_overview(self.store, self._counted(), now=self.now(), titles=self.summary.titles,
-                                  filtered=bool(self.search_text or self.tags))
-        except StoreError as error:
-            self.store_problem(error)
-            return []
-
-    def _counted(self) -> Sequence[Question | QuestionRef]:
-        """The questions Home counts: with a search, those matching it; else those in --topic's
-        topics, by the summary (the same ids and topics as the full banks', in the same order)."""
-        return self.questions if self.search_text or self.tags else self._in_topics(self.summary.questions)
-
-    def _exercises(self) -> list[ExerciseStatus]:
-        from quizprep.study.grades import exercise_statuses
-
-        assert self.store is not None
-        try:
-            return exercise_statuses(self.store)
-        except StoreError:  # the topics still show; the overview reports store problems
-            return []
+        return home_view(self)
 
     def on_mount(self) -> None:
         assert self.store is not None

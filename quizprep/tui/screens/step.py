@@ -20,6 +20,15 @@ from quizprep.tui.screens.styled import StyledOnMount
 ResultT = TypeVar("ResultT")
 
 
+def typed_enter(newline: events.Key) -> events.Key:
+    """Enter for a Ctrl+J. A terminal in line mode turns Enter into a newline, which Textual
+    reads as Ctrl+J: an answer typed ahead while `quizprep` starts, before Textual takes the
+    terminal, ends so. Nothing in the app binds Ctrl+J, and shells read it as Enter too."""
+    enter = events.Key("enter", "\r")
+    enter.time = newline.time
+    return enter
+
+
 class KeyHold:
     """The keys typed between two steps, in order; None while no change is under way.
 

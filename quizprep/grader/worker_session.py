@@ -15,13 +15,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from quizprep.grader import submission_file, usage
+from quizprep.grader import private_dirs, submission_file, usage
 from quizprep.grader.jail import policy as jail_policy
 from quizprep.grader.jail.made import WorkerJail
 from quizprep.grader.learner_side import protocol, sandbox
@@ -112,7 +111,7 @@ class WorkerSession:
         """Start the worker's process without waiting for it: it imports torch and loads the file
         meanwhile (a worker needed later, started early). `start` waits for it."""
         self.close()
-        self.private_dir = tempfile.mkdtemp(prefix="quizprep-worker-")  # the only place it may write
+        self.private_dir = private_dirs.make()  # the only place it may write
         self.jail = WorkerJail.make(self.private_dir, private_bytes=self.limits.private_bytes,
                                     threads=self.limits.threads, max_threads=self.limits.max_threads,
                                     gpu=bool(gpu_device_nodes()), python=self.python, forked=bool(self.fork_server))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import torch
 from torch import Tensor
@@ -38,12 +38,16 @@ class LearnerModule:
     built: str = ""  # its constructor call, as code (calls.CallLog)
 
 
+EveryCall = Callable[["CheckContext", dict[str, Any], dict[str, Any]], None]
+
+
 class CheckContext:
     """Passed to every check. `call` and `new_module` run in the learner's process."""
 
     def __init__(self, session: WorkerSession, *, seed: int = 0, device: str = "cpu", perf_full: bool = False,
-                 calls: CallLog | None = None) -> None:
+                 calls: CallLog | None = None, every_call: EveryCall | None = None) -> None:
         self.session = session
+        self.every_call = every_call  # the exercise's judge of every audited call (ExerciseSpec.every_call)
         self.seed = seed
         self.device = device
         self.perf_full = perf_full  # the perf phase times every size of its plan
@@ -54,7 +58,8 @@ class CheckContext:
     def reseeded(self, salt: int) -> CheckContext:
         """The same learner with another seed for the modules it builds: a second call then draws
         other random numbers, as a second forward of one module would (dropout shows up)."""
-        return CheckContext(self.session, seed=self.seed + salt, device=self.device, calls=self.call_log)
+        return CheckContext(self.session, seed=self.seed + salt, device=self.device, calls=self.call_log,
+                            every_call=self.every_call)
 
     def module_seed(self) -> int:
         """The seed the learner's process initialises modules with: a one-way function of the
@@ -104,7 +109,12 @@ class CheckContext:
     def _send(self, request: dict[str, Any], options: dict[str, Any] | None) -> Reply:
         request.update(options or {})
         request["device"] = self.device
+        audited = self.every_call is not None and request["op"] == "call" and self.device != "meta"
+        if audited:
+            request["memory_audit"] = True
         response = self.session.request(request)
+        if audited and self.every_call is not None:
+            self.every_call(self, request, response)
         self.recorded_ops += response.get("ops") or []
         grads = response.get("grads") or {}
         return Reply(response.get("value"), grads.get("values", {}), grads.get("error", ""),

@@ -140,7 +140,7 @@ def grade(path: Path, options: GradeOptions, session: WorkerSession | None = Non
             else:
                 gpu_worker = _gpu_session(session, path, spec.forbidden)
                 gpu_worker.launch()
-        ctx = CheckContext(session, seed=options.seed, device=device)
+        ctx = CheckContext(session, seed=options.seed, device=device, every_call=spec.every_call)
         load = _load_check(session, spec, path, owned)
         report.checks.append(load)
         if load.status != Status.PASS:
@@ -218,7 +218,7 @@ def _run_each(spec: ExerciseSpec, ctx: Any, options: GradeOptions, report: Grade
                 # The device check names the placement bug; the verdict and its name are the CPU's.
                 from quizprep.grader.context import CheckContext
 
-                cpu = CheckContext(ctx.session, seed=ctx.seed, device="cpu")
+                cpu = CheckContext(ctx.session, seed=ctx.seed, device="cpu", every_call=spec.every_call)
                 result = run_check(check.id, check.title, check.run, cpu, spec)
             report.checks.append(result)
             crashes += result.failure_kind in STOPPING_KINDS

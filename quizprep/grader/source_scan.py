@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import sys
 
+DYNAMIC = "names looked up at run time (attrgetter, globals(), vars(), __dict__, import *, getattr of a computed name)"
 # The import (or attribute path) that names a route, and what it reaches.
 ROUTES = {
     "ctypes": "native code (ctypes)",
@@ -42,12 +43,24 @@ ROUTES = {
     "eval": "code built at run time (exec, eval, compile, __import__)",
     "compile": "code built at run time (exec, eval, compile, __import__)",
     "__import__": "code built at run time (exec, eval, compile, __import__)",
+    # Names spelled inside strings or reached through a namespace are not names this scan reads:
+    # attrgetter("onnx.ops.attention")(torch), vars(ops)["\\x61ttention"] and globals()["attention"]
+    # after `from torch.onnx.ops import *` reached PyTorch's own attention unflagged (eighth red team).
+    "operator.attrgetter": DYNAMIC,
+    "operator.methodcaller": DYNAMIC,
+    "globals": DYNAMIC,
+    "vars": DYNAMIC,
+    "locals": DYNAMIC,
 }
 # Attributes that are routes wherever they are read: a module run again from its source gets fresh
 # copies of PyTorch's Python code that no guard has disarmed (fourth red team: quantizable MHA
 # through its module's own __loader__.exec_module, which names no import machinery).
-ATTRIBUTE_ROUTES = dict.fromkeys(("__loader__", "__spec__", "exec_module", "load_module", "get_code", "source_to_code"),
-                                 "modules run again from their source (__loader__, exec_module)")
+ATTRIBUTE_ROUTES = {
+    **dict.fromkeys(("__loader__", "__spec__", "exec_module", "load_module", "get_code", "source_to_code"),
+                    "modules run again from their source (__loader__, exec_module)"),
+    "__dict__": DYNAMIC,
+    "__code__": "function bodies copied (__code__)",
+}
 # The memory audit is a dispatch mode: torch reaches the mode stack from more modules than
 # _python_dispatch (fifth red team: torch._higher_order_ops.cond._get_current_dispatch_mode, then
 # the audit's counters restored around autograd).
@@ -74,7 +87,7 @@ META = "the meta device (the device check's inputs) told apart: 'meta', .is_meta
 # Exceptions a file may catch with no such suspicion: an optional import.
 IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 # Bare names that are routes themselves (builtins); any other bare name is a variable's.
-BARE_ROUTES = ("__builtins__", "exec", "eval", "compile", "__import__")
+BARE_ROUTES = ("__builtins__", "exec", "eval", "compile", "__import__", "globals", "vars", "locals")
 PROC_FILES = ("/proc/self/maps", "/proc/self/mem", "/proc/self/map_files", "/proc/self/pagemap")
 # A kernel track's host code allocates and launches; attention's arithmetic belongs in the kernels.
 # A file that computes it on the host and has a kernel carry the result, reading q, k and v besides
@@ -111,6 +124,8 @@ def reaches_around(source: str, host_entry_points: tuple[str, ...] = ()) -> list
                 found.add(PRIVATE_TORCH)
         if isinstance(node, (ast.Import, ast.ImportFrom)) and any(map(_other_package, names)):
             found.add(OTHER_PACKAGES)
+        if _looks_up_at_run_time(node, aliases):
+            found.add(DYNAMIC)
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             found.update(f"{path} (read)" for path in PROC_FILES if path in node.value)
         if _tells_meta_apart(node):
@@ -118,6 +133,33 @@ def reaches_around(source: str, host_entry_points: tuple[str, ...] = ()) -> list
     order = [*dict.fromkeys([*ROUTES.values(), *ATTRIBUTE_ROUTES.values()]), PRIVATE_TORCH, OTHER_PACKAGES,
              OWN_ATTENTION, META, *(f"{path} (read)" for path in PROC_FILES), HOST_ARITHMETIC]
     return [reason for reason in order if reason in found]
+
+
+def _looks_up_at_run_time(node: ast.AST, aliases: dict[str, str]) -> bool:
+    """`from m import *` (its names are unknown here), or getattr of a computed name on a module: one
+    built from pieces, or any name on a module below a package's top (getattr(torch, dtype), for a
+    dtype's size, is common in honest code; getattr(torch.onnx.ops, name) or getattr(torch, "on" + "nx")
+    is not)."""
+    if isinstance(node, ast.ImportFrom):
+        return any(alias.name == "*" for alias in node.names)
+    if not (_is_getattr(node) and isinstance(node, ast.Call)) or _quoted_name(node) is not None:
+        return False
+    owner = _names(node.args[0]) or ([node.args[0].id] if isinstance(node.args[0], ast.Name) else [])
+    module = _resolved(owner[0], aliases) if owner else ""
+    if module.split(".")[0] not in OWN_PACKAGES:
+        return False
+    return "." in module or not isinstance(node.args[1], (ast.Name, ast.Attribute, ast.Subscript))
+
+
+def _is_getattr(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+        and len(node.args) >= 2
+
+
+def _quoted_name(node: ast.Call) -> str | None:
+    """getattr(x, "name")'s name, when it is a literal."""
+    name = node.args[1]
+    return name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None
 
 
 def _tells_meta_apart(node: ast.AST) -> bool:
@@ -193,6 +235,9 @@ def _names(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__" \
             and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
         return [node.args[0].value]
+    if _is_getattr(node) and isinstance(node, ast.Call) and (quoted := _quoted_name(node)) is not None:
+        owner = _names(node.args[0]) or ([node.args[0].id] if isinstance(node.args[0], ast.Name) else [])
+        return [f"{owner[0]}.{quoted}"] if owner else []  # getattr(torch.onnx.ops, "attention")
     if isinstance(node, ast.Name) and node.id in BARE_ROUTES:
         return [node.id]
     return []

@@ -180,7 +180,7 @@ class ExerciseSpec:
     # good after a passing one.
     lessons: tuple[str, ...]
     checks: tuple[Check, ...]
-    forbidden: tuple[str, ...] = ()  # guard groups in worker.py: "sdpa", "mha", "softmax"
+    forbidden: tuple[str, ...] = ()  # guard groups in worker.py: "sdpa", "mha", "softmax", "autograd"
     mask_layout: str = ""  # the masks the checks pass, named when a broadcast fails
     # The exercise's own crash rules (crashes.CrashRule), read before the general ones.
     crash_causes: tuple[Callable[..., Diagnosis | None], ...] = ()
@@ -189,6 +189,10 @@ class ExerciseSpec:
     # the CPU otherwise. A kernel cannot run on the meta device, so there is no placement probe.
     gpu_kernels: bool = False
     perf: Callable[[CheckContext], PhaseResult] | None = None
+    # Judges every call of the learner's function with the grader's audit on (ctx, request, response):
+    # a streaming exercise audited at one check only passed a file that streamed at that check's
+    # size alone, or only while it saw the audit's slowdown (eighth red team).
+    every_call: Callable[[CheckContext, dict[str, Any], dict[str, Any]], None] | None = None
 
     @property
     def worker_warm_up(self) -> bool:

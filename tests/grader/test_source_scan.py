@@ -14,7 +14,7 @@ from test_python_kernel_routes import MHA_FROM_GC
 from quizprep.cli.cohort_command import table, write_csv
 from quizprep.grader.cohort import row_from
 from quizprep.grader.grade import GradeReport
-from quizprep.grader.source_scan import HOST_ARITHMETIC, META, OTHER_PACKAGES as OTHER, OWN_ATTENTION as OWN, \
+from quizprep.grader.source_scan import DYNAMIC, HOST_ARITHMETIC, META, OTHER_PACKAGES as OTHER, OWN_ATTENTION as OWN, \
     PRIVATE_TORCH as PRIVATE, reaches_around
 
 CORRECT = sorted(SOLUTIONS.glob("*.py")) + sorted((HERE / "variants").glob("*.py"))
@@ -41,7 +41,18 @@ def test_correct_files_are_not_flagged(path: Path) -> None:
     ("import sys\ng = sys.modules.get('g' + 'c')\n", ["modules looked up by name (sys.modules)"]),
     ("m = __import__('g' + 'c')\n", ["code built at run time (exec, eval, compile, __import__)"]),
     ("exec(bytes.fromhex('696d706f7274206763'))\n", ["code built at run time (exec, eval, compile, __import__)"]),
-    ("import builtins\nbuiltins.__dict__['__imp' + 'ort__']('gc')\n", ["builtins"]),
+    ("import builtins\nbuiltins.__dict__['__imp' + 'ort__']('gc')\n", ["builtins", DYNAMIC]),
+    # Names in strings or namespaces (eighth red team): PyTorch's own attention reached unflagged.
+    ("import operator, torch\nf = operator.attrgetter('onnx.ops.attention')(torch)\n", [DYNAMIC]),
+    ("from operator import attrgetter\n", [DYNAMIC]),
+    ("from torch.onnx.ops import *\nf = globals()['attention']\n", [DYNAMIC]),
+    ("import torch.onnx.ops as o\nf = vars(o)['\\x61ttention']\n", [DYNAMIC]),
+    ("import torch\nf = getattr(torch, 'on' + 'nx')\n", [DYNAMIC]),
+    ("import torch.onnx.ops as o\nf = getattr(o, name)\n", [DYNAMIC]),
+    ("import torch\nf = getattr(torch.onnx.ops, 'attention')\n", [OWN]),
+    ("import torch\ncode = torch.nn.functional.softmax.__code__\n", ["function bodies copied (__code__)"]),
+    ("import torch\ndef size(dtype):\n    return getattr(torch, dtype).itemsize\n", []),
+    ("def pick(self, name):\n    return getattr(self, name)\n", []),
     ("import torch\nf = torch.compile(g)\nimport re\nr = re.compile('x')\n", []),
     ("import torch\nwith torch.utils._python_dispatch._disable_current_modes():\n    pass\n",
      ["dispatch modes (torch.utils._python_dispatch)"]),

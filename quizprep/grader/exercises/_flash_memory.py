@@ -11,6 +11,10 @@ from quizprep.grader.spec import CheckFailure, Diagnosis
 
 
 Audit = tuple[dict[str, Any], Case]  # the worker's memory report of one call, and its case
+MATERIALISED = Diagnosis(
+    "flash-materialised-scores", "the n×m score matrix is materialised: correct, but not FlashAttention",
+    "Compute scores one key block at a time (q @ k_block.T), fold each into the running max, sum and output, "
+    "and let it go before the next block.", lesson("flash-tiling-memory"))
 # An honest call runs in one thread (torch computes with one here): the jail's other tasks use
 # microseconds meanwhile, while n×m scores computed elsewhere take milliseconds.
 OTHER_THREADS_CPU_NS = 1_000_000
@@ -61,10 +65,7 @@ def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit]
     else:
         grown = "" if resident is None else f"; the process grew by {resident:,} bytes"
         return f"peak {memory['peak_live_bytes']:,} bytes alive at once, vs {full:,} for the full scores{grown}"
-    raise CheckFailure(f"the output is right, but the call {reason}", tried=case.label, named=Diagnosis(
-        "flash-materialised-scores", "the n×m score matrix is materialised: correct, but not FlashAttention",
-        "Compute scores one key block at a time (q @ k_block.T), fold each into the running max, sum and output, "
-        "and let it go before the next block.", why))
+    raise CheckFailure(f"the output is right, but the call {reason}", tried=case.label, named=MATERIALISED)
 
 
 def measured_outside(response: dict[str, Any], device: str) -> dict[str, Any]:
@@ -109,3 +110,28 @@ def _without(shape: list[int], size: int) -> list[int]:
 def _rows(case: Case) -> int:
     """Query rows over every batch-head: q is (..., n, d)."""
     return math.prod(case.data["q"].shape[:-1])
+
+
+def judge_call(ctx: Any, request: dict[str, Any], response: dict[str, Any]) -> None:
+    """Every call of flash's is audited (ExerciseSpec.every_call): one whose keys span more than a block
+    and that holds all n×m scores fails, at whatever size. A file that tiled only at the memory check's
+    size, or only while it saw the audit's slowdown, passed (eighth red team)."""
+    if "memory" not in response:
+        raise CheckFailure("the call's reply came back without the grader's memory audit",
+                           hint="Leave torch's dispatch modes and the grader's process alone.")
+    q, k, v = request["args"][:3]
+    n, m = q.shape[-2], k.shape[-2]
+    block = request["kwargs"].get("block_size", 64)
+    others = {*q.shape[:-2], q.shape[-1], v.shape[-1]}  # a shape holding one of these is not told apart
+    # blocks of 1 make as many blocks as keys: kept per-block state is n×m too, named by the memory check
+    if not isinstance(block, int) or block < 2 or m <= block or n in others or m in others:
+        return
+    heads = math.prod(q.shape[:-2])
+    # (B, H, n, m) scores, or one head's (n, m): not (blocks, B, n, d_v) partials when m blocks of 1
+    held = [a for a in response["memory"]["largest"] if n in a["shape"] and m in _without(a["shape"], n)
+            and heads % math.prod(_without(_without(a["shape"], n), m)) == 0]
+    if held:
+        shape = "×".join(map(str, held[0]["shape"]))
+        raise CheckFailure(f"the output is right, but the call holds a {shape} tensor ({held[0]['op']}): all "
+                           f"n×m = {n}×{m} scores at once, with block_size={block}",
+                           tried=f"q {tuple(q.shape)}, k {tuple(k.shape)}, block_size={block}", named=MATERIALISED)

@@ -340,7 +340,7 @@ SPEC = ExerciseSpec(
     entry_points=(ENTRY,),
     lessons=("backward-softmax-delta", "backward-recompute-p", "backward-matmul-shapes", "masking-before-softmax",
              "masking-kv-cache-offset", "gqa-head-mapping", "flash-tiling-memory"),
-    forbidden=("sdpa",),
+    forbidden=("sdpa", "autograd"),
     checks=(
         Check("gradients", "dq, dk, dv equal autograd's (n = m)", check_gradients),
         Check("cross", "n ≠ m", check_cross),

@@ -17,7 +17,7 @@ from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.exercises._attention_problem import LOGIT_VARIANCE, draw_case
-from quizprep.grader.exercises._flash_memory import judge_memory, measured_outside
+from quizprep.grader.exercises._flash_memory import judge_call, judge_memory, measured_outside
 from quizprep.grader.exercises._flash_mistakes import HYPOTHESES
 from quizprep.grader.exercises.attention import expect_dtype_and_device
 from quizprep.grader.op_lines import unread_line
@@ -237,4 +237,5 @@ SPEC = ExerciseSpec(
         Check("no-mutation", "inputs are not modified", check_not_mutated),
         Check("memory", "memory: never all n×m scores at once", check_memory, probed=False),
     ),
+    every_call=judge_call,
 )

@@ -256,7 +256,7 @@ def check_one_pass(ctx: CheckContext) -> str:
                            hint="Leave torch's dispatch modes and the grader's process alone.")
     fold, width = response["memory"]["widest_fold"], x.shape[-1]
     unread = unread_line(ctx, PROBLEM, case, WHOLE_ROW.id)
-    if fold["values"] > max(chunk, -(-width // chunk)) + 1:
+    if _folds_too_wide(fold, width, chunk):
         reason = f"one {fold['op']} folds {fold['values']} values of a row at once"
     elif response.get("host_copies"):
         reason = f"it reads x outside torch ({response['host_copies'][0]['call']}), where the audit cannot follow"
@@ -266,6 +266,30 @@ def check_one_pass(ctx: CheckContext) -> str:
         return f"{width} logits in chunks of {chunk}: no op folds more than {fold['values']} values at once"
     raise CheckFailure(f"the output is right, but {reason}, with chunk_size={chunk}: x was not read chunk by chunk",
                        tried=case.label, named=WHOLE_ROW, where=unread or quoted(ctx, fold if fold["line"] else None))
+
+
+def _folds_too_wide(fold: dict[str, Any], width: int, chunk: int) -> bool:
+    """More values in one op than a chunk (or the chunks' states, merged at once), and the running state."""
+    return fold["values"] > max(chunk, -(-width // chunk)) + 1
+
+
+def judge_call(ctx: CheckContext, request: dict[str, Any], response: dict[str, Any]) -> None:
+    """Every online_softmax call is audited (ExerciseSpec.every_call), at every width: a file that
+    streamed only at the one-pass check's size, or only while it saw the audit's slowdown, passed
+    (eighth red team)."""
+    args = request["args"]
+    if request.get("target") != TARGETS["softmax"] or len(args) < 2 or not isinstance(args[1], int):
+        return
+    if "memory" not in response:
+        raise CheckFailure("the call's reply came back without the grader's audit",
+                           hint="Leave torch's dispatch modes and the grader's process alone.")
+    x, chunk = args[0], args[1]
+    fold, width = response["memory"]["widest_fold"], x.shape[-1]
+    if chunk > 0 and _folds_too_wide(fold, width, chunk):
+        raise CheckFailure(f"the output is right, but one {fold['op']} folds {fold['values']} values of a row at "
+                           f"once, with chunk_size={chunk}: x was not read chunk by chunk",
+                           tried=f"x {tuple(x.shape)}, chunk_size={chunk}", named=WHOLE_ROW,
+                           where=quoted(ctx, fold if fold["line"] else None))
 
 
 def check_dtypes(ctx: CheckContext) -> str:
@@ -309,4 +333,5 @@ SPEC = ExerciseSpec(
         Check("dtypes", "dtypes: output matches the input", check_dtypes),
         Check("one-pass", "x read chunk by chunk, never a whole row at once", check_one_pass, probed=False),
     ),
+    every_call=judge_call,
 )

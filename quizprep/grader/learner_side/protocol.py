@@ -10,6 +10,8 @@ under its package name), so it uses only the standard library and torch.
 """
 from __future__ import annotations
 
+import decimal
+import fractions
 import json
 import os
 import struct
@@ -58,7 +60,22 @@ def _encode_value(value: Any, buffers: list[bytes], limit: int) -> Any:
         return {"__dict__": {k: _encode_value(v, buffers, limit) for k, v in value.items()}}
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
-    return {"__other__": describe_type(value)}
+    number = _plain_number(value)
+    return number if number is not None else {"__other__": describe_type(value)}
+
+
+def _plain_number(value: Any) -> int | float | None:
+    """A NumPy scalar (np.int64), Fraction or Decimal as the int or float it equals: an honest
+    budget returned np.int64 and was told it returned no number (eighth red team)."""
+    kind = type(value)
+    if kind.__module__ == "numpy" and kind.__name__.startswith(("int", "uint", "float")) and hasattr(value, "item"):
+        item = value.item()
+        return item if isinstance(item, (int, float)) and not isinstance(item, bool) else None
+    if isinstance(value, fractions.Fraction):
+        return value.numerator if value.denominator == 1 else float(value)
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value.is_finite() and value == value.to_integral_value() else float(value)
+    return None
 
 
 def _is_tensor(value: Any) -> bool:

@@ -266,7 +266,7 @@ class Worker:
             return self.call(target, request)
         if op == "call_module":
             module = self.modules[int(request["handle"])]
-            return self.call(module, request, parameters=dict(module.named_parameters()))
+            return self.call(module, request, parameters=dict(module.named_parameters(remove_duplicate=False)))
         raise ValueError(f"unknown op {op!r}")
 
     def use_gpu(self) -> None:
@@ -298,7 +298,7 @@ class Worker:
         handle = len(self.modules)
         self.modules[handle] = instance
         kinds = {name: f"{type(sub).__module__}.{type(sub).__qualname__}" for name, sub in instance.named_children()}
-        parameters = {name: p.detach().clone() for name, p in instance.named_parameters()}
+        parameters = {name: p.detach().clone() for name, p in instance.named_parameters(remove_duplicate=False)}
         return {"ok": True, "value": {"handle": handle, "children": kinds, "parameters": parameters}}
 
     def set_state(self, module: Any, request: dict[str, Any]) -> dict[str, Any]:
@@ -307,7 +307,7 @@ class Worker:
         dtype = request.get("dtype")
         device = request.get("device", "cpu")
         module.to(device=device, dtype=getattr(torch, dtype) if dtype else None)
-        parameters = dict(module.named_parameters())
+        parameters = dict(module.named_parameters(remove_duplicate=False))
         with torch.no_grad():
             for name, value in request.get("state", {}).items():
                 parameters[name].copy_(value)

@@ -10,7 +10,7 @@ from torch import Tensor
 
 from quizprep.grader.calls import CallLog
 from quizprep.grader.learner_side import protocol
-from quizprep.grader.spec import FailureKind
+from quizprep.grader.spec import CheckFailure, FailureKind
 from quizprep.grader.failures import LearnerFailure
 from quizprep.grader.worker_session import WorkerSession
 
@@ -47,7 +47,9 @@ class CheckContext:
     def __init__(self, session: WorkerSession, *, seed: int = 0, device: str = "cpu", perf_full: bool = False,
                  calls: CallLog | None = None, every_call: EveryCall | None = None) -> None:
         self.session = session
-        self.every_call = every_call  # the exercise's judge of every audited call (ExerciseSpec.every_call)
+        # the exercise's judge of every call, audited (ExerciseSpec.every_call); a reply without
+        # the audit fails before it is judged
+        self.every_call = every_call
         self.seed = seed
         self.device = device
         self.perf_full = perf_full  # the perf phase times every size of its plan
@@ -109,12 +111,15 @@ class CheckContext:
     def _send(self, request: dict[str, Any], options: dict[str, Any] | None) -> Reply:
         request.update(options or {})
         request["device"] = self.device
-        audited = self.every_call is not None and request["op"] == "call" and self.device != "meta"
-        if audited:
+        judge = self.every_call if request["op"] == "call" and self.device != "meta" else None
+        if judge is not None:
             request["memory_audit"] = True
         response = self.session.request(request)
-        if audited and self.every_call is not None:
-            self.every_call(self, request, response)
+        if judge is not None:
+            if "memory" not in response:
+                raise CheckFailure("the call's reply came back without the grader's memory audit",
+                                   hint="Leave torch's dispatch modes and the grader's process alone.")
+            judge(self, request, response)
         self.recorded_ops += response.get("ops") or []
         grads = response.get("grads") or {}
         return Reply(response.get("value"), grads.get("values", {}), grads.get("error", ""),

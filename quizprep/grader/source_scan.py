@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from typing import TypeGuard
 
 DYNAMIC = "names looked up at run time (attrgetter, globals(), vars(), __dict__, import *, getattr of a computed name)"
 # The import (or attribute path) that names a route, and what it reaches.
@@ -142,18 +143,25 @@ def _looks_up_at_run_time(node: ast.AST, aliases: dict[str, str]) -> bool:
     is not)."""
     if isinstance(node, ast.ImportFrom):
         return any(alias.name == "*" for alias in node.names)
-    if not (_is_getattr(node) and isinstance(node, ast.Call)) or _quoted_name(node) is not None:
+    if not _is_getattr(node) or _quoted_name(node) is not None:
         return False
-    owner = _names(node.args[0]) or ([node.args[0].id] if isinstance(node.args[0], ast.Name) else [])
-    module = _resolved(owner[0], aliases) if owner else ""
+    owner = _owner(node)
+    module = _resolved(owner, aliases) if owner else ""
     if module.split(".")[0] not in OWN_PACKAGES:
         return False
     return "." in module or not isinstance(node.args[1], (ast.Name, ast.Attribute, ast.Subscript))
 
 
-def _is_getattr(node: ast.AST) -> bool:
+def _is_getattr(node: ast.AST) -> TypeGuard[ast.Call]:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
         and len(node.args) >= 2
+
+
+def _owner(node: ast.Call) -> str:
+    """What getattr(x, ...) reads from, as a dotted name ("" when x is no name)."""
+    owner = node.args[0]
+    names = _names(owner) or ([owner.id] if isinstance(owner, ast.Name) else [])
+    return names[0] if names else ""
 
 
 def _quoted_name(node: ast.Call) -> str | None:
@@ -235,9 +243,9 @@ def _names(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__" \
             and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
         return [node.args[0].value]
-    if _is_getattr(node) and isinstance(node, ast.Call) and (quoted := _quoted_name(node)) is not None:
-        owner = _names(node.args[0]) or ([node.args[0].id] if isinstance(node.args[0], ast.Name) else [])
-        return [f"{owner[0]}.{quoted}"] if owner else []  # getattr(torch.onnx.ops, "attention")
+    if _is_getattr(node) and (quoted := _quoted_name(node)) is not None:
+        owner = _owner(node)
+        return [f"{owner}.{quoted}"] if owner else []  # getattr(torch.onnx.ops, "attention")
     if isinstance(node, ast.Name) and node.id in BARE_ROUTES:
         return [node.id]
     return []

@@ -45,7 +45,7 @@ def judge_memory(memory: dict[str, Any], case: Case, growth: tuple[Audit, Audit]
         raise CheckFailure(f"{beside}, where the grader's memory audit cannot see (it watches only the thread "
                            "that calls you), so its memory cannot be checked", tried=case.label,
                            hint="Compute in the thread that calls you: start no threads.")
-    held = [a for a in memory["largest"] if n in a["shape"] and m in _without(a["shape"], n)]
+    held = [a for a in memory["largest"] if _score_shaped(a["shape"], n, m)]
     if held:
         shape = "×".join(map(str, held[0]["shape"]))
         reason = f"holds a {shape} tensor ({held[0]['op']}): all n×m = {n}×{m} scores at once"
@@ -101,6 +101,11 @@ def _kept_per_block(large: Audit, small: Audit) -> str:
             f"block_size={case.sizes['block']} ({blocks[0]} blocks)")
 
 
+def _score_shaped(shape: list[int], n: int, m: int) -> bool:
+    """A shape with an n and an m in it: a score-sized tensor's."""
+    return n in shape and m in _without(shape, n)
+
+
 def _without(shape: list[int], size: int) -> list[int]:
     rest = list(shape)
     rest.remove(size)
@@ -116,9 +121,6 @@ def judge_call(ctx: Any, request: dict[str, Any], response: dict[str, Any]) -> N
     """Every call of flash's is audited (ExerciseSpec.every_call): one whose keys span more than a block
     and that holds all n×m scores fails, at whatever size. A file that tiled only at the memory check's
     size, or only while it saw the audit's slowdown, passed (eighth red team)."""
-    if "memory" not in response:
-        raise CheckFailure("the call's reply came back without the grader's memory audit",
-                           hint="Leave torch's dispatch modes and the grader's process alone.")
     q, k, v = request["args"][:3]
     n, m = q.shape[-2], k.shape[-2]
     block = request["kwargs"].get("block_size", 64)
@@ -128,7 +130,7 @@ def judge_call(ctx: Any, request: dict[str, Any], response: dict[str, Any]) -> N
         return
     heads = math.prod(q.shape[:-2])
     # (B, H, n, m) scores, or one head's (n, m): not (blocks, B, n, d_v) partials when m blocks of 1
-    held = [a for a in response["memory"]["largest"] if n in a["shape"] and m in _without(a["shape"], n)
+    held = [a for a in response["memory"]["largest"] if _score_shaped(a["shape"], n, m)
             and heads % math.prod(_without(_without(a["shape"], n), m)) == 0]
     if held:
         shape = "×".join(map(str, held[0]["shape"]))

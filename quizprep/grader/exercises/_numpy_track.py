@@ -33,13 +33,12 @@ class NumpyContext(CheckContext):
 
 def _expect_arrays(target: str, value: Any) -> None:
     """Arrays came back as tensors; a nested list, a scalar or an object did not."""
-    from quizprep.grader.learner_side.protocol import Opaque
+    from quizprep.grader.learner_side.protocol import kind_of
 
     several = isinstance(value, tuple) or (isinstance(value, list) and all(isinstance(v, Tensor) for v in value))
     for item in value if several else (value,):
         if not isinstance(item, Tensor):
-            kind = item.description if isinstance(item, Opaque) else type(item).__name__
-            raise CheckFailure(f"{target} returned a {kind}; the NumPy track expects np.ndarray results",
+            raise CheckFailure(f"{target} returned a {kind_of(item)}; the NumPy track expects np.ndarray results",
                                hint="Return arrays (np.asarray(...) if in doubt), not lists, NumPy scalars or "
                                     "Python numbers.")
 

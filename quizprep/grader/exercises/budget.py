@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from quizprep import budget
+from quizprep.grader.learner_side.protocol import kind_of
 from quizprep.grader.spec import Check, CheckFailure, Diagnosis, ExerciseSpec
 
 DTYPES = ("float32", "bfloat16", "float16", "float64", "int8")
@@ -334,13 +335,6 @@ def cases(formula: Formula, seed: int) -> list[Case]:
     return [*formula.named, *randoms]
 
 
-def _kind_of(value: Any) -> str:
-    """What the learner returned, by its own type's name (the reply channel's Opaque says it)."""
-    from quizprep.grader.learner_side.protocol import Opaque
-
-    return value.description if isinstance(value, Opaque) else type(value).__name__
-
-
 def check_formula(formula: Formula, call: Callable[..., Any], seed: int) -> str:
     """Raise CheckFailure naming the first wrong named case (else the smallest random one)."""
     failures: list[tuple[Case, Any]] = []
@@ -348,7 +342,7 @@ def check_formula(formula: Formula, call: Callable[..., Any], seed: int) -> str:
         value = call(formula.function, *case.args)
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             raise CheckFailure(
-                f"{formula.function} returned {_kind_of(value)}, not a number",
+                f"{formula.function} returned {kind_of(value)}, not a number",
                 tried=case.title, smallest=_describe(formula.function, case.args),
                 hint="Return an int number of bytes or FLOPs.", quiz=formula.quiz,
             )

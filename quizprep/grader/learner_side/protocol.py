@@ -216,6 +216,11 @@ class Opaque:
         return f"<{self.description}>"
 
 
+def kind_of(value: Any) -> str:
+    """What the learner returned, named by its own type (an Opaque by what it stood for)."""
+    return value.description if isinstance(value, Opaque) else type(value).__name__
+
+
 def _decode_tensor(node: dict[str, Any], body: memoryview, offsets: dict[int, int]) -> Any:
     torch = _torch()
     dtype_name = node.get("dtype")

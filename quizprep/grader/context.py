@@ -111,7 +111,9 @@ class CheckContext:
     def _send(self, request: dict[str, Any], options: dict[str, Any] | None) -> Reply:
         request.update(options or {})
         request["device"] = self.device
-        judge = self.every_call if request["op"] == "call" and self.device != "meta" else None
+        # a replay recording ops comes after the verdict, only to find the learner's line
+        judged = request["op"] == "call" and self.device != "meta" and not request.get("record_ops")
+        judge = self.every_call if judged else None
         if judge is not None:
             request["memory_audit"] = True
         response = self.session.request(request)

@@ -172,6 +172,19 @@ def unread_line(ctx: CheckContext, problem: Problem, case: Case, diagnosis_id: s
     return quoted(ctx, _unread(ctx, diagnosis_id, _replay(ctx, problem, case, None, values=False)))
 
 
+def unread_in_call(ctx: CheckContext, request: dict[str, Any], diagnosis_id: str) -> str:
+    """unread_line for a call judged as its reply came back (ExerciseSpec.every_call), which has no
+    case to replay: the same request once more, recording ops."""
+    if diagnosis_id not in UNREAD:
+        return ""
+    replay = {**request, "memory_audit": False, "record_ops": True, "record_values": False}
+    try:
+        recorded = ctx.session.request(replay).get("ops") or []
+    except Exception:  # noqa: BLE001 - the verdict is made; a replay that fails only loses the line
+        return ""
+    return quoted(ctx, unread_parameter(Path(ctx.session.path), UNREAD[diagnosis_id], recorded))
+
+
 def _unread(ctx: CheckContext, diagnosis_id: str,
             replay: tuple[list[dict[str, Any]], dict[str, Tensor]] | None) -> dict[str, Any] | None:
     return unread_parameter(Path(ctx.session.path), UNREAD[diagnosis_id], replay[0]) if replay else None

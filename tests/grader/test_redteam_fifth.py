@@ -17,19 +17,22 @@ def attack(name, folder, as_name):
 
 
 def test_autograd_behind_a_rolled_back_audit_fails_the_backward_memory_check(tmp_path):
-    """The audit's counters restored around torch.autograd.grad: the grader's own reading of the
-    process's growth (29 times the scores' bytes) fails it."""
+    """The audit's counters restored around torch.autograd.grad: the autograd guard (eighth red team)
+    refuses the engine before any audit is read, at the memory check as at every other. (The grader's
+    own reading of the process's growth, which caught it before, is tested in test_memory_from_outside.)"""
     report = grade_json(attack("backward_autograd_audit_cond", tmp_path, "attention_backward.py"),
                         "attention_backward")
     memory = check(report, "memory")
-    assert memory["status"] == "fail" and "measured by the grader" in memory["message"], memory
-    assert memory["diagnosis_id"] == "backward-materialised-scores", memory
+    assert memory["status"] == "fail" and "uses torch.autograd" in memory["message"], memory
+    assert not report["passed"]
 
 
 def test_reaching_the_dispatch_mode_through_higher_order_ops_is_flagged_in_class_mode(tmp_path):
     attack("backward_autograd_audit_cond", tmp_path / "class", "mallory.py")
     (row,) = class_rows(tmp_path / "class", "attention_backward")
-    assert row["read_this"] == ["dispatch modes (torch.utils._python_dispatch)"], row
+    # vars() on the mode is a name looked up at run time too
+    assert row["read_this"][0] == "dispatch modes (torch.utils._python_dispatch)", row
+    assert row["read_this"][1].startswith("names looked up at run time"), row
 
 
 def test_a_softmax_from_logsumexp_that_ignores_the_chunks_fails_one_pass_by_name(tmp_path):

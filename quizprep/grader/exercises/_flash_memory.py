@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from quizprep.grader.lessons import lesson
+from quizprep.grader.op_lines import unread_in_call
 from quizprep.grader.problem import Case
 from quizprep.grader.spec import CheckFailure, Diagnosis
 
@@ -136,4 +137,5 @@ def judge_call(ctx: Any, request: dict[str, Any], response: dict[str, Any]) -> N
         shape = "×".join(map(str, held[0]["shape"]))
         raise CheckFailure(f"the output is right, but the call holds a {shape} tensor ({held[0]['op']}): all "
                            f"n×m = {n}×{m} scores at once, with block_size={block}",
-                           tried=f"q {tuple(q.shape)}, k {tuple(k.shape)}, block_size={block}", named=MATERIALISED)
+                           tried=f"q {tuple(q.shape)}, k {tuple(k.shape)}, block_size={block}", named=MATERIALISED,
+                           where=unread_in_call(ctx, request, MATERIALISED.id))

@@ -20,7 +20,7 @@ from quizprep.grader import reference
 from quizprep.grader.compare import UNIT_ROUNDOFF, WORKING_PRECISION, Tolerance
 from quizprep.grader.context import CheckContext
 from quizprep.grader.lessons import lesson
-from quizprep.grader.op_lines import quoted, unread_line
+from quizprep.grader.op_lines import quoted, unread_in_call, unread_line
 from quizprep.grader.problem import (
     Case, FunctionProblem, Hypothesis, dtype_not_kept, failure_for, first_output_checks, mismatches, verify,
 )
@@ -286,7 +286,8 @@ def judge_call(ctx: CheckContext, request: dict[str, Any], response: dict[str, A
         raise CheckFailure(f"the output is right, but one {fold['op']} folds {fold['values']} values of a row at "
                            f"once, with chunk_size={chunk}: x was not read chunk by chunk",
                            tried=f"x {tuple(x.shape)}, chunk_size={chunk}", named=WHOLE_ROW,
-                           where=quoted(ctx, fold if fold["line"] else None))
+                           where=unread_in_call(ctx, request, WHOLE_ROW.id)
+                           or quoted(ctx, fold if fold["line"] else None))
 
 
 def check_dtypes(ctx: CheckContext) -> str:

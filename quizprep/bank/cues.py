@@ -7,7 +7,13 @@ warning of `quizprep check` (an error with `--strict`):
 - one length rank (longest, second longest, …) holds the key of more single-answer questions
   than chance + 10 points, in a bank or over all of them (`quizprep.bank.length_ranks`);
 - a chained question's predecessor (its prompt, options or explanation) states the follower's
-  answer, so whoever just read it can copy it.
+  answer, so whoever just read it can copy it;
+- a surface feature of the options tells the right ones from the wrong ones: their final
+  punctuation, or the words they open with (`quizprep.bank.surface_cues`).
+
+`form_cues` also yields the warnings of `quizprep.bank.answer_units`: a numeric prompt that does not
+name the unit a bare number is read in. That is no giveaway but a trap; it is reported here because
+these are the warnings `quizprep check` collects for each question.
 
 Tolerances that accept a slip are the other kind of giveaway; `quizprep.bank.audit` finds those."""
 from __future__ import annotations
@@ -15,10 +21,12 @@ from __future__ import annotations
 import re
 from typing import Iterable, Iterator
 
+from quizprep.bank.answer_units import answer_unit_warnings
 from quizprep.bank.audit import Env
 from quizprep.bank.formula import format_number
 from quizprep.bank.length_ranks import length_rank_cues
 from quizprep.bank.model import BankError, ChoiceQuestion, NumericQuestion, Question
+from quizprep.bank.surface_cues import opening_rank_cues, surface_cues
 from quizprep.bank.units import scale_of
 
 # The correct option may be the longest; it is a cue once it is a quarter longer than the next
@@ -47,11 +55,14 @@ def form_cues(questions: Iterable[Question], evaluated: dict[str, list[Env]]) ->
     for question in questions:
         if isinstance(question, ChoiceQuestion):
             yield from _length_cues(question)
+            yield from surface_cues(question)
+        yield from answer_unit_warnings([question])
         for follower_id in dict.fromkeys(question.chain):
             follower = by_id.get(follower_id)
             if follower is not None:
                 yield from _predecessor_gives_answer(question, follower, evaluated.get(follower_id, []), budget)
     yield from length_rank_cues(questions)
+    yield from opening_rank_cues(questions)
 
 
 def _warning(question: Question, message: str) -> BankError:

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from quizprep.bank.formula import Formula, FormulaError, Number, format_number, format_signed
+from quizprep.bank.formula import Formula, FormulaError, Number, format_signed
 from quizprep.bank.model import NumericQuestion
 from quizprep.bank.slips import diagnose
 from quizprep.bank.units import UnitError, format_quantity, parse_quantity, scaled_quantity
@@ -77,8 +77,10 @@ def counted(text: str, only_one: Callable[[str], bool]) -> str:
 
 
 def fill_placeholders(text: str, draw: Draw) -> str:
+    """`text` with each {{name}} written as this draw's value, a negative one with a typographic
+    minus ("x = −1"): prose writes −, the hyphen is for code."""
     text = counted(text, lambda name: draw.values.get(name) == 1)
-    return PLACEHOLDER.sub(lambda m: format_number(draw.values[m.group(1)]), text)
+    return PLACEHOLDER.sub(lambda m: format_signed(draw.values[m.group(1)]), text)
 
 
 def fill_template(text: str, question: NumericQuestion) -> str:
@@ -112,7 +114,7 @@ def values_drawn(question: NumericQuestion) -> dict[str, set[Number]]:
 
 def spelled(values: set[Number]) -> str:
     """"2", "8, 16 or 32"; more values as their span, "1 to 64"."""
-    shown = [format_number(value) for value in sorted(values)]
+    shown = [format_signed(value) for value in sorted(values)]
     if len(shown) > SPELLED_OUT:
         return f"{shown[0]} to {shown[-1]}"
     return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} or {shown[-1]}"

@@ -101,7 +101,7 @@ questions:
     kind: numeric
     difficulty: 1
     tags: []
-    prompt: How large is an n × n fp32 score matrix for n = {{n}}?
+    prompt: How large is an n × n fp32 score matrix for n = {{n}}? Answer in MiB.
     explanation: n² × 4 bytes.
     references: ["Vaswani et al. 2017"]
     params:

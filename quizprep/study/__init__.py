@@ -39,7 +39,8 @@ sessions — `quizprep.study.session` (values in `.showing`; the builders below 
     Timer/progress: `session.remaining_time()` (timedelta | None), `session.finished`,
         `len(session.shown)`, `session.total`.
     End: `report = session.end()` -> SessionReport: .topics (TopicScore: topic, answered,
-        fraction), .score, .missed ((question_id, criterion), ...), .unanswered, .out_of_time.
+        fraction), .score (over the answers given), .round_score (a mock round's, over all its
+        .round_size questions), .missed ((question_id, criterion), ...), .unanswered, .out_of_time.
     Resume: `unassessed(store, questions)` lists free responses committed but never self-assessed
         (app closed in between); finish one with `assess_answer(store, pending, met, now)`.
 

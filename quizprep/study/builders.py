@@ -48,7 +48,7 @@ def practice(store: Store, questions: Sequence[Question], topics: Sequence[str] 
              allowance: Allowance | None = None) -> Session:
     """Drill the given topics (all when empty): due questions first (oldest due first), then
     questions never answered (easiest first), then the rest, soonest due first. A question
-    answered wrong comes back once at the end of the session, within its `limit`. Under daily
+    answered wrong comes back once at the end of the session, after `limit` questions. Under daily
     limits (`allowance`, see quizprep.study.limits) it asks as Anki does: the due ones and the new
     ones up to what today's limits leave, none ahead of schedule."""
     pool = _in_topics(questions, topics)

@@ -48,7 +48,9 @@ class Session:
     topics: tuple[str, ...] = ()
     requeue_wrong: bool = False
     due_reasons: dict[str, str] = field(default_factory=dict)  # question id -> why it is due (review)
-    length: int | None = None  # at most this many questions, follow-ups and re-asked misses included
+    # At most this many questions asked for the first time, a mock's follow-ups included; a miss
+    # asked again comes on top, as Anki's relearning cards do beside its new ones.
+    length: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -70,9 +72,9 @@ class Session:
     @property
     def total(self) -> int:
         """Questions this session asks as things stand: shown plus still to come (a follow-up or a
-        miss asked again may add one), never more than its length."""
-        planned = len(self.shown) + len(self.queue)
-        return planned if self.length is None else min(planned, self.length)
+        miss asked again may add one); within its length, but for the misses asked again."""
+        tally = self.tally()
+        return tally.planned + tally.again_planned
 
     @property
     def remaining(self) -> int:
@@ -80,14 +82,15 @@ class Session:
 
     def tally(self) -> Tally:
         """The questions asked and to ask, first asks and misses asked again counted apart: a
-        miss adds one to ask again, never to the questions planned (within a length, where a miss
-        asked again takes a planned question's place, the two always add up to the length)."""
-        # The misses waiting come last but always get their places (see _next_place).
-        again_waiting = min(self.remaining, sum(1 for qid in self.queue if qid in self._requeued))
+        miss adds one to ask again, never to the questions planned, with or without a length
+        (within one a miss took a planned question's place: "2/10" became "3/9 · 1 again")."""
+        again_waiting = sum(1 for qid in self.queue if qid in self._requeued)
         again_shown = sum(1 for showing in self.shown if showing.again)
         first_shown = len(self.shown) - again_shown
-        return Tally(first_shown, first_shown + self.remaining - again_waiting,
-                     again_shown, again_shown + again_waiting)
+        planned = first_shown + len(self.queue) - again_waiting
+        if self.length is not None:
+            planned = min(planned, self.length)
+        return Tally(first_shown, planned, again_shown, again_shown + again_waiting)
 
     def remaining_time(self) -> timedelta | None:
         """Time left in a timed (mock) session, never negative; None when untimed."""
@@ -140,10 +143,12 @@ class Session:
         return showing
 
     def _next_place(self) -> int:
-        """Where in the queue the next question is: the first, unless the misses waiting to be
-        asked again need every place the length leaves (they come last, within the length)."""
-        again = [place for place, qid in enumerate(self.queue) if qid in self._requeued]
-        return again[0] if again and self.length is not None and len(again) >= self.remaining else 0
+        """Where in the queue the next question is: the first, until the length's first asks are
+        all shown; then the first miss waiting to be asked again (misses come last)."""
+        tally = self.tally()
+        if tally.place < tally.planned:
+            return 0
+        return next(place for place, qid in enumerate(self.queue) if qid in self._requeued)
 
     def end(self) -> SessionReport:
         """Close the session (idempotent) and report on it."""
@@ -373,7 +378,8 @@ class Session:
             per_topic.setdefault(feedback.question.topic, []).append(feedback.score)
         answered = {f.showing.number for f in self.feedback}
         # A miss queued to be asked again is under "To revisit" already.
-        still_planned = tuple([qid for qid in self.queue if qid not in self._requeued][:self.remaining])
+        tally = self.tally()
+        still_planned = tuple([qid for qid in self.queue if qid not in self._requeued][:tally.planned - tally.place])
         unanswered = tuple(s.question.id for s in self.shown if s.number not in answered) + still_planned
         return SessionReport(
             mode=self.mode, started_at=self.started_at, ended_at=self._ended_at or self.now(),
@@ -383,6 +389,7 @@ class Session:
             missed=tuple((f.question.id, item.criterion) for f in self.feedback for item in f.missed),
             out_of_time=self.out_of_time,
             draws={s.question.id: s.draw for s in self.shown if s.number not in answered and s.draw is not None},
+            round_size=self.total if self.mode == "mock" else None,
         )
 
 

@@ -150,8 +150,19 @@ class SessionReport:
     # The numbers of the numeric questions shown and not answered, by id: the report names
     # them with what the learner saw, not with their placeholders.
     draws: dict[str, Draw] = field(default_factory=dict)
+    # A mock round's questions, answered or not (None for other sessions): as in an interview,
+    # one left unanswered when the round ended early or ran out of time counts as missed.
+    round_size: int | None = None
 
     @property
     def score(self) -> float:
+        """The mean score of the answers given."""
         possible = sum(t.possible for t in self.topics)
+        return sum(t.score for t in self.topics) / possible if possible else 0.0
+
+    @property
+    def round_score(self) -> float:
+        """A mock round's score over all its questions, those not answered scoring 0; for
+        other sessions, and a round answered in full, `score`."""
+        possible = max(self.round_size or 0, sum(t.possible for t in self.topics))
         return sum(t.score for t in self.topics) / possible if possible else 0.0

@@ -75,6 +75,9 @@ class SessionFlow:
 
         app = self.app
         assert app.store is not None
+        if question is None and (empty := self._without_questions(topics)):
+            app.notify(empty, severity="error", markup=False)
+            return None
         for attempt in range(1, BUSY_RETRIES + 1):
             try:
                 if question is None:  # the builder reads today's limits: inside the retries
@@ -102,6 +105,14 @@ class SessionFlow:
             app.notify(self._nothing_to_do(mode, topics), title="Nothing to do")
             return None
         return session
+
+    def _without_questions(self, topics: Sequence[str]) -> str:
+        """What to say when a topic chosen has nothing to ask (known only from history, or left
+        out by --topic or the search), naming topics by their titles; "" when each has questions."""
+        have = {q.topic for q in self.app.questions}
+        missing = [topic for topic in topics if topic not in have]
+        titles = self.app.summary.titles
+        return f"No questions to ask in {', '.join(titles.get(t, t) for t in missing)}." if missing else ""
 
     def _builder(self, mode: str) -> Callable[..., Session]:
         """The session builder for `mode`, with the length and time chosen on the command line

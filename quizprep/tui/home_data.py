@@ -25,13 +25,17 @@ def home_view(app: QuizApp) -> HomeView:
 
 
 def _overview(app: QuizApp) -> list[TopicStats]:
+    """Each topic's counts; under --topic only its topics: the others' history (a topic studied
+    before) listed them as "0/0 0 100%", and `p` on one said it had no questions."""
     assert app.store is not None
     try:
-        return topic_overview(app.store, _counted(app), now=app.now(), titles=app.summary.titles,
-                              filtered=bool(app.search_text or app.tags))
+        topics = topic_overview(app.store, _counted(app), now=app.now(), titles=app.summary.titles,
+                                filtered=bool(app.search_text or app.tags))
     except StoreError as error:
         app.store_problem(error)
         return []
+    wanted = app.options.topics
+    return [stats for stats in topics if not wanted or stats.topic in wanted]
 
 
 def _counted(app: QuizApp) -> Sequence[Question | QuestionRef]:

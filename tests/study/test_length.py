@@ -1,5 +1,6 @@
-"""A session's length counts everything it asks: a mock's follow-ups and a practice session's
-misses asked again take places within it, and the total it reports is the real one."""
+"""A session's length counts the questions it asks for the first time, a mock's follow-ups
+among them; a practice session's misses are asked again on top, as Anki counts relearning cards
+apart from new ones, and the total it reports is the real one."""
 from __future__ import annotations
 
 import random
@@ -33,12 +34,17 @@ def test_a_mocks_follow_ups_count_within_its_length(store, questions, clock, see
         assert shown[shown.index("alpha-many") + 1] == "alpha-follow"
 
 
-def test_misses_asked_again_count_within_a_practice_length(store, questions, clock):
+def test_misses_are_asked_again_after_a_practice_length(store, questions, clock):
     run = builders.practice(store, questions, ["alpha", "beta"], limit=4, now=clock)
     assert run.total == 4
-    shown = asked(run, clock, answer_wrong)
-    assert len(shown) == 4
-    assert shown[2:] == shown[:2]  # the first two misses come back in the last two places
+    shown = []
+    while (showing := run.next()) is not None:
+        assert showing.number == len(shown) + 1 <= run.total
+        clock.tick(5)
+        shown.append(showing.question.id)
+        answer_wrong(run, showing)
+    assert run.total == len(shown) == 8
+    assert shown[4:] == shown[:4]  # the four planned, then each miss once more
     report = run.report()
     assert set(report.unanswered).isdisjoint(shown)  # the misses are to revisit, not "not answered"
 
@@ -73,9 +79,11 @@ def test_misses_do_not_grow_the_questions_planned_without_a_length(store, questi
     assert seen == first_asks + asked_again
 
 
-def test_within_a_length_the_planned_and_again_add_up_to_it(store, questions, clock):
+def test_within_a_length_misses_do_not_take_the_planned_questions_places(store, questions, clock):
+    """With --length 10 a miss turned "2/10" into "3/9 · 1 again": it took the tenth's place."""
     run = builders.practice(store, questions, ["alpha", "beta"], limit=4, now=clock)
-    assert tallies(run, clock, answer_wrong) == [(1, 4, 0, 0), (2, 3, 0, 1), (2, 2, 1, 2), (2, 2, 2, 2)]
+    assert tallies(run, clock, answer_wrong) == [(1, 4, 0, 0), (2, 4, 0, 1), (3, 4, 0, 2), (4, 4, 0, 3),
+                                                 *((4, 4, n, 4) for n in range(1, 5))]
 
 
 def test_an_undone_miss_is_a_first_ask_again(store, questions, clock):

@@ -244,3 +244,18 @@ def test_report_counts_a_shown_but_unanswered_question(store, questions, clock):
     report = run.end()
     assert report.unanswered == ("beta-one", "beta-two") and report.topics == ()
     assert run.next() is None
+
+
+def test_a_mock_ended_early_is_scored_over_the_whole_round(store, questions, clock):
+    """The questions a round did not reach count as missed, as in an interview; the answers
+    given keep their own score beside."""
+    run = builders.mock(store, questions, count=4, now=clock, rng=random.Random(3))
+    clock.tick(20)
+    answer_right(run, run.next())
+    report = run.end()
+    assert (report.round_size, report.score, report.round_score) == (4, 1.0, 0.25)
+    practice = builders.practice(store, questions, ["beta"], now=clock)
+    clock.tick(20)
+    answer_right(practice, practice.next())
+    report = practice.end()
+    assert (report.round_size, report.score, report.round_score) == (None, 1.0, 1.0)  # a practice stops where it likes

@@ -65,3 +65,31 @@ async def test_escape_closes_an_empty_search_field(make_app):
         await pilot.press("escape")
         assert not app.screen.query_one("#home-search").display
         assert app.screen.query_one(DataTable).has_focus
+
+
+def answer_beta(db, clock) -> None:
+    questions = load_banks([DATA]).questions
+    with Store.open(db) as store:
+        run = builders.practice(store, questions, ["beta"], now=clock, rng=random.Random(1))
+        run.answer_choice(run.next(), {0})
+        run.end()
+
+
+async def test_topics_outside_topic_are_not_listed_even_with_a_history(make_app, db, clock):
+    """`--topic alpha` after studying beta: Home listed beta as "0/0 0 100%" (its history), and
+    `p` on it said "no questions in topic(s): beta", by its id."""
+    answer_beta(db, clock)
+    app = make_app(topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert list(accuracy(app)) == ["alpha"]
+        assert "4 questions in 1 topic" in str(app.screen.query_one("#home-summary").content)
+        app.start_session("practice", ["beta"])  # were it there to pick, it would be named by its title
+        said: list[str] = []
+        for _ in range(50):
+            await pilot.pause(0.02)
+            said = [note.message for note in app._notifications if "questions" in note.message]
+            if said:
+                break
+        assert said == ["No questions to ask in Beta — a second topic."]
+        assert isinstance(app.screen, HomeScreen)

@@ -2,6 +2,7 @@
 solution, the explanation and the rubric items missed."""
 from __future__ import annotations
 
+from choices import keys_for
 from free_answers import on_screen
 from quizprep.tui.screens.debrief import DebriefScreen
 from quizprep.tui.screens.question import QuestionScreen
@@ -69,3 +70,36 @@ async def test_the_debrief_steps_through_every_answer_of_the_round(make_app):
         assert page(app) == pages[asked[-2]]
         await pilot.press("escape")
         await on_screen(pilot, ReportScreen)
+
+
+async def answer_right(app, pilot) -> None:
+    """Hand in the right answer to the question shown (a free one with every rubric item met)."""
+    showing = app.screen.showing
+    question = showing.question
+    if question.kind == "choice":
+        await pilot.press(*keys_for(app, *sorted(question.correct_indices)), "enter")
+    elif question.kind == "numeric":
+        await pilot.press(*str(showing.draw.answer), "enter")
+    else:
+        await pilot.press(*FREE_ANSWER, "ctrl+s")
+        await on_screen(pilot, RubricScreen)
+        await pilot.press(*(str(n) for n in range(1, len(question.rubric) + 1)), "enter")
+
+
+async def test_a_round_ended_early_is_scored_over_all_its_questions(make_app):
+    """Answered 3 of 8, then Esc: the report said "100% over 3 answers", as if the round were done."""
+    app = make_app(topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("m")
+        await on_screen(pilot, QuestionScreen)
+        await pilot.pause()
+        size = app.screen.session.total
+        await answer_right(app, pilot)
+        while not (isinstance(app.screen, QuestionScreen) and app.screen.showing.number == 2):
+            await pilot.pause(0.02)
+        await pilot.pause()
+        await pilot.press("escape", "y")  # "End the mock interview now?"
+        await on_screen(pilot, ReportScreen)
+        text = app.screen.query_one("#report").source
+    assert size > 2
+    assert text.startswith(f"## Mock interview: {1 / size:.0%} (1 of {size} answered, all right) in 0:00")

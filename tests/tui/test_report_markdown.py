@@ -73,7 +73,7 @@ def test_a_skipped_question_shows_the_worked_answer_or_the_model_answer(tmp_path
         session = practice(store, questions, now=lambda: NOW, rng=random.Random(7))
         shown = {}
         while (showing := session.next()) is not None:
-            shown[showing.question.kind] = feedback_markdown(session.skip(showing), NOW)
+            shown[showing.question.kind] = feedback_markdown(session.skip(showing))
     numeric = shown["numeric"]
     assert "You skipped this question" in numeric and "### Worked computation" in numeric
     assert "per_token × seq = 131,072 ×" in numeric
@@ -83,7 +83,7 @@ def test_a_skipped_question_shows_the_worked_answer_or_the_model_answer(tmp_path
 
 
 def test_a_numeric_question_shown_and_not_answered_is_named_with_its_numbers(tmp_path):
-    from quizprep.bank.numeric import format_number
+    from quizprep.bank.formula import format_number
     from quizprep.tui.screens.report import report_markdown
 
     questions = load_banks([DATA / "alpha.yaml"]).questions

@@ -7,10 +7,13 @@ import dataclasses
 import random
 from pathlib import Path
 
+import pytest
+
 from quizprep.bank.loader import load_banks
 from quizprep.study.builders import practice
+from quizprep.study.history import prompt_summary
 from quizprep.study.store import Store
-from quizprep.tui.screens.report import report_markdown
+from quizprep.tui.screens.report import first_sentence, report_markdown
 
 # this folder's banks (`conftest.DATA` is another folder's when tests of two folders run together)
 DATA = Path(__file__).parent / "data"
@@ -60,6 +63,17 @@ def test_a_requeued_question_left_unasked_is_listed_to_revisit_only(db, clock):
     assert "Not answered" not in text
 
 
+def test_a_question_missed_twice_is_listed_to_revisit_once(db, clock):
+    questions = load_banks([DATA / "alpha.yaml"]).questions
+    with Store.open(db) as store:
+        run = practice(store, questions, now=clock, rng=random.Random(1))
+        run.queue = ["alpha-choice"]
+        run.answer_choice(run.next(), {1})
+        run.answer_choice(run.next(), {1})  # asked again at the end, and missed again
+        report = run.end()
+    assert report_markdown(report).count("*(alpha-choice)*") == 1
+
+
 def test_questions_are_named_by_what_they_asked_with_their_numbers(db, clock):
     questions = load_banks([DATA / "alpha.yaml"]).questions
     by_id = {q.id: q for q in questions}
@@ -83,3 +97,25 @@ def test_a_practice_ended_early_names_the_first_ten_not_answered_and_counts_the_
     not_answered = text.split("### Not answered\n\n", 1)[1]
     assert [line for line in not_answered.splitlines() if line.startswith("- ")] == [f"- q{n:03}" for n in range(10)]
     assert "*…and 30 more.*" in not_answered
+
+
+@pytest.mark.parametrize("prompt, first", [
+    ("Dot-product attention is what Vaswani et al. (2017) scale. Why?",
+     "Dot-product attention is what Vaswani et al. (2017) scale."),
+    ("Mask a prefix, e.g. a system prompt, i.e. let it see itself. Then decode.",
+     "Mask a prefix, e.g. a system prompt, i.e. let it see itself."),
+    ("MHA vs. MQA at 3.35 TB/s and 0.5 s per step? Explain.", "MHA vs. MQA at 3.35 TB/s and 0.5 s per step?"),
+    ("Which is faster, d = 64 or 128. Then say why.", "Which is faster, d = 64 or 128."),
+])
+def test_a_prompt_is_cut_at_its_first_sentence_not_at_an_abbreviation(prompt, first):
+    assert first_sentence(prompt) == first
+
+
+ABBREVIATIONS = (" al.", "e.g.", "i.e.", " vs.", " cf.", " etc.")
+
+
+def test_no_shipped_prompt_is_cut_at_an_abbreviation():
+    """The review's "Not answered" read "… and what Vaswani et al. (scaling-additive-vs-dot)"."""
+    cut = {q.id: first_sentence(prompt_summary(q)) for q in load_banks(None).questions}
+    assert len(cut) > 100
+    assert {qid: text for qid, text in cut.items() if text.endswith(ABBREVIATIONS)} == {}

@@ -9,7 +9,9 @@ from textual.widgets import TextArea
 
 from choices import keys_for
 from quizprep.tui.screens.feedback import FeedbackScreen
+from quizprep.tui.screens.question import QuestionScreen
 from quizprep.tui.screens.rubric import RubricScreen
+from quizprep.tui.widgets.choice_picker import ChoicePicker
 from quizprep.tui.widgets.rubric_checklist import RubricChecklist
 from test_mock_timer import start_mock
 from test_screen_flow import type_now
@@ -46,6 +48,18 @@ async def test_a_rating_key_typed_after_a_pick_and_enter_rates_it(make_app, monk
         assert isinstance(app.screen, FeedbackScreen)
         assert app.screen.feedback.picked == frozenset({1})
         assert app.screen.feedback.rating == Rating.Easy
+
+
+async def test_a_digit_typed_after_n_reaches_the_next_question_with_the_guard_on(make_app, monkeypatch):
+    monkeypatch.setattr(FeedbackScreen, "ENTER_GUARD_S", 0.3)
+    app = make_app(mode="practice", topics=["alpha"])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        type_now(app, *keys_for(app, 0), "enter", "n", "2")
+        await settle(pilot)
+        assert isinstance(app.screen, QuestionScreen), app.screen
+        assert app.screen.showing.question.id == "alpha-multi"
+        assert app.screen.query_one(ChoicePicker).picked == {app.screen.showing.choice_order[1]}
 
 
 async def test_number_keys_typed_after_ctrl_s_tick_the_rubric(make_app):

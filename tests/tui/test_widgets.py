@@ -43,7 +43,7 @@ def test_mastery_bar_and_short_titles():
 
 
 @pytest.mark.parametrize("seconds, phrase", [(30, "in 1 min"), (600, "in 10 min"), (7200, "in 2 h"),
-                                             (3 * 86400, "in 3 days")])
+                                             (86400, "in 1 day"), (3 * 86400, "in 3 days")])
 def test_next_review_phrase(seconds, phrase):
     assert due_phrase(NOW + timedelta(seconds=seconds), NOW) == phrase
 

@@ -30,7 +30,8 @@ def due_phrase(due: datetime, now: datetime) -> str:
         return f"in {max(1, round(seconds / 60))} min"
     if seconds < 86400:
         return f"in {round(seconds / 3600)} h"
-    return f"in {round(seconds / 86400)} days"
+    days = round(seconds / 86400)
+    return f"in {days} day{'' if days == 1 else 's'}"  # not "in 1 days"
 
 
 def bullets(title: str, items: Sequence[str]) -> str:
@@ -41,20 +42,25 @@ def bullets(title: str, items: Sequence[str]) -> str:
 CRAM_LEAVES_SCHEDULE = "Cram leaves your review schedule as it was"
 
 
-def feedback_markdown(feedback: Feedback, now: datetime, *, schedules: bool = True) -> str:
-    """The whole explanation of one judged answer as Markdown; `schedules` is False in cram,
-    which moves no review."""
+def feedback_markdown(feedback: Feedback) -> str:
+    """The explanation of one judged answer as Markdown; what it did to the schedule is said
+    apart, by `review_line`."""
     question = feedback.question
-    pace = f", but slow ({feedback.elapsed_s:.0f} s)" if feedback.slow else ""
-    review = (f"Rated {feedback.rating.name}; next review {due_phrase(feedback.next_due, now)}" if schedules
-              else CRAM_LEAVES_SCHEDULE)
     parts = answer_parts(feedback) + [
         f"### Explanation\n\n{feedback.explanation}",
         bullets("Pitfalls", question.pitfalls),
         bullets("References", question.references),
-        f"*Saved{pace}. {review}.*",
     ]
     return "\n\n".join(part for part in parts if part)
+
+
+def review_line(feedback: Feedback, now: datetime, *, schedules: bool = True) -> str:
+    """"Saved. Rated Good; next review in 2 days."; `schedules` is False in cram, which moves no
+    review."""
+    pace = f", but slow ({feedback.elapsed_s:.0f} s)" if feedback.slow else ""
+    review = (f"Rated {feedback.rating.name}; next review {due_phrase(feedback.next_due, now)}" if schedules
+              else CRAM_LEAVES_SCHEDULE)
+    return f"Saved{pace}. {review}."
 
 
 def answer_parts(feedback: Feedback) -> list[str]:
@@ -115,6 +121,7 @@ def verdict_text(feedback: Feedback) -> str:
 
 RATE = Binding.Group("Rate", compact=True)  # Again, Hard, Good, Easy: said in the feedback too
 RATINGS = ("Again", "Hard", "Good", "Easy")  # keys 1–4, as in Anki
+NEXT_KEYS = "enter,n"
 OWN_RATING_HINT = "*1–4 rate it yourself (Again, Hard, Good, Easy) · Ctrl+Z takes the answer back.*"
 SCROLL_KEYS = (("up", "scroll_up"), ("down", "scroll_down"), ("pageup", "page_up"), ("pagedown", "page_down"),
                ("home", "scroll_home"), ("end", "scroll_end"))
@@ -126,7 +133,7 @@ class FeedbackScreen(Step[str | None]):
     rated by hand (1–4) or taken back to be asked again (Ctrl+Z)."""
 
     BINDINGS = [
-        Binding("enter,n", "next", "Next"),
+        Binding(NEXT_KEYS, "next", "Next"),
         Binding("e", "edit", "Edit score"),
         Binding("escape", "leave", "End session"),
         # In the footer as Anki users look for them: "1234 Rate", "^z Undo".
@@ -144,7 +151,8 @@ class FeedbackScreen(Step[str | None]):
 
     # An Enter this soon after the feedback appeared was meant for the answer (a double Enter,
     # typed during the change): it must not skip the feedback unread. A rating key typed with the
-    # answer rates it, as in Anki (issue 32); `n` always goes on.
+    # answer rates it, as in Anki (issue 32), and says so ("Rating changed"). `n` always goes on,
+    # and keys typed after it reach the next question (KeyHold).
     ENTER_GUARD_S = 0.3
 
     def __init__(self, session: Session, feedback: Feedback) -> None:
@@ -152,6 +160,7 @@ class FeedbackScreen(Step[str | None]):
         self.session = session
         self.feedback = feedback
         self.shown_at = time.monotonic()  # again on mount; the clock of key events
+        self.moving_on = False  # a key that goes on to the next question has come (see on_key)
 
     def compose(self) -> ComposeResult:
         # Built with the screen, not updated after it mounts: one layout pass, no second frame.
@@ -161,22 +170,34 @@ class FeedbackScreen(Step[str | None]):
                 yield RoundTimer(lambda: seconds_left(self.session), id="timer")
         with VerticalScroll(id="feedback-body", can_focus=False):
             yield QuickMarkdown(self._markdown(), id="feedback")
+        # Under the body, not at its end: the next review is in view however long the explanation.
+        yield Static(self._review_line(), id="review-line", markup=False)
         yield FlatFooter()
 
     def on_mount(self) -> None:
         self.shown_at = time.monotonic()
 
     def on_key(self, event: events.Key) -> None:
-        if event.key == "enter" and self.ENTER_GUARD_S and event.time - self.shown_at < self.ENTER_GUARD_S:
+        # The screen reads a burst's keys before the app runs the first one's binding: those
+        # after Next are the next question's, and go on up to the app, which holds them for it.
+        if self.moving_on:
+            return
+        guard = self.ENTER_GUARD_S  # 0 turns it off (Pilot's keys come faster than a person's)
+        if guard and event.key == "enter" and event.time - self.shown_at < guard:
             event.stop()
             event.prevent_default()
+        else:
+            self.moving_on = event.key in NEXT_KEYS.split(",")
 
     def _verdict_class(self) -> str:
         return "-right" if self.feedback.correct else "-wrong"
 
     def _markdown(self) -> str:
-        text = feedback_markdown(self.feedback, self.session.now(), schedules=self.session.schedules)
+        text = feedback_markdown(self.feedback)
         return f"{text}\n\n{OWN_RATING_HINT}" if self.session.schedules else text
+
+    def _review_line(self) -> str:
+        return review_line(self.feedback, self.session.now(), schedules=self.session.schedules)
 
     def _show(self) -> None:
         """Show the feedback again after it changed (a new rubric score or rating)."""
@@ -184,6 +205,7 @@ class FeedbackScreen(Step[str | None]):
         verdict.update(verdict_text(self.feedback))
         verdict.set_classes(self._verdict_class())
         self.query_one("#feedback", Markdown).update(self._markdown())
+        self.query_one("#review-line", Static).update(self._review_line())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "edit":

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 from typing import Callable
 
+from textual import events
 from textual.app import ComposeResult
+from textual.geometry import Size
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.binding import Binding
@@ -76,6 +78,7 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         # Set once the answer (or skip) is saved: a second Enter that reached the screen before
         # the next one was in, or the round's end, must not answer the showing again.
         self.answered = False
+        self.sized_for = Size(0, 0)  # the terminal's size the screen was last laid out for
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="question-bar"):
@@ -125,6 +128,7 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
         # Not scrolled to: a prompt taller than the screen opens at its top, where what is asked
         # is said (scrolled to the answer, a question with code showed the code and the choices
         # without its stem). The answer comes into view as it is typed or picked.
+        self.sized_for = self.app.size
         answer = self.query_one("#answer")
         field = next(field for field in answer.walk_children(Widget, with_self=True) if field.focusable)
         self.set_focus(field, scroll_visible=False)
@@ -134,6 +138,23 @@ class QuestionScreen(Step[Feedback | PendingAssessment | str | None]):
             self.note.say(self.unread_draft, "error")
         elif self.typed or self.showing.picked:
             self.note.say(f"What you {'typed' if self.typed else 'picked'} last time is back, ready to change.")
+
+    def on_resize(self, event: events.Resize) -> None:
+        # An answer being given stays in view as the terminal changes size: at 60×18 the prompt,
+        # wrapped taller, pushed the choice picked out of view. Not as the screen opens (its first
+        # layouts come as resizes too): what it shows first is on_mount's to say.
+        if event.size == self.sized_for:
+            return
+        self.sized_for = event.size
+        if self.picked or self.typed:
+            self.call_after_refresh(self._answer_in_view)
+
+    def _answer_in_view(self) -> None:
+        answer = self.query_one("#answer")
+        if isinstance(answer, ChoicePicker):
+            answer.cursor_in_view()
+        else:
+            answer.scroll_visible(animate=False)
 
     def hands_in(self, key: str) -> bool:
         field = self.query_one("#answer")

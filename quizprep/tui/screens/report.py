@@ -28,9 +28,15 @@ def clock(seconds: float) -> str:
     return f"{whole // 60}:{whole % 60:02d}"
 
 
+SENTENCE_END = re.compile(r"[.?!](?=\s)")  # a number's point (3.35) is followed by a digit
+# Full stops that end no sentence: "Vaswani et al. (2017) report", "e.g. a", "i.e. how", "vs. MQA".
+ABBREVIATED = re.compile(r"\b(?:et al|e\.g|i\.e|vs|cf|etc|approx|eq|fig|sec)\.$", re.IGNORECASE)
+
+
 def first_sentence(markdown: str) -> str:
     """The first sentence of a prompt's Markdown, unless that would cut a `code` or **bold** span."""
-    sentence = re.split(r"(?<=[.?!])\s+", markdown, maxsplit=1)[0]
+    ends = (markdown[:end.end()] for end in SENTENCE_END.finditer(markdown))
+    sentence = next((text for text in ends if not ABBREVIATED.search(text)), markdown)
     balanced = sentence.count("`") % 2 == 0 and sentence.count("**") % 2 == 0
     return sentence if balanced else markdown
 
@@ -43,6 +49,19 @@ def question_item(qid: str, questions: Mapping[str, Question], numbers: Draw | N
     return f"- {first_sentence(prompt_summary(question, numbers))} *({qid})*" if question else f"- {qid}"
 
 
+def score_text(report: SessionReport) -> str:
+    """"80% over 5 answers"; a mock round left unfinished is scored over all its questions, with
+    what was answered beside: "38% (3 of 8 answered, all right)" ("100% over 3" flattered it)."""
+    answered = len(report.feedback)
+    if not answered:
+        return "no answers"  # not "0 % over 0 answers"
+    size = report.round_size or answered
+    if size <= answered:
+        return f"{report.score:.0%} over {answered} answer{'' if answered == 1 else 's'}"
+    right = {1.0: "all right", 0.0: "none right"}.get(report.score, f"{report.score:.0%} on those")
+    return f"{report.round_score:.0%} ({answered} of {size} answered, {right})"
+
+
 def report_markdown(report: SessionReport, awaiting: Sequence[str] = (), titles: Mapping[str, str] | None = None,
                     questions: Mapping[str, Question] | None = None) -> str:
     """The report as Markdown; `awaiting` are ids of free answers saved with their rubric left
@@ -51,9 +70,7 @@ def report_markdown(report: SessionReport, awaiting: Sequence[str] = (), titles:
     answered = len(report.feedback)
     titles, questions = titles or {}, questions or {}
     took = clock((report.ended_at - report.started_at).total_seconds())
-    result = (f"{report.score:.0%} over {answered} answer{'' if answered == 1 else 's'}" if answered
-              else "no answers")  # not "0 % over 0 answers"
-    parts = [f"## {MODE_NAMES[report.mode]}: {result} in {took}"]
+    parts = [f"## {MODE_NAMES[report.mode]}: {score_text(report)} in {took}"]
     if report.out_of_time:
         parts.append("**Time ran out** before the round was over.")
     if report.topics:
@@ -65,7 +82,8 @@ def report_markdown(report: SessionReport, awaiting: Sequence[str] = (), titles:
     if report.missed:
         parts.append("### Rubric items missed\n\n"
                      + "\n".join(f"- {criterion} *({qid})*" for qid, criterion in report.missed))
-    wrong = [f for f in report.feedback if not f.correct]
+    # Once each, with its latest numbers: a miss asked again and missed again was listed twice.
+    wrong = list({f.question.id: f for f in report.feedback if not f.correct}.values())
     if wrong:
         parts.append("### To revisit\n\n" + "\n".join(question_item(f.question.id, {f.question.id: f.question},
                                                                      f.showing.draw) for f in wrong))

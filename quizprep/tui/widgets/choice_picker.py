@@ -61,9 +61,13 @@ class ChoicePicker(VerticalGroup, can_focus=True):
             return int(parameters[0]) < len(self.order)  # type: ignore[call-overload]
         return True
 
+    def cursor_in_view(self, *, animate: bool = False) -> None:
+        """Scroll the choice under the pointer into view (e.g. picked below a long prompt's edge)."""
+        self.query(".choice")[self.cursor].scroll_visible(animate=animate)
+
     def action_pick(self, position: int) -> None:
         self.cursor = position
-        self.query(".choice")[position].scroll_visible(animate=False)  # picked below a long prompt's edge
+        self.cursor_in_view()
         index = self.order[position]
         self.picked = self.picked ^ {index} if self.question.multiple else frozenset({index})
 
@@ -72,7 +76,7 @@ class ChoicePicker(VerticalGroup, can_focus=True):
 
     def action_move(self, step: int) -> None:
         self.cursor = (self.cursor + step) % len(self.order)
-        self.query(".choice")[self.cursor].scroll_visible()
+        self.cursor_in_view(animate=True)
 
     def watch_picked(self) -> None:
         self._show_marks()

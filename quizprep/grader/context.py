@@ -91,11 +91,12 @@ class CheckContext:
                           options)
 
     def new_module(self, target: str, *args: Any, state: dict[str, Tensor] | None = None,
-                   dtype: torch.dtype | None = None) -> LearnerModule:
-        """Construct the learner's class; with `state`, overwrite those parameters (and cast to dtype)."""
+                   dtype: torch.dtype | None = None, example: tuple[Tensor, ...] = ()) -> LearnerModule:
+        """Construct the learner's class; with `state`, overwrite those parameters (and cast to dtype).
+        A module with lazy parameters (nn.LazyLinear) is called once on `example` to make them."""
         built = self.call_log.construct(target, args)
         reply = self.session.request({"op": "new_module", "target": target, "args": list(args),
-                                      "seed": self.module_seed()})
+                                      "seed": self.module_seed(), "example": list(example)})
         try:
             module = LearnerModule(*protocol.checked_module(reply["value"]), target=target, built=built)
         except protocol.ProtocolError as error:

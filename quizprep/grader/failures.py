@@ -54,6 +54,9 @@ def ended(status: int | None, event: dict[str, Any], output: str, during: str, l
                           [], output)
 
 
+ON_NUMPY_TRACK = " on the NumPy track"  # the label of a torch call refused there (guards.Guards.numpy_only)
+
+
 def failure_from(error: dict[str, Any], forbidden: list[dict[str, Any]], output: str,
                  learner_path: str) -> LearnerFailure:
     """The worker's reply that the learner's code failed: `error` as the worker described it, and
@@ -64,9 +67,12 @@ def failure_from(error: dict[str, Any], forbidden: list[dict[str, Any]], output:
     if forbidden:
         calls = sorted({v["call"] for v in forbidden})
         frames = [Frame(**f) for v in forbidden for f in v.get("frames", [])] or frames
-        message = ("uses " + ", ".join(calls) + ", which this exercise asks you to write yourself"
-                   if not any(c.startswith("import ") for c in calls)
-                   else "tries to " + ", ".join(calls) + ": quizprep's own modules (the reference) are off limits")
+        if any(c.startswith("import ") for c in calls):
+            message = "tries to " + ", ".join(calls) + ": quizprep's own modules (the reference) are off limits"
+        elif all(c.endswith(ON_NUMPY_TRACK) for c in calls):
+            message = "uses " + ", ".join(calls) + ", which is NumPy only: torch is the other track's"
+        else:
+            message = "uses " + ", ".join(calls) + ", which this exercise asks you to write yourself"
     syntax = error.get("syntax")
     if syntax:
         frames = [Frame(syntax.get("file") or learner_path, syntax.get("line") or 0, "<module>",

@@ -33,6 +33,8 @@ FAILURE_HINTS: dict[FailureKind, str] = {
     FailureKind.RESOURCES: "An exercise needs neither many threads nor files: compute the result and return it.",
 }
 FORBIDDEN_QUIZ = "sdpa-is-causal-vs-attn-mask"
+NUMPY_TRACK_HINT = ("Work on the arrays you are handed with NumPy alone (@, np.swapaxes, np.exp, np.max, np.sum): "
+                    "converting to torch and back is the torch exercise, not this one.")
 # failures the rest of the checks would repeat
 STOPPING_KINDS = (FailureKind.TIMEOUT, FailureKind.CRASH, FailureKind.EXIT, FailureKind.MEMORY, FailureKind.RESOURCES)
 
@@ -323,6 +325,8 @@ def _failed(check_id: str, title: str, failure: LearnerFailure, started: float,
     raised = failure.kind == FailureKind.EXCEPTION
     cause = crash_diagnosis(failure.message, failure.frames, spec.mask_layout if spec else "", source=source,
                             own_rules=spec.crash_causes if spec else ()) if raised else None
+    if cause is None and failure.kind == FailureKind.FORBIDDEN and spec is not None and spec.numpy_track:
+        cause = Diagnosis("", "", NUMPY_TRACK_HINT, "")
     if cause is None:
         cause = Diagnosis("", "", FAILURE_HINTS.get(failure.kind, ""),
                           FORBIDDEN_QUIZ if failure.kind == FailureKind.FORBIDDEN else "")

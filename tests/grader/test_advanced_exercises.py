@@ -97,6 +97,22 @@ def test_numpy_track_keeps_torch_kernels_off_limits(tmp_path, grade_file) -> Non
     assert values.status == "fail" and "scaled_dot_product_attention" in values.message, values.message
 
 
+@pytest.mark.parametrize("exercise, body", [
+    ("softmax-numpy", "def stable_softmax(x, dim=-1):\n    return torch.from_numpy(x).double().exp().numpy()\n"),
+    ("attention-numpy", "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+                        "    w = (torch.from_numpy(q) @ torch.from_numpy(k).mT).softmax(-1)\n"
+                        "    return (w @ torch.from_numpy(v)).numpy(), w.numpy()\n"),
+])
+def test_numpy_track_refuses_torch_computing_the_answer(exercise, body, tmp_path, grade_file) -> None:
+    """Right values computed in torch and handed back as arrays: the track is NumPy only."""
+    path = tmp_path / "in_torch.py"
+    path.write_text(f"# quizprep: exercise={exercise}\nimport numpy as np\nimport torch\n\n{body}")
+    report = grade_file(path, only=("values",))
+    values = next(c for c in report.checks if c.id == "values")
+    assert values.status == "fail" and "on the NumPy track, which is NumPy only" in values.message, values.message
+    assert "NumPy alone" in values.hint and not values.quiz
+
+
 def test_numpy_track_sees_arrays_changed_in_place(tmp_path, grade_file) -> None:
     path = tmp_path / "softmax_in_place.py"
     path.write_text("# quizprep: exercise=softmax-numpy\nimport numpy as np\n\n"

@@ -238,11 +238,17 @@ def build_with_retries(build_once: Callable[[int], Case], seed: int) -> Case:
 def call_module(ctx: CheckContext, class_name: str, ctor_args: tuple[int, ...], case: Case, layout: Layout,
                 recompute: Callable[[Case], None], call_args: tuple[Tensor, ...], kwargs: dict[str, Any],
                 options: dict[str, Any] | None) -> Any:
-    module = ctx.new_module(class_name, *ctor_args)
+    module = ctx.new_module(class_name, *ctor_args, example=first_inputs(*(x.shape[-1] for x in call_args)))
     state = fit_to_module(case, module.parameters, layout, recompute, class_name)
     ctx.session.request({"op": "set_state", "handle": module.handle, "state": state, "device": ctx.device,
                          "dtype": str(case.variant.get("dtype", torch.float32)).removeprefix("torch.")})
     return ctx.call_module(module, *call_args, options=options, **kwargs)
+
+
+def first_inputs(*widths: int) -> tuple[Tensor, ...]:
+    """Zeros, a batch of one of two positions, one input per width: what a module with lazy
+    parameters is first called on, to make them."""
+    return tuple(torch.zeros(1, 2, width) for width in widths)
 
 
 def module_predictor(outputs: tuple[str, ...]) -> Callable[..., Callable[[Case], dict[str, Tensor] | None]]:

@@ -32,7 +32,7 @@ SPEC = ExerciseSpec(
     numpy_track=True,
     entry_points=attention.SPEC.entry_points,
     lessons=attention.SPEC.lessons,  # graded as attention: the same mistakes, the same questions
-    forbidden=attention.SPEC.forbidden,  # torch's kernels stay off limits to code that converts back
+    forbidden=attention.SPEC.forbidden,  # and any torch at all in a call (Guards.numpy_only)
     mask_layout=attention.SPEC.mask_layout,
     checks=tuple(on_numpy(check) for check in attention.SPEC.checks if check.id not in LEFT_OUT)
     + (Check("dtypes", "dtypes: output matches the input (NumPy has no bfloat16)", check_dtypes),),

@@ -89,7 +89,7 @@ PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink, alternatives)
 
 def check_structure(ctx: CheckContext) -> str:
     layout = shared.Layout(16, 4, 2)
-    module = ctx.new_module(CLASS, 16, 4, 2)
+    module = ctx.new_module(CLASS, 16, 4, 2, example=shared.first_inputs(16))
     wrong = layout.wrong_weight(module.parameters)
     if wrong:
         name, shape, found = wrong

@@ -139,7 +139,7 @@ PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink, alternatives)
 
 
 def check_structure(ctx: CheckContext) -> str:
-    module = ctx.new_module(CLASS, 12, 3)
+    module = ctx.new_module(CLASS, 12, 3, example=shared.first_inputs(12, 12, 12))
     layout = shared.Layout(12, 3, 3)
     wrong = layout.wrong_weight(module.parameters)
     if wrong:

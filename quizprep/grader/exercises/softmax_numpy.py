@@ -30,7 +30,7 @@ SPEC = ExerciseSpec(
     numpy_track=True,
     entry_points=softmax.SPEC.entry_points,
     lessons=softmax.SPEC.lessons,  # graded as softmax: the same mistakes, the same questions
-    forbidden=softmax.SPEC.forbidden,  # torch's kernels stay off limits to code that converts back
+    forbidden=softmax.SPEC.forbidden,  # and any torch at all in a call (Guards.numpy_only)
     checks=tuple(on_numpy(check) for check in softmax.SPEC.checks if check.id not in LEFT_OUT)
     + (Check("dtypes", "dtypes: output matches the input (NumPy has no bfloat16)", check_dtypes),),
 )

@@ -74,6 +74,9 @@ class Guards:
         self.note_host_copy: Callable[[str], None] = lambda label: None  # the worker keeps the learner's line
         self.mode: Any = None
         self.modules_seen = 0  # len(sys.modules) when late modules were last looked for
+        # set by the worker around a NumPy track call: the learner was handed arrays, and any torch
+        # function it reaches (a torch answer converted back) is refused
+        self.numpy_only = False
 
     def install(self) -> None:
         self.mode = _forbidden_mode(self)
@@ -328,6 +331,8 @@ def _forbidden_mode(guards: Guards) -> Any:
             name = getattr(func, "__name__", "")
             if guards.forbids(name):
                 raise guards.refuse(_torch_label(func))
+            if guards.numpy_only:
+                raise guards.refuse(f"{_torch_label(func)} on the NumPy track")
             if name in HOST_COPIES and args and not on_host(args[0]):
                 guards.note_host_copy(HOST_COPIES[name])
             elif name == "tolist" and args and floating_values(args[0]):

@@ -79,6 +79,13 @@ def run_without_dynamo() -> int:
     return given
 
 
+def run_compiled_code_eagerly() -> None:
+    """torch.compile a no-op: code the learner compiled is graded as written, eagerly. Dynamo
+    would trace into the grader's own guards (whose source the jail keeps from it) and Inductor
+    spawn a C++ compiler the jail does not have."""
+    os.environ["TORCH_COMPILE_DISABLE"] = "1"  # read when torch._dynamo.config is first imported
+
+
 def configure_triton(private_dir: str | None) -> None:
     """Triton kernels (the flash-triton track) run through Triton's interpreter where there is no
     CUDA, and cache compiled kernels in the only directory the worker may write."""

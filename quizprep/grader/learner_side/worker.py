@@ -71,6 +71,7 @@ class Worker:
         start = _load_sibling("torch_start.py")
         start.import_torch(int(self.config.get("threads", 1)), warm_up=bool(self.config.get("warm_up", True)))
         start.configure_triton(self.config.get("private_dir"))
+        start.run_compiled_code_eagerly()
         if self.config.get("forbidden") is None:  # launched before the grader knew the exercise
             self.config.update(self.channel.read_message(self.request_fd))
         self._limit_memory()
@@ -295,6 +296,9 @@ class Worker:
             return {"ok": False, "error": {"kind": "wrong_type", "type": "TypeError", "frames": [],
                                            "message": f"{request['target']}(...) is not an nn.Module"}}
         instance.eval()  # the contract: graded as at inference, so dropout layers are identities
+        if any(torch.nn.parameter.is_lazy(p) for p in instance.parameters()):
+            with torch.no_grad():  # nn.LazyLinear learns its widths from a first input, as torch asks
+                instance(*request.get("example", []))
         handle = len(self.modules)
         self.modules[handle] = instance
         kinds = {name: f"{type(sub).__module__}.{type(sub).__qualname__}" for name, sub in instance.named_children()}
@@ -333,6 +337,7 @@ class Worker:
         if request.get("count_launches"):
             self.launches.start()
         recorder = self.op_recorder.recorder_for(request, self.learner_path)
+        self.guards.numpy_only = numpy_track
         with context, self.guards.mode, recorder or contextlib.nullcontext():
             if request.get("memory_audit"):
                 value, memory = self.memaudit.audit(target, *call_args, **call_kwargs)

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from quizprep.bank.model import NumericQuestion, Question
+from quizprep.study.clock import zone_text
 from quizprep.study.store import Store
 
 if TYPE_CHECKING:
@@ -82,7 +83,7 @@ def prompt_summary(question: Question, numbers: Draw | None = None) -> str:
 
 
 def why_due(store: Store, question: Question, now: datetime) -> str:
-    """One sentence on why the question is (or is not) due at `now`."""
+    """One sentence on why the question is (or is not) due at `now`, its times in `now`'s zone."""
     from quizprep.study.grades import due_reasons
     from quizprep.study.scheduling import retrievability
 
@@ -95,16 +96,17 @@ def why_due(store: Store, question: Question, now: datetime) -> str:
     if card is None:
         return "Never answered: a new question is not due; practice asks it after the due ones."
     if card.due > now:
-        return f"Not due until {_when(card.due)}."
+        return f"Not due until {_when(card.due, now)}."
     rated = [a for a in store.answers(question_id=question.id) if a.rating is not None]
     if rated and not rated[-1].correct:
-        return (f"You answered it wrong on {_when(rated[-1].answered_at)}, so it came back after a short "
-                f"learning step (due since {_when(card.due)}).")
+        return (f"You answered it wrong on {_when(rated[-1].answered_at, now)}, so it came back after a short "
+                f"learning step (due since {_when(card.due, now)}).")
     recall = retrievability(store.scheduler, card, now)
     target = store.scheduler.desired_retention
     return (f"FSRS predicts your recall of it is now {recall:.0%} and schedules a review when recall falls "
-            f"to {target:.0%}: due since {_when(card.due)}.")
+            f"to {target:.0%}: due since {_when(card.due, now)}.")
 
 
-def _when(moment: datetime) -> str:
-    return f"{moment:%Y-%m-%d %H:%M} UTC"
+def _when(moment: datetime, now: datetime) -> str:
+    """`moment` in the zone of `now`, which is the learner's."""
+    return f"{moment.astimezone(now.tzinfo):%Y-%m-%d %H:%M} {zone_text(now)}"

@@ -361,7 +361,7 @@ class QuizApp(App[None]):
         subject = history_subject(self.screen, self.questions)
         if subject is not None and self.store is not None:
             questions, title = subject
-            self.push_screen(HistoryScreen(self.store, questions, self.now(), title))
+            self.push_screen(HistoryScreen(self.store, questions, self.now().astimezone(self.tz), title))
 
     def action_flag(self) -> None:
         """Ask what is wrong with the question shown; the reason goes beside the database."""

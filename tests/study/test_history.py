@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import timedelta, timezone
 
 from quizprep.study import builders
 from quizprep.study.grades import NamedMistake, record_grade
@@ -72,6 +72,12 @@ def test_why_due_says_what_put_the_question_in_the_queue(store, questions, by_id
     assert why_due(store, question, clock()) == \
         "Due because your mha.py on 2025-03-12: heads split without a transpose."
 
+
+
+def test_why_due_speaks_in_the_learners_zone(store, questions, by_id, clock):
+    answer(store, questions, clock, "beta-one")
+    berlin = clock().astimezone(timezone(timedelta(hours=1), "CET"))
+    assert why_due(store, by_id["beta-one"], berlin) == "Not due until 2025-03-05 10:00 CET (UTC+01:00)."
 
 
 def test_a_question_only_crammed_is_not_due(store, questions, by_id, clock):

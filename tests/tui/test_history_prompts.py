@@ -4,6 +4,7 @@ first line; and a wrong number beside the right one for its numbers."""
 from __future__ import annotations
 
 import random
+from datetime import timedelta, timezone
 from pathlib import Path
 
 from textual.widgets import Static
@@ -116,3 +117,23 @@ async def test_history_renders_the_markdown_of_a_wrapped_prompt(make_app, tmp_pa
         title = str(app.screen.query_one(".history-title", Static).content)
         assert "**" not in title and "`" not in title
         assert "True means the position takes part in attention. What does False mean?" in " ".join(title.split())
+
+
+async def test_history_times_are_in_the_learners_zone(make_app, db, clock):
+    questions = load_banks([DATA / "alpha.yaml"]).questions
+    with Store.open(db) as store:
+        run = builders.practice(store, questions, now=clock, rng=random.Random(3))
+        run.queue = ["alpha-numeric"]
+        run.answer_numeric(run.next(), "1 GiB")
+        run.end()
+    answered = clock()
+    india = timezone(timedelta(hours=5, minutes=30), "IST")
+    app = make_app(banks=[DATA / "alpha.yaml"], tz=india)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await on_screen(pilot, HomeScreen)
+        await pilot.press("h")
+        await on_screen(pilot, HistoryScreen)
+        heading = str(app.screen.query_one("#history-heading", Static).content)
+        lines = " ".join(str(s.content) for s in app.screen.query(".history-line"))
+        assert heading.endswith("times in IST (UTC+05:30)"), heading
+        assert f"{answered.astimezone(india):%Y-%m-%d %H:%M}  practice" in lines, lines

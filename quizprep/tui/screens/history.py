@@ -2,7 +2,7 @@
 due now, for one question or for each question of a Home topic."""
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Sequence
 
 from textual.app import ComposeResult
@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from quizprep.bank.model import ChoiceQuestion, Question
+from quizprep.study.clock import zone_text
 from quizprep.study.history import HistoryEntry, card_history, numbers_of, prompt_summary, why_due
 from quizprep.study.store import Store
 from quizprep.tui.screens.home import shorten
@@ -46,14 +47,15 @@ def response_text(entry: HistoryEntry, question: Question) -> str:
     return shorten(answered, RESPONSE_WIDTH)
 
 
-def entry_line(entry: HistoryEntry, question: Question) -> str:
-    due = f"  next due {entry.due_after:%Y-%m-%d %H:%M}" if entry.due_after else ""
-    return (f"{entry.answered_at:%Y-%m-%d %H:%M}  {entry.mode}  {result_text(entry, question)}  "
+def entry_line(entry: HistoryEntry, question: Question, zone: tzinfo | None) -> str:
+    """One answer, its times in `zone`."""
+    due = f"  next due {entry.due_after.astimezone(zone):%Y-%m-%d %H:%M}" if entry.due_after else ""
+    return (f"{entry.answered_at.astimezone(zone):%Y-%m-%d %H:%M}  {entry.mode}  {result_text(entry, question)}  "
             f"{entry.rating_name or '—'}{due}  · {response_text(entry, question)}")
 
 
 class HistoryScreen(Screen[None]):
-    """Times are UTC, as in the why-due sentences."""
+    """Times are in the zone of `now` (the learner's), as in the why-due sentences."""
 
     COMPONENT_CLASSES = {"history--code"}
     BINDINGS = [Binding("escape,q,h", "close", "Back")]
@@ -67,7 +69,8 @@ class HistoryScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="history-bar"):
-            yield Static(f"History · {self.title_text} · times in UTC", id="history-heading", markup=False)
+            yield Static(f"History · {self.title_text} · times in {zone_text(self.now)}", id="history-heading",
+                         markup=False)
         with VerticalScroll(id="history-body"):
             for question in self.questions:
                 yield from self._section(question)
@@ -80,7 +83,7 @@ class HistoryScreen(Screen[None]):
                      classes="history-title")
         yield Static(why_due(self.store, question, self.now), classes="history-why", markup=False)
         for entry in entries:
-            yield Static(entry_line(entry, question), classes="history-line", markup=False)
+            yield Static(entry_line(entry, question, self.now.tzinfo), classes="history-line", markup=False)
         if not entries:
             yield Static("No answers yet.", classes="history-line hint", markup=False)
 

@@ -65,6 +65,80 @@ def _overflow(case: Case) -> dict[str, Tensor] | None:
     return tiled(case, shift=False, dtype=F32 if dtype in (torch.float16, torch.bfloat16) else dtype)
 
 
+def _ring_order(blocks: int, first_position: int, block: int) -> list[int]:
+    """Ring attention's schedule on one device: a query tile (a rank) starts with the key block
+    holding its first position, then takes the blocks before it, wrapping round."""
+    own = min(max(first_position, 0) // block, blocks - 1)
+    return [(own - step) % blocks for step in range(blocks)]
+
+
+def merged_partials(case: Case, merge: str, order: str, dtype: torch.dtype = F64) -> dict[str, Tensor]:
+    """Ring attention and Flash-Decoding's form: each key block gives a normalised partial output
+    and its log-sum-exp, folded into the running (out, lse) in `order` ("forward", or "ring" with
+    query tiles of block_size); blocks wholly after a query tile are skipped under causal.
+
+    merge: "right", "log1p-exp" (lse + log(1 + exp(lse_b − lse)): exp of an unshifted difference,
+    inf once a later block's lse is ~88 above in float32), "log-exp-sum" (log(exp(lse) + exp(lse_b)),
+    inf once either is) or "swapped" (the old output weighed by the new block's share
+    exp(lse_b − lse_new) and the block by the old one's)."""
+    data = case.data
+    q, k, v = (data[name].to(dtype) for name in ("q", "k", "v"))
+    n, m, block = q.shape[-2], k.shape[-2], data["block"]
+    scale, blocks, tiles = 1.0 / math.sqrt(q.shape[-1]), -(-m // block), []
+    for q_start in range(0, n, block if order == "ring" else n):
+        q_tile = q[..., q_start:q_start + block if order == "ring" else n, :]
+        positions = torch.arange(q_start, q_start + q_tile.shape[-2]) + (m - n)
+        visits = _ring_order(blocks, int(positions[0]), block) if order == "ring" else range(blocks)
+        out = lse = None
+        for index in visits:
+            start = index * block
+            if data["causal"] and start > int(positions[-1]):
+                continue
+            stop = min(start + block, m)
+            scores = (q_tile @ k[..., start:stop, :].transpose(-2, -1)) * scale
+            if data["causal"]:
+                hidden = torch.arange(start, stop).unsqueeze(0) > positions.unsqueeze(-1)
+                scores = scores.masked_fill(hidden, float("-inf"))
+            top = scores.amax(dim=-1, keepdim=True)
+            top = top.masked_fill(torch.isneginf(top), 0.0)
+            weights = (scores - top).exp()
+            total = weights.sum(dim=-1, keepdim=True)
+            block_out = (weights @ v[..., start:stop, :]) / total.masked_fill(total == 0, 1.0)
+            block_lse = top + total.log()
+            if out is None or lse is None:
+                out, lse = block_out, block_lse
+                continue
+            if merge == "log1p-exp":
+                new_lse = lse + torch.log(1 + torch.exp(block_lse - lse))
+            elif merge == "log-exp-sum":
+                new_lse = torch.log(torch.exp(lse) + torch.exp(block_lse))
+            else:
+                new_lse = torch.logaddexp(lse, block_lse)
+            old_share, new_share = (lse - new_lse).exp(), (block_lse - new_lse).exp()
+            if merge == "swapped":
+                old_share, new_share = new_share, old_share
+            out, lse = old_share * out + new_share * block_out, new_lse
+        tiles.append(out if out is not None else torch.zeros((*q_tile.shape[:-1], v.shape[-1]), dtype=dtype))
+    return {"out": torch.cat(tiles, dim=-2).double()}
+
+
+def _partials(merge: str, *, low_precision: bool = False):
+    """merged_partials in the orders code visits blocks: forward, or ring attention's."""
+    def predict(case: Case) -> list[dict[str, Tensor]]:
+        dtype = case.data["q"].dtype
+        work = (F32 if dtype in (torch.float16, torch.bfloat16) else dtype) if low_precision else F64
+        return [merged_partials(case, merge, order, work) for order in ("forward", "ring")]
+
+    return predict
+
+
+def _no_shift(case: Case) -> list[dict[str, Tensor]]:
+    """exp without its max shift: of the scores, or of the difference of two blocks' lse as their
+    partial outputs are merged."""
+    return [_overflow(case), *_partials("log1p-exp", low_precision=True)(case),
+            *_partials("log-exp-sum", low_precision=True)(case)]
+
+
 def _block_mask(rule: str):
     """Causal masking decided per block instead of per element (positions as in causal_mask)."""
     def predict(case: Case) -> dict[str, Tensor] | None:
@@ -167,6 +241,11 @@ HYPOTHESES = (
                "Keep the accumulator unnormalised and divide by ℓ once after the last block (or rescale the "
                "previous output by ℓ_old·exp(m_old − m_new)/ℓ_new).", lesson("flash-online-output"),
                either(_slip(normalise="loop"), _slip(normalise="loop-and-end"))),
+    Hypothesis("flash-merge-weights-swapped", "the running output and the new block's partial output are merged with "
+               "each other's weights: the old output gets the block's share exp(lse_b − lse_new), the block the "
+               "old one's", "out_new = exp(lse − lse_new)·out + exp(lse_b − lse_new)·out_b (in sigmoid form, "
+               "out − sigmoid(lse_b − lse)·(out − out_b)): each output keeps its own log-sum-exp's share.",
+               lesson("flash-online-output"), _partials("swapped")),
     Hypothesis("flash-causal-per-block", "causal masking decided per block instead of per element: the "
                "diagonal block is kept or dropped whole",
                "Skip the blocks entirely in the future, and mask the diagonal block element by element: key "
@@ -184,7 +263,7 @@ HYPOTHESES = (
                lesson("flash-causal-tiles"), either(_skip_at_last_query("block"), _skip_at_last_query("all"))),
     Hypothesis("no-max-shift", "exp of the scores without the max shift: large logits overflow to inf and NaN",
                "Subtract the running maximum before exp, and rescale when it grows.", lesson("softmax-max-shift"),
-               _overflow, nonfinite_must_match=True),
+               _no_shift, nonfinite_must_match=True),
     Hypothesis("causal-no-diagonal", "the causal mask hides the query's own position (j < i instead of j ≤ i)",
                "A token attends to itself: key j is visible when j ≤ i + (m − n).", lesson("masking-causal-diagonal"),
                _exact(lambda n, m: torch.arange(m).unsqueeze(0) < torch.arange(n).unsqueeze(-1) + (m - n))),

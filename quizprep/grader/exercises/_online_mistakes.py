@@ -102,15 +102,28 @@ def _smaller_max(case: Case) -> dict[str, Tensor] | None:
     return {"max": low, "sum": total.masked_fill(torch.isneginf(low), 0.0)}
 
 
-def _unguarded(case: Case) -> dict[str, Tensor] | None:
+def _unguarded(case: Case) -> list[dict[str, Tensor]] | None:
+    """exp(m − m_new) with both −inf: NaN, then NaN for good. Where it strikes depends on what one
+    step folds: a whole chunk (NaN when a chunk all −inf comes before any finite logit), one logit
+    at a time (a scalar loop: NaN when the row's first logit is −inf), or lanes, one state per
+    position of the chunk merged at the end (a Triton kernel's per-lane state: NaN when any logit of
+    the first chunk is −inf, that lane's first)."""
     op, data = case.variant["op"], case.data
     if op == "softmax":
-        return {"out": stream(data["x"], data["chunk"], guard=False)}
+        x, chunk = data["x"], data["chunk"]
+        right = stream(x, chunk)
+        lanes = torch.isneginf(x[..., :chunk]).any(dim=-1, keepdim=True)
+        return [{"out": stream(x, chunk, guard=False)}, {"out": stream(x, 1, guard=False)},
+                {"out": right.masked_fill(lanes, float("nan"))}]
     if op == "update":
         old_max, old_sum = (t.double() for t in data["state"])
-        new_max = torch.maximum(old_max, data["chunk"].double().amax(dim=-1))
-        return {"max": new_max, "sum": old_sum * (old_max - new_max).exp()
-                + (data["chunk"].double() - new_max.unsqueeze(-1)).exp().sum(dim=-1)}
+        chunk_values = data["chunk"].double()
+        new_max = torch.maximum(old_max, chunk_values.amax(dim=-1))
+        whole = old_sum * (old_max - new_max).exp() + (chunk_values - new_max.unsqueeze(-1)).exp().sum(dim=-1)
+        base = new_max.masked_fill(torch.isneginf(new_max), 0.0)
+        right = old_sum * (old_max - base).exp() + (chunk_values - base.unsqueeze(-1)).exp().sum(dim=-1)
+        first = torch.isneginf(old_max) & torch.isneginf(chunk_values[..., 0])
+        return [{"max": new_max, "sum": whole}, {"max": new_max, "sum": right.masked_fill(first, float("nan"))}]
     return None
 
 

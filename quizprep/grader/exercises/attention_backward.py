@@ -19,6 +19,7 @@ from torch import Tensor
 from quizprep.grader import reference
 from quizprep.grader.compare import Tolerance
 from quizprep.grader.context import CheckContext
+from quizprep.grader.exercises._backward_forms import BASES, every, kernels, unvisited, whole_blocks
 from quizprep.grader.exercises._flash_memory import judge_memory, measured_outside
 from quizprep.grader.lessons import lesson
 from quizprep.grader.op_lines import unread_line
@@ -99,8 +100,10 @@ def simulate(case: Case, *, group_sum: str = "sum", **mistake: Any) -> dict[str,
 
 def recurrence(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: str = "lse", dv_transposed: bool = True,
                dq_scale: bool = True, dk_scale: bool = True, masked: bool | str = True,
-               offset_sign: int = 1) -> dict[str, Tensor]:
-    """Each step's value, per query head (dk and dv before the group sum), with one mistake."""
+               offset_sign: int = 1, p_base: tuple[float, float] = (1.0, 1.0),
+               dropped: Tensor | None = None) -> dict[str, Tensor]:
+    """Each step's value, per query head (dk and dv before the group sum), with one mistake. `p_base`
+    (a, b) recomputes P as exp(a·S − b·lse); `dropped` marks (query, key) pairs a loop never visits."""
     data = case.data
     q, o, d_o = (data[name].to(F64) for name in ("q", "o", "d_o"))
     group = q.shape[1] // data["k"].shape[1]
@@ -112,10 +115,12 @@ def recurrence(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: s
     if data["mask"] is not None and masked:
         future = torch.arange(m) > rows.unsqueeze(-1)
         if masked == "blocks":
-            future = _whole_blocks(future, case.sizes.get("block", 0))
+            future = whole_blocks(future, case.sizes.get("block", 0))
         scores = scores.masked_fill(future, float("-inf"))
+    if dropped is not None:
+        scores = scores.masked_fill(dropped, float("-inf"))
     if p_lse == "lse":
-        p = torch.exp(scores - data["lse"].to(F64).unsqueeze(-1))
+        p = torch.exp(p_base[0] * scores - p_base[1] * data["lse"].to(F64).unsqueeze(-1))
     elif p_lse == "softmax":
         p = reference.softmax(scores)
     else:  # exp(S) alone, never normalised
@@ -128,17 +133,6 @@ def recurrence(case: Case, *, delta: bool = True, p_scale: bool = True, p_lse: s
     return {"rows": rows, "p": p, "ds": d_s, "dq": d_q, "dk": d_k, "dv": d_v}
 
 
-def _whole_blocks(future: Tensor, block: int) -> Tensor:
-    """Only the block × block tiles whose every key is in the future: tiled code that skips the blocks
-    past the diagonal but forgets the element mask inside the blocks that straddle it."""
-    size = block or max(future.shape)
-    kept = torch.zeros_like(future)
-    for i in range(0, future.shape[0], size):
-        for j in range(0, future.shape[1], size):
-            kept[i:i + size, j:j + size] = bool(future[i:i + size, j:j + size].all())
-    return kept
-
-
 def _reduce(per_head: Tensor, group: int, how: str) -> Tensor:
     if how == "none" or group == 1:
         return per_head
@@ -146,15 +140,27 @@ def _reduce(per_head: Tensor, group: int, how: str) -> Tensor:
     return {"sum": grouped.sum(2), "mean": grouped.mean(2), "first": grouped[:, :, 0]}[how]
 
 
-def _mistake(**mistake: Any):
+def _mistake(kernel: str = "both", **mistake: Any):
+    """The mistake everywhere, or (kernel "kv" or "q") in one kernel of a two-kernel backward only:
+    the dK/dV pass over key blocks or the dQ pass over query blocks, the other one correct."""
     def predict(case: Case) -> dict[str, Tensor] | None:
         if case.data["mask"] is None and (mistake.get("masked", True) is not True or "offset_sign" in mistake):
             return None
         if not mistake.get("dv_transposed", True) and case.sizes["n"] != case.sizes["m"]:
             return None
-        return simulate(case, **mistake)
+        return one_kernel(case, kernel, simulate(case, **mistake))
 
     return predict
+
+
+def one_kernel(case: Case, kernel: str, wrong: dict[str, Tensor], right: dict[str, Tensor] | None = None,
+               ) -> dict[str, Tensor]:
+    """dq from the dQ kernel, dk and dv from the dK/dV kernel: `wrong` where `kernel` names it."""
+    if kernel == "both":
+        return wrong
+    right = simulate(case) if right is None else right
+    return {"dq": (wrong if kernel == "q" else right)["dq"],
+            **{name: (wrong if kernel == "kv" else right)[name] for name in ("dk", "dv")}}
 
 
 def _forms(*mistakes: dict[str, Any]):
@@ -187,6 +193,23 @@ def _tell(outputs: dict[str, tuple[str, ...]], **mistake: Any) -> ValueTell:
     return ValueTell(telltales, correct)
 
 
+def _loop_bounds(sign: int):
+    """Causal loop bounds that place query i at i + sign·(m − n) in a two-kernel backward (masks right):
+    the dK/dV kernel's first query block, the dQ kernel's last key block, or both (unvisited's)."""
+    def predict(case: Case) -> list[dict[str, Tensor]] | None:
+        n, m = case.sizes["n"], case.sizes["m"]
+        if case.data["mask"] is None or n == m:
+            return None
+        right, forms = simulate(case), []
+        for before_lo, from_hi in unvisited(n, m, case.sizes.get("block", 0), sign):
+            kv, q = simulate(case, dropped=before_lo), simulate(case, dropped=from_hi)
+            forms += [one_kernel(case, "kv", kv, right), one_kernel(case, "q", q, right),
+                      {"dq": q["dq"], "dk": kv["dk"], "dv": kv["dv"]}]
+        return forms
+
+    return predict
+
+
 def _gqa_not_summed(case: Case) -> list[dict[str, Tensor]] | None:
     if case.sizes["heads"] == case.sizes["kv_heads"]:
         return None
@@ -200,10 +223,11 @@ HYPOTHESES = (
                tell=_tell({"dq": ("ds",), "dk": ("ds",)}, delta=False)),
     Hypothesis("backward-p-unscaled", "P is recomputed from q kᵀ without the scale: exp(q kᵀ − lse)",
                "Recompute exactly the forward's scores: P = exp(scale · q kᵀ − lse).",
-               lesson("backward-recompute-p"), _forms({"p_scale": False}, {"p_scale": False, "p_lse": "softmax"})),
+               lesson("backward-recompute-p"),
+               _forms(*kernels({"p_scale": False}), {"p_scale": False, "p_lse": "softmax"})),
     Hypothesis("backward-p-no-lse", "P is recomputed as exp(scale · q kᵀ) without subtracting lse: not normalised",
                "P = exp(scale · q kᵀ − lse[..., None]): the stored log-sum-exp normalises each row.",
-               lesson("backward-recompute-p"), _mistake(p_lse="none")),
+               lesson("backward-recompute-p"), _forms(*kernels({"p_lse": "none"}))),
     Hypothesis("backward-dv-not-transposed", "dV = P dO, not Pᵀ dO: it only has the right shape when n = m",
                "dV = Pᵀ dO: each key j collects Σ_i P_ij dO_i over the queries that read it.",
                lesson("backward-matmul-shapes"), _mistake(dv_transposed=False),
@@ -218,17 +242,22 @@ HYPOTHESES = (
                lesson("masking-before-softmax"), _forms({"masked": False}, {"masked": "blocks"})),
     Hypothesis("causal-offset-sign", "the causal offset has the wrong sign: queries placed at i + (n − m), "
                "before the cache, instead of i + (m − n)", "With m > n the queries are the LAST n positions: key j "
-               "is visible to query i when j ≤ i + (m − n).", lesson("masking-kv-cache-offset"),
-               _mistake(offset_sign=-1), tell=_tell({"dq": ("rows",), "dk": ("rows",), "dv": ("rows",)},
-                                                    offset_sign=-1)),
+               "is visible to query i when j ≤ i + (m − n), in the masks and loop bounds of both passes.",
+               lesson("masking-kv-cache-offset"), every(_forms(*kernels({"offset_sign": -1})), _loop_bounds(-1)),
+               tell=_tell({"dq": ("rows",), "dk": ("rows",), "dv": ("rows",)}, offset_sign=-1)),
     Hypothesis("causal-no-offset", "the causal mask ignores the cache offset: with m > n the queries are placed at "
                "positions 0 … n − 1 (top-left) instead of the last n", "Query i sits at position i + (m − n): key j "
                "is visible when j ≤ i + (m − n), as causal_mask(n, m) and the forward had it.",
-               lesson("masking-kv-cache-offset"), _mistake(offset_sign=0),
+               lesson("masking-kv-cache-offset"), every(_forms(*kernels({"offset_sign": 0})), _loop_bounds(0)),
                tell=_tell({"dq": ("rows",), "dk": ("rows",), "dv": ("rows",)}, offset_sign=0)),
     Hypothesis("backward-gqa-not-summed", "dK and dV of a KV head are not summed over the query heads that read "
                "it (one head taken, the mean, or H heads returned)", "Compute per query head, then sum each "
                "group: dk.reshape(B, G, H // G, m, d).sum(2).", lesson("gqa-head-mapping"), _gqa_not_summed),
+    Hypothesis("backward-lse-base", "P is recomputed with the scores and the natural-log lse in different bases "
+               "(exp2 of a term without log2(e), or log2(e) with exp): its rows do not sum to 1",
+               "lse is in natural-log units: P = exp(scale · q kᵀ − lse), or with exp2 multiply BOTH terms by "
+               "log2(e): exp2(scale · log2(e) · q kᵀ − lse · log2(e)).", lesson("triton-exp2"),
+               _forms(*kernels(*({"p_base": base} for base in BASES)))),
 )
 
 PROBLEM = FunctionProblem(HYPOTHESES, build, run, shrink)
@@ -339,7 +368,7 @@ SPEC = ExerciseSpec(
     title="Attention's backward pass without autograd (FlashAttention-2's recurrence)",
     entry_points=(ENTRY,),
     lessons=("backward-softmax-delta", "backward-recompute-p", "backward-matmul-shapes", "masking-before-softmax",
-             "masking-kv-cache-offset", "gqa-head-mapping", "flash-tiling-memory"),
+             "masking-kv-cache-offset", "gqa-head-mapping", "flash-tiling-memory", "triton-exp2"),
     forbidden=("sdpa", "autograd"),
     checks=(
         Check("gradients", "dq, dk, dv equal autograd's (n = m)", check_gradients),

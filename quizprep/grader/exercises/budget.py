@@ -37,7 +37,7 @@ class Case:
 class Slip:
     """A classic mistake: what it would return for these arguments, and what to say."""
 
-    predict: Callable[..., float | None]
+    predict: Callable[..., float | tuple[float, ...] | None]  # a tuple: the forms the slip takes
     diagnosis: str
     hint: str
     quiz: str
@@ -132,8 +132,14 @@ def _flops_random(rng: random.Random) -> tuple[Any, ...]:
     return (rng.randint(1, 8), rng.randint(1, 64), n, m, rng.choice((64, 128)), rng.random() < 0.6)
 
 
-def _mha_params(d_model: int, heads: int, kv_heads: int, bias: bool) -> int:
-    return budget.attention_params(d_model, heads, heads, bias)
+def _gqa_ignored(d_model: int, heads: int, kv_heads: int, bias: bool) -> tuple[int, ...] | None:
+    """W_k and W_v d_model × d_model (the multi-head 4·d_model² weights), the biases counted as multi-head
+    attention's too or at their GQA widths: code that counts the weights and the biases apart."""
+    if kv_heads == heads:
+        return None
+    gqa_biases = budget.attention_params(d_model, heads, kv_heads, bias) - budget.attention_params(
+        d_model, heads, kv_heads, False)
+    return budget.attention_params(d_model, heads, heads, bias), 4 * d_model * d_model + gqa_biases
 
 
 def _no_head_split(d_model: int, heads: int, kv_heads: int, bias: bool) -> int | None:
@@ -242,8 +248,7 @@ FORMULAS = (
         ),
         random_args=_params_random,
         slips=(
-            Slip(lambda d, h, g, b: None if g == h else _mha_params(d, h, g, b),
-                 "ignored GQA: sized W_k and W_v for every query head",
+            Slip(_gqa_ignored, "ignored GQA: sized W_k and W_v for every query head (d_model × d_model)",
                  "With n_kv_heads KV heads, W_k and W_v map d_model to n_kv_heads·d_head only.", QUIZ_GQA,
                  "params-gqa-ignored"),
             Slip(_no_head_split, "sized W_k and W_v as n_kv_heads·d_model instead of n_kv_heads·d_head",
@@ -303,10 +308,11 @@ def _describe(function: str, args: tuple[Any, ...]) -> str:
     return f"{function}({', '.join(repr(a) for a in args)})"
 
 
-def _matches(value: Any, predicted: float | None) -> bool:
+def _matches(value: Any, predicted: float | tuple[float, ...] | None) -> bool:
     if predicted is None or not isinstance(value, (int, float)) or isinstance(value, bool):
         return False
-    return math.isclose(value, predicted, rel_tol=1e-9, abs_tol=1e-12)
+    forms = predicted if isinstance(predicted, tuple) else (predicted,)
+    return any(math.isclose(value, form, rel_tol=1e-9, abs_tol=1e-12) for form in forms)
 
 
 def _exact(value: Any, expected: int) -> bool:

@@ -110,18 +110,23 @@ def run(ctx: CheckContext, case: Case, options: dict[str, Any] | None = None) ->
         args = (*data["a"], *data["b"])
     reply = ctx.call(TARGETS[op], *args, options=options)
     outputs = first_output_checks(reply.value, OUTPUTS[op], TARGETS[op])
-    return outputs if op == "softmax" else _meaning(outputs)
+    return outputs if op == "softmax" else _meaning(outputs, args[-1].dtype)
 
 
-def _meaning(state: dict[str, Tensor]) -> dict[str, Tensor]:
+def _meaning(state: dict[str, Tensor], dtype: torch.dtype) -> dict[str, Tensor]:
     """A state compared by what it means: with its max at −inf, a finite sum is wiped by the
     exp(−inf − m) = 0 of the next finite logit, so (−inf, c) is the empty state whatever c
     (Inductor's online_softmax_reduce leaves (−inf, chunk length)). NaN and inf sums survive that
-    product as NaN, so they stay as they are."""
+    product as NaN, so they stay as they are. Likewise a zero sum under a max at or below the lowest
+    finite logit of the inputs' dtype (finfo.min, the sentinel kernels start from instead of −inf:
+    Pallas, Triton) is the empty state: every logit that can come raises the max to itself and
+    adds its exp(0) = 1, as from (−inf, 0)."""
     row_max, row_sum = state["max"], state["sum"]
     if row_max.shape != row_sum.shape or not (row_max.is_floating_point() and row_sum.is_floating_point()):
         return state
-    return {"max": row_max, "sum": row_sum.masked_fill(torch.isneginf(row_max) & torch.isfinite(row_sum), 0.0)}
+    sentinel = (row_sum == 0) & (row_max.double() <= torch.finfo(dtype).min)
+    return {"max": row_max.masked_fill(sentinel, NEG_INF),
+            "sum": row_sum.masked_fill(torch.isneginf(row_max) & torch.isfinite(row_sum), 0.0)}
 
 
 def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:

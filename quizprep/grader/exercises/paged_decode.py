@@ -166,7 +166,8 @@ HYPOTHESES = (
     Hypothesis("paged-wrong-sequence", "the pages come from another sequence's row of the block table",
                "Sequence b reads block_table[b]: each row is one sequence's pages, in order.",
                lesson("paged-address"), _mistake({"rows": "first"}, {"rows": "rolled"})),
-    Hypothesis("gqa-repeat", "KV heads expanded with repeat (tiled) instead of repeat_interleave",
+    Hypothesis("gqa-repeat", "query head h reads KV head h % G instead of h // (H / G): the heads expanded with "
+               "repeat (tiled) instead of repeat_interleave, or a kernel's KV head index taken modulo G",
                "Query head h reads KV head h // (H/G): k.repeat_interleave(H // G, dim=1).",
                lesson("gqa-head-mapping"), _mistake({"head_map": "tile"})),
 )

@@ -24,24 +24,15 @@ from quizprep.grader.problem import (
 )
 from quizprep.grader.spec import Check, CheckFailure, ExerciseSpec
 from quizprep.grader.bound_names import Naming
+from quizprep.grader.exercises._rope_rotation import (
+    HALF, INTERLEAVED, inverse_frequencies, layouts_mixed, pairs, simulate,
+)
 from quizprep.grader.value_lines import ValueTell
 
 F32, F64 = torch.float32, torch.float64
 ENTRY = "apply_rope"
-HALF, INTERLEAVED = "half", "interleaved"
 # float32 angles of correct code: the product position·θ and θ itself each rounded once.
 ANGLE_SAFETY = 8.0
-
-
-def pairs(rotary: int, layout: str) -> tuple[Tensor, Tensor]:
-    """The feature indices (a, b) of each rotated pair, pair i being (a[i], b[i])."""
-    if layout == HALF:
-        return torch.arange(rotary // 2), torch.arange(rotary // 2, rotary)
-    return torch.arange(0, rotary, 2), torch.arange(1, rotary, 2)
-
-
-def inverse_frequencies(rotary: int, base: float, exponent: float = 2.0) -> Tensor:
-    return base ** (-exponent * torch.arange(rotary // 2, dtype=F64) / rotary)
 
 
 def positions_of(sizes: dict[str, int]) -> Tensor:
@@ -73,7 +64,8 @@ def build(sizes: dict[str, int], variant: dict[str, Any], seed: int) -> Case:
     largest_angle = float(positions.max()) if tokens else 0.0
     scale = max(1.0, float(x.double().abs().max()))
     working = WORKING_PRECISION[dtype]
-    atol = (SAFETY[working] * UNIT_ROUNDOFF[working] + ANGLE_SAFETY * UNIT_ROUNDOFF[F32] * (1.0 + largest_angle)) * scale
+    atol = (SAFETY[working] * UNIT_ROUNDOFF[working]
+            + ANGLE_SAFETY * UNIT_ROUNDOFF[F32] * (1.0 + largest_angle)) * scale
     tolerance = Tolerance(atol, atol / (SAFETY[working] * UNIT_ROUNDOFF[working]))
     span = f"{int(positions[0])}" if tokens == 1 else f"{int(positions[0])}..{int(positions[-1])}"
     stride = f" every {sizes['stride']}" if sizes.get("stride", 1) > 1 else ""
@@ -99,31 +91,6 @@ def shrink(sizes: dict[str, int]) -> list[dict[str, int]]:
         if sizes[key] > least:
             smaller.append({**sizes, key: max(least, sizes[key] // 2)})
     return smaller
-
-
-def simulate(case: Case, *, layout: str | None = None, exponent: float = 2.0, swap: bool = False,
-             sign: float = 1.0, from_zero: bool = False, angle_dtype: torch.dtype | None = None,
-             cast_positions: bool = True, round_angles: bool = True, whole_head: bool = False) -> dict[str, Tensor]:
-    """The elementwise rotation with one mistake, in float64 unless the mistake is precision."""
-    data = case.data
-    x = data["x"].to(F64)
-    rotary = x.shape[-1] if whole_head else data["rotary"]
-    positions = torch.arange(x.shape[-2]) if from_zero else data["positions"]
-    inv_freq = inverse_frequencies(rotary, data["base"], exponent)
-    if angle_dtype is None:
-        angles = positions.to(F64)[:, None] * inv_freq
-    elif round_angles:  # rounded as torch rounds a product of two tensors of that dtype
-        held = positions.to(angle_dtype) if cast_positions else positions.to(F32)
-        angles = (held.to(F32)[:, None] * inv_freq.to(angle_dtype).to(F32)).to(angle_dtype).to(F64)
-    else:  # only the positions held in that dtype (an arange of x.dtype), the product taken in float32
-        angles = (positions.to(angle_dtype).to(F32)[:, None] * inv_freq.to(F32)).to(F64)
-    cos, sin = angles.cos(), sign * angles.sin()
-    if swap:
-        cos, sin = sin, cos
-    a, b = pairs(rotary, layout or data["layout"])
-    out = x.clone()
-    out[..., a], out[..., b] = x[..., a] * cos - x[..., b] * sin, x[..., a] * sin + x[..., b] * cos
-    return {"out": out}
 
 
 def _mistake(**mistake: Any):
@@ -181,10 +148,6 @@ def _second_of_pairs_negated(case: Case) -> list[Tensor]:
     x = case.data["x"].to(F64)
     _, second = pairs(case.data["rotary"], case.data["layout"])
     return [-x[..., second], *tables(case, case.data["positions"])]
-
-
-def _other_layout(case: Case) -> dict[str, Tensor]:
-    return simulate(case, layout=INTERLEAVED if case.data["layout"] == HALF else HALF)
 
 
 def _low_precision(case: Case) -> list[dict[str, Tensor]] | None:
@@ -257,10 +220,13 @@ def _positions_and_tables(case: Case) -> list[Tensor]:
 
 
 HYPOTHESES = (
-    Hypothesis("rope-layout-swapped", "the other layout's pairs are rotated: (2i, 2i + 1) where (i, i + r/2) was "
-               "asked, or the reverse", "layout='half' pairs feature i with i + r/2 (rotate_half); "
-               "layout='interleaved' pairs 2i with 2i + 1 (x[..., 0::2], x[..., 1::2]).",
-               lesson("position-rope-layout-code"), _other_layout),
+    Hypothesis("rope-layout-swapped", "the other layout is used somewhere: its pairs (2i, 2i + 1) where (i, i + r/2) "
+               "was asked, or the reverse; pairs read in one layout and written back in the other; or cos and sin "
+               "tables laid out for the other layout (tiled where interleaved, or the reverse)",
+               "layout='half' pairs feature i with i + r/2 (rotate_half, tables cat([θ, θ])); layout='interleaved' "
+               "pairs 2i with 2i + 1 (x[..., 0::2], x[..., 1::2], tables θ.repeat_interleave(2)); both features "
+               "of a pair are turned by its one angle and written back where they were read.",
+               lesson("position-rope-layout-code"), layouts_mixed),
     Hypothesis("rope-frequency-exponent", "the frequencies are base^(−i/r), not base^(−2i/r): the exponent "
                "counts pairs where it should count features", "inv_freq = base ** (-torch.arange(0, r, 2) / r): "
                "pair i sits at features 2i and 2i + 1, hence 2i/r.", lesson("position-rope-wavelength"),

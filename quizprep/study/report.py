@@ -101,7 +101,8 @@ def build_report(store: Store, questions: Sequence[Question], *, now: datetime |
                                       tuple(worked_steps(question, draw))))
     charts = progress_charts(store, questions, now, tz, titles)
     return Report(stats, tuple(free), tuple(misses), tz, charts.forecast,
-                  tuple(mock_results(answers)), tuple(choice_misses(answers, by_id)), charts)
+                  tuple(mock_results(answers, store.planned_questions())), tuple(choice_misses(answers, by_id)),
+                  charts)
 
 
 def write_report(path: str | Path, report: Report) -> Path:

@@ -35,6 +35,7 @@ class MockResult:
     answers: int
     score: float | None  # mean over the assessed answers
     skipped: int
+    questions: int  # in the round, answered or not (the answers alone where the round never ended)
 
 
 def interview_forecast(store: Store, questions: Sequence[Question], now: datetime, tz: tzinfo | None,
@@ -63,8 +64,9 @@ def choice_misses(answers: Sequence[Answer], by_id: Mapping[str, Question]) -> l
     return misses
 
 
-def mock_results(answers: Sequence[Answer]) -> list[MockResult]:
-    """Each mock interview with an answer, oldest first."""
+def mock_results(answers: Sequence[Answer], planned: Mapping[int, int]) -> list[MockResult]:
+    """Each mock interview with an answer, oldest first; a round ended before its last question
+    (`planned`: its questions, by session) is scored over all of them, as in an interview."""
     rounds: dict[int | None, list[Answer]] = {}
     for answer in answers:
         if answer.mode == "mock":
@@ -72,8 +74,10 @@ def mock_results(answers: Sequence[Answer]) -> list[MockResult]:
     results = []
     for given in rounds.values():
         scores = [a.score for a in given if a.score is not None]
-        results.append(MockResult(given[0].answered_at, len(given), sum(scores) / len(scores) if scores else None,
-                                  sum(not a.response for a in given)))
+        questions = max(len(given), planned.get(given[0].session_id or -1, 0))
+        over = len(scores) + questions - len(given)  # the unassessed left out, the unanswered as 0
+        results.append(MockResult(given[0].answered_at, len(given), sum(scores) / over if scores else None,
+                                  sum(not a.response for a in given), questions))
     return results
 
 
@@ -104,7 +108,8 @@ def exercise_rows(exercises: Sequence[ExerciseStatus], local: Callable[[datetime
 
 
 def mock_rows(mocks: Sequence[MockResult], local: Callable[[datetime], str]) -> list[list[object]]:
-    return [[local(m.started_at), m.answers, percent(m.score), m.skipped] for m in mocks]
+    return [[local(m.started_at), m.answers if m.questions == m.answers else f"{m.answers} of {m.questions}",
+             percent(m.score), m.skipped] for m in mocks]
 
 
 READINESS_HEADER = ["Topic", "Seen", "Predicted recall"]

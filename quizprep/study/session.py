@@ -154,7 +154,7 @@ class Session:
         """Close the session (idempotent) and report on it."""
         if self._ended_at is None:
             self._ended_at = self.now()
-            self.store.end_session(self.session_id, self._ended_at)
+            self.store.end_session(self.session_id, self._ended_at, self.total if self.mode == "mock" else None)
         return self.report()
 
     # -- answering -------------------------------------------------------------------------

@@ -157,9 +157,15 @@ class Store:
                                 (mode, ",".join(topics), to_text(now)))
             return _inserted_id(cursor)
 
-    def end_session(self, session_id: int, now: datetime) -> None:
+    def end_session(self, session_id: int, now: datetime, planned: int | None = None) -> None:
+        """Close a session; `planned` is a mock round's questions, answered or not."""
         with self._write() as db:
-            db.execute("UPDATE sessions SET ended_at = ? WHERE id = ?", (to_text(now), session_id))
+            db.execute("UPDATE sessions SET ended_at = ?, planned = ? WHERE id = ?",
+                       (to_text(now), planned, session_id))
+
+    def planned_questions(self) -> dict[int, int]:
+        """The questions of each mock round that was ended, answered or not, by session id."""
+        return dict(self._read("SELECT id, planned FROM sessions WHERE planned IS NOT NULL"))
 
     def record_answer(self, *, question_id: str, topic: str, kind: str, mode: str, response: str,
                       elapsed_s: float, answered_at: datetime, seed: int | None = None,

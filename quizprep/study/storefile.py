@@ -105,6 +105,9 @@ MIGRATIONS: list[tuple[str, ...]] = [
     (  # 7: what else a draft holds, as JSON: a choice's order and picks, a free answer's rubric ticks
         "ALTER TABLE drafts ADD COLUMN marks TEXT",
     ),
+    (  # 8: a mock round's questions, answered or not, so that one ended early is scored over all of them
+        "ALTER TABLE sessions ADD COLUMN planned INTEGER",
+    ),
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 SQLITE_BUSY, SQLITE_LOCKED, SQLITE_FULL = 5, 6, 13

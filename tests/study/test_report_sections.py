@@ -62,6 +62,20 @@ def test_the_report_has_readiness_exercises_mocks_and_missed_choices(report):
     assert '- answered: skipped ("I don\'t know")' in text and "- answered: \n" not in text
 
 
+def test_a_mock_round_ended_early_is_scored_over_all_its_questions(store, questions, clock):
+    mock = builders.mock(store, questions, ["alpha", "beta"], count=4, minutes=10, now=clock, rng=random.Random(3))
+    showing = mock.next()
+    assert showing.question.kind == "choice"  # this seed's first question
+    mock.answer_choice(showing, sorted(showing.question.correct_indices))  # right: 100 % over one answer
+    planned = mock.total
+    mock.end()  # three or more questions never reached
+    report = build_report(store, questions, now=clock.tick(60), tz=UTC)
+    [result] = report.mocks
+    assert (result.answers, result.questions) == (1, planned) and planned >= 4
+    assert result.score == pytest.approx(1 / planned)
+    assert f"| 1 of {planned} | {1 / planned:.0%} |" in render_markdown(report)
+
+
 def test_without_a_date_or_grades_the_report_says_so(store, questions, clock):
     text = render_markdown(build_report(store, questions, now=clock(), tz=UTC))
     assert "No interview date set" in text and "None graded yet." in text and "## Mock interviews\n\nNone yet." in text

@@ -16,7 +16,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "warning; with --similar, any pair of near-duplicate prompts), 2 on usage errors. "
                     "Warnings name answers given away by a question's form: a correct option longer than "
                     "the others or at one length rank too often, a predecessor that states the answer "
-                    "(in the same words or, by BM25 similarity, in others), a slip the tolerance accepts.",
+                    "(in the same words or, by BM25 similarity, in others), a slip the tolerance accepts; "
+                    "and a line of code too wide for an 80-column screen.",
     )
     parser.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="bank files or folders")
     parser.add_argument("--json", action="store_true", help="print a JSON summary instead of text")
@@ -35,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from quizprep.bank.audit import DEFAULT_SIMILARITY, audited_draws, similar_prompts, tolerance_leaks
     from quizprep.bank.chain_meaning import chain_giveaways
+    from quizprep.bank.code_width import code_width_warnings
     from quizprep.bank.cues import form_cues
     from quizprep.bank.loader import load_banks, summarize
 
@@ -49,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     result.errors.extend(leak.error() for leak in leaks if leak.listed)
     warnings = [leak.error() for leak in leaks if not leak.listed] + list(form_cues(result.questions, evaluated))
     warnings += chain_giveaways(result.questions)
+    warnings += code_width_warnings(result.questions)
     if args.strict:
         result.errors.extend(warnings)
         warnings = []

@@ -1,7 +1,7 @@
 """The grader's verdicts on code in real-world styles, and its time per file against `import torch`.
 
 Grades every file of tests/grader/realworld, realworld2, realworld4, realworld5, realworld6,
-realworld7, realworld8, realworld9, realworld10 and realworld11 (held out: written without reading the grader), realworld3 (issue 20's classes),
+realworld7, realworld8, realworld9, realworld10, realworld11 and realworld12 (held out: written without reading the grader), realworld3 (issue 20's classes),
 tests/grader/production and tests/grader/public (public projects' code, adapted to a contract: its
 README names each source), each with its `# expect:` header, in one worker as a coach would, and prints per corpus and per
 exercise: correct files that pass (accepted), buggy files that fail (caught), buggy files named
@@ -10,7 +10,7 @@ correctly with no other name anywhere in the report (named), files whose report 
 the right name.
 
     python benchmarks/grader_corpus.py [--corpus realworld realworld2 realworld3 realworld4 realworld5 realworld6
-                                        realworld7 realworld8 realworld9 realworld10 realworld11 production public]
+                                        realworld7 realworld8 realworld9 realworld10 realworld11 realworld12 production public]
                                        [--verbose]
 """
 from __future__ import annotations
@@ -93,7 +93,7 @@ def main() -> None:
     parser.add_argument("--corpus", nargs="+",
                         default=["realworld", "realworld2", "realworld3", "realworld4", "realworld5",
                                  "realworld6", "realworld7", "realworld8", "realworld9", "realworld10",
-                                 "realworld11", "production", "public"])
+                                 "realworld11", "realworld12", "production", "public"])
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
     baseline = import_torch_seconds()

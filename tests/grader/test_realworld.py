@@ -14,7 +14,8 @@ projects' code adapted to the three newest exercises' contracts; `realworld9/` a
 exercises, from public projects neither `public/` nor realworld1–8 drew on; `realworld10/` a tenth, for
 the six exercises with the thinnest corpora, from projects none of those drew on; `realworld11/` an eleventh,
 for the same six, from projects none of realworld1–10 drew on (four expectations corrected after its first
-grading, see its README). All use the same header:
+grading, see its README); `realworld12/` a twelfth, for the seven core exercises, from projects none of
+realworld1–11 drew on. All use the same header:
 `# expect: pass` or `# expect: fail diagnosis=<id>`.
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ from conftest import HERE
 EXPECT = re.compile(r"^# expect: (?:pass|fail diagnosis=(\S+))\s*$", re.MULTILINE)
 CORPUS = [path for folder in ("production", "realworld", "realworld2", "realworld3", "realworld4",
                                            "realworld5", "realworld6", "realworld7", "realworld8", "realworld9",
-                                           "realworld10", "realworld11", "public")
+                                           "realworld10", "realworld11", "realworld12", "public")
           for path in sorted((HERE / folder).glob("*.py"))]
 
 

@@ -102,14 +102,17 @@ def module_attention(query: Tensor, key: Tensor, value: Tensor, params: dict[str
                      mask: Tensor | None, *, split: Callable[[Tensor, int], Tensor] = reference.split_heads,
                      merge: Callable[[Tensor], Tensor] = reference.merge_heads, out_projection: bool = True,
                      value_projection: str = "W_v", values_are_keys: bool = False, kv_expand: str = "interleave",
-                     transposed_weights: bool = False, **attention_mistake: Any) -> tuple[Tensor, Tensor]:
-    """Multi-/grouped-query attention in float64 with the given mistakes."""
+                     transposed_weights: bool = False, value_split: Callable[[Tensor, int], Tensor] | None = None,
+                     **attention_mistake: Any) -> tuple[Tensor, Tensor]:
+    """Multi-/grouped-query attention in float64 with the given mistakes; `value_split`, when the values
+    are split apart from the queries and keys (BERT's transpose_for_scores for q and k only)."""
     if transposed_weights:  # x @ W as GPT-2's Conv1D stores it; only a square weight lets that run at all
         params = {name: value.T if name.endswith(".weight") and value.shape[0] == value.shape[-1] else value
                   for name, value in params.items()}
     q = split(reference.linear(query, params, "W_q"), layout.n_heads)
     k = split(reference.linear(key, params, "W_k"), layout.n_kv_heads)
-    v = k if values_are_keys else split(reference.linear(value, params, value_projection), layout.n_kv_heads)
+    v = k if values_are_keys else (value_split or split)(reference.linear(value, params, value_projection),
+                                                         layout.n_kv_heads)
     group = layout.n_heads // layout.n_kv_heads
     if group > 1:
         expand = (lambda t: t.repeat_interleave(group, dim=1)) if kv_expand == "interleave" else \
@@ -180,7 +183,10 @@ def attention_hypotheses(predict: Callable[..., Callable[[Case], dict[str, Tenso
                    "Reshape to (B, T, H, d) first, then .transpose(1, 2) (and transpose back before merging).",
                    lesson("multihead-split-transpose"),
                    either(predict(split=mistakes.split_no_transpose),
-                          predict(split=mistakes.split_no_transpose, merge=mistakes.merge_no_transpose))),
+                          predict(split=mistakes.split_no_transpose, merge=mistakes.merge_no_transpose),
+                          # one helper splits q and k, v is split inline right (or the reverse)
+                          predict(split=mistakes.split_no_transpose, value_split=reference.split_heads),
+                          predict(value_split=mistakes.split_no_transpose))),
         Hypothesis("split-interleaved", "head h takes features h, h+H, ... instead of the block [h·d, (h+1)·d)",
                    "view(B, T, H, d): the head index comes before the feature index.",
                    lesson("multihead-split-transpose"),

@@ -39,6 +39,8 @@ def brute_force_mask(n: int, m: int, window: int, rule: str = "contract") -> Ten
                           "narrow": 0 <= back < window - 1, "two-sided": abs(back) < window,
                           "no offset": 0 <= back < window, "no self": 0 < back <= window,
                           "oldest key no offset": 0 <= back and back_from_index < window,
+                          # Gemma 2's band, triu·tril of the rows already picked: two-sided, from the row index
+                          "band no offset": 0 <= back and abs(back_from_index) < window,
                           "newest key no offset": 0 <= back_from_index and back < window}[rule]
     return mask
 
@@ -128,7 +130,8 @@ HYPOTHESES = (
                "and the window's oldest key are measured from different query positions (i and i + (m − n))",
                "Place query i at p = i + (m − n) and measure both edges from it: keys p − W < j ≤ p.",
                lesson("masking-kv-cache-offset"), either(_misread("oldest key no offset"),
-                                                         _misread("newest key no offset")),
+                                                         _misread("newest key no offset"),
+                                                         _misread("band no offset")),
                nonfinite_must_match=True),  # top-left causal, shifted window: rows left empty, NaN
 )
 

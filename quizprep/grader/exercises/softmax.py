@@ -1,6 +1,7 @@
 """Checks for exercises/softmax.py: stable_softmax(x, dim=-1)."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import torch
@@ -80,6 +81,14 @@ def _naive(x: Tensor, dim: int) -> Tensor:
     return e / e.sum(dim=dim, keepdim=True)
 
 
+def _log_softmax_unshifted(x: Tensor, dim: int, lse_dtype: torch.dtype | None = None) -> Tensor:
+    """exp(log_softmax(x)) with log_softmax = x − log Σ exp x and no shift (burn before PR #346): a row
+    whose exp overflows gets log Σ = inf, so zeros, not NaN; `lse_dtype`: the sum taken in float32
+    for half inputs, then rounded back."""
+    lse = x.to(lse_dtype or x.dtype).exp().sum(dim=dim, keepdim=True).log().to(x.dtype)
+    return (x - lse).exp()
+
+
 def _shift_by(amount: Tensor, x: Tensor, dim: int) -> Tensor:
     e = (x - amount).exp()
     return e / e.sum(dim=dim, keepdim=True)
@@ -95,7 +104,9 @@ def _log_sum_exp_added_back(x: Tensor, dim: int) -> Tensor:
 HYPOTHESES = (
     Hypothesis("no-max-shift", "exp without subtracting the maximum: large logits overflow to inf (then NaN)",
                "Subtract x.amax(dim, keepdim=True) first; softmax(x - c) = softmax(x) for any constant c per row.",
-               lesson("softmax-max-shift"), _in_dtype(_naive), nonfinite_must_match=True),
+               lesson("softmax-max-shift"), either(_in_dtype(_naive), _in_dtype(_log_softmax_unshifted),
+                                                   _in_dtype(partial(_log_softmax_unshifted, lse_dtype=torch.float32))),
+               nonfinite_must_match=True),
     Hypothesis("global-max", "shifted by the maximum of the whole tensor, not of each row: rows far below it "
                "underflow to 0/0", "Take the max along `dim` with keepdim=True.", lesson("softmax-max-shift"),
                _in_dtype(lambda x, dim: _shift_by(x.amax(), x, dim)), nonfinite_must_match=True),

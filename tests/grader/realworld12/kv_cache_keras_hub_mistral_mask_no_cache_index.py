@@ -1,7 +1,7 @@
 # quizprep: exercise=kv-cache
 # source: a one-line slip on keras-team/keras-hub keras_hub/src/models/mistral/mistral_attention.py, keras_hub/src/models/mistral/mistral_transformer_decoder.py and keras_hub/src/layers/modeling/transformer_layer_utils.py @ 71453d08f59edc90d276e999319fc51e61cbf82c (CachedMistralAttention.call: key_update, value_update from the EinsumDense projections, written into the cache with ops.slice_update(key_cache, [0, cache_update_index, 0, 0], key_update), keys expanded with ops.repeat(axis=2), einsum scores times 1/sqrt(head_dim), a float32 masked Softmax, combine einsum, output EinsumDense; MistralTransformerDecoder._compute_self_attention_mask: input_length = the cache's length, causal_mask = compute_causal_mask(batch_size, input_length, output_length, cache_update_index), where compute_causal_mask builds i = arange(output_length) + cache_index, j = arange(input_length), mask = i >= j)
 # style: Keras 3 generation: a preallocated (B, 2, max_len, G, d) cache updated with slice_update at cache_update_index, einsums against 3-D kernels with heads never reshaped, GQA by ops.repeat on the head axis, a boolean causal mask offset by the cache index, a float32 Softmax layer that masks with -1e9
-# adapter: the contract's growing cache instead of the preallocated one: append_kv concatenates after the T cached positions (what slice_update at cache_update_index = T does to a cache whose first T rows are filled), in the contract's (B, G, T, d) layout, transposed to Keras's (B, T, G, d) for the einsums; EinsumDense kernels from the contract's weights (W_q (H*h, m) → (m, H, h), W_o (m, H*h) → (H, h, m)); no RoPE, sliding_window=None, no padding mask, no flash/vLLM routes, dropout 0; keras.layers.Softmax(dtype="float32") with a mask as where(mask, x, -1e9) after an upcast
+# adapter: the contract's growing cache instead of the preallocated one: append_kv concatenates after the T cached positions (what slice_update at cache_update_index = T does to a cache whose first T rows are filled), in the contract's (B, G, T, d) layout, transposed to Keras's (B, T, G, d) for the einsums; EinsumDense kernels from the contract's weights (W_q (H*h, m) → (m, H, h), W_o (m, H*h) → (H, h, m)); no RoPE, sliding_window=None, no padding mask, no flash/vLLM routes, dropout 0; keras.layers.Softmax(dtype="float32") with a mask as where(mask, x, -1e9) after an upcast; the mask moved to the inputs' device (added after the first grading: the port had left it on the CPU, where Keras and gemma_pytorch put it on the model's device)
 # bug: slip of ours: the decoder's mask is compute_causal_mask(batch_size, input_length, output_length) with the cache_update_index argument left out (it defaults to 0), so new token i is masked as if it sat at position i: in decode it sees only the first cached key(s), not the whole cache
 # expect: fail diagnosis=kv-mask-no-offset
 from __future__ import annotations
@@ -58,8 +58,8 @@ def decode_step(x, cache_k, cache_v, W_q, W_k, W_v, W_o, n_heads):
     value = torch.repeat_interleave(value, repeats=num_key_value_groups, dim=2)
 
     attention_scores = torch.einsum("bquh,bkuh->buqk", query, key)
-    attention_scores = torch.multiply(attention_scores, torch.tensor(inv_norm_factor, dtype=x.dtype))
-    attention_scores = keras_softmax(attention_scores, attention_mask[:, None, :, :])
+    attention_scores = torch.multiply(attention_scores, torch.tensor(inv_norm_factor, dtype=x.dtype, device=x.device))
+    attention_scores = keras_softmax(attention_scores, attention_mask[:, None, :, :].to(x.device))
     attention_scores = attention_scores.to(x.dtype)
     attention_output = torch.einsum("buqk,bkuh->bquh", attention_scores, value)
 

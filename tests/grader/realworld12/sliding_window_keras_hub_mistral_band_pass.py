@@ -1,7 +1,7 @@
 # quizprep: exercise=sliding-window
 # source: keras-team/keras-hub keras_hub/src/models/mistral/mistral_transformer_decoder.py, keras_hub/src/layers/modeling/transformer_layer_utils.py and keras_hub/src/models/mistral/mistral_attention.py @ 71453d08f59edc90d276e999319fc51e61cbf82c (MistralTransformerDecoder._compute_self_attention_mask: causal_mask = compute_causal_mask(batch_size, input_length, output_length, cache_update_index); with a sliding window, i = arange(output_length)[:, None] + cache_update_index, j = arange(input_length)[None, :], causal_mask_upper = cast(i < j + sliding_window, int32), causal_mask = minimum(causal_mask, causal_mask_upper), next to a commented-out `causal_mask = ops.triu(causal_mask, k=-self.sliding_window)`; CachedMistralAttention._compute_attention: einsum scores times 1/sqrt(head_dim), float32 masked Softmax, combine einsum)
 # style: Keras 3 Mistral: the window written as a second comparison of absolute positions (i < j + W) min-ed into the causal mask, both offset by the cache index; (B, S, heads, d) einsums; a float32 Softmax layer masking with -1e9
-# adapter: ops.* → torch.*; ops.minimum on Keras's int/bool masks done on int32 (Keras promotes the bool causal mask); cache_update_index = m - n (the queries are the last n positions, as the decoder's cached call sets it); q, k, v transposed from the contract's (B, H, S, d) to Keras's (B, S, H, d) and back; keras.layers.Softmax(dtype="float32") with a mask as where(mask, x, -1e9) after an upcast; no padding mask
+# adapter: ops.* → torch.*; ops.minimum on Keras's int/bool masks done on int32 (Keras promotes the bool causal mask); cache_update_index = m - n (the queries are the last n positions, as the decoder's cached call sets it); q, k, v transposed from the contract's (B, H, S, d) to Keras's (B, S, H, d) and back; keras.layers.Softmax(dtype="float32") with a mask as where(mask, x, -1e9) after an upcast; no padding mask; the mask moved to the inputs' device (added after the first grading: the port had left it on the CPU, where Keras and gemma_pytorch put it on the model's device)
 # expect: pass
 from __future__ import annotations
 
@@ -52,8 +52,8 @@ def keras_softmax(inputs, mask=None):
 
 def _compute_attention(query, key, value, attention_mask, inv_norm_factor):
     attention_scores = torch.einsum("bquh,bkuh->buqk", query, key)
-    attention_scores = torch.multiply(attention_scores, torch.tensor(inv_norm_factor, dtype=query.dtype))
-    attention_scores = keras_softmax(attention_scores, attention_mask[:, None, :, :])
+    attention_scores = torch.multiply(attention_scores, torch.tensor(inv_norm_factor, dtype=query.dtype, device=query.device))
+    attention_scores = keras_softmax(attention_scores, attention_mask[:, None, :, :].to(query.device))
     attention_scores = attention_scores.to(query.dtype)
     attention_output = torch.einsum("buqk,bkuh->bquh", attention_scores, value)
     return attention_output

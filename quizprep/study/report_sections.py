@@ -33,7 +33,7 @@ class ChoiceMiss:
 class MockResult:
     started_at: datetime
     answers: int
-    score: float | None  # mean over the assessed answers
+    score: float | None  # over the assessed answers and the questions left unanswered (0 each)
     skipped: int
     questions: int  # in the round, answered or not (the answers alone where the round never ended)
 

@@ -77,6 +77,11 @@ class Session:
         return tally.planned + tally.again_planned
 
     @property
+    def round_size(self) -> int | None:
+        """A mock round's questions, answered or not, which it is scored over; None for other modes."""
+        return self.total if self.mode == "mock" else None
+
+    @property
     def remaining(self) -> int:
         return self.total - len(self.shown)
 
@@ -154,7 +159,7 @@ class Session:
         """Close the session (idempotent) and report on it."""
         if self._ended_at is None:
             self._ended_at = self.now()
-            self.store.end_session(self.session_id, self._ended_at, self.total if self.mode == "mock" else None)
+            self.store.end_session(self.session_id, self._ended_at, self.round_size)
         return self.report()
 
     # -- answering -------------------------------------------------------------------------
@@ -389,7 +394,7 @@ class Session:
             missed=tuple((f.question.id, item.criterion) for f in self.feedback for item in f.missed),
             out_of_time=self.out_of_time,
             draws={s.question.id: s.draw for s in self.shown if s.number not in answered and s.draw is not None},
-            round_size=self.total if self.mode == "mock" else None,
+            round_size=self.round_size,
         )
 
 
